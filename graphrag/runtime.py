@@ -1,0 +1,48 @@
+"""``open_services(settings)``: the one place that assembles pools, drivers, models and the router."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from graphrag.config import Settings
+from graphrag.services.manager import endpoints
+from graphrag.stores.neo4j import Neo4jStore
+from graphrag.stores.postgres import PostgresStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Runtime:
+    """Everything a request needs, opened once per process."""
+
+    settings: Settings
+    postgres: PostgresStore
+    neo4j: Neo4jStore
+
+
+@asynccontextmanager
+async def open_services(settings: Settings, *, start_local: bool = True) -> AsyncIterator[Runtime]:
+    """Connect to both stores (starting local services if configured), apply schemas, yield a Runtime."""
+    where = await asyncio.to_thread(endpoints, settings, start=start_local)
+    postgres = await PostgresStore.connect(
+        where.postgres_dsn, min_size=settings.postgres_pool_min, max_size=settings.postgres_pool_max
+    )
+    try:
+        neo4j = await Neo4jStore.connect(
+            where.neo4j_uri, where.neo4j_user, where.neo4j_password, settings.neo4j_database
+        )
+    except BaseException:
+        await postgres.close()
+        raise
+    try:
+        await postgres.migrate()
+        await neo4j.apply_schema()
+        yield Runtime(settings=settings, postgres=postgres, neo4j=neo4j)
+    finally:
+        await neo4j.close()
+        await postgres.close()

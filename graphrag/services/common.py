@@ -1,0 +1,121 @@
+"""Shared pieces of the local service lifecycles: ports, secrets, the state file, processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+STATE_FILE = "services.json"
+
+
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    """True when nothing listens on ``host:port`` and we may bind it."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # Servers bind with SO_REUSEADDR, so TIME_WAIT leftovers of a stopped server do not count as taken.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def choose_port(preferred: int, avoid: set[int] | None = None, host: str = "127.0.0.1") -> int:
+    """``preferred`` when free, else a free port the OS hands out (never one in ``avoid``)."""
+    avoid = avoid or set()
+    if preferred not in avoid and port_is_free(preferred, host):
+        return preferred
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((host, 0))
+            port = int(sock.getsockname()[1])
+        if port not in avoid:
+            return port
+
+
+def port_is_listening(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def read_or_create_secret(path: Path) -> str:
+    """A random secret kept in ``path`` with mode 0600, created on first use."""
+    if path.exists():
+        return path.read_text(encoding="utf-8").strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.chmod(path.parent, 0o700)
+    value = secrets.token_urlsafe(24)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(value + "\n")
+    return value
+
+
+class StateFile:
+    """``$GRAPHRAG_HOME/services.json``: the ports and pids every command reads."""
+
+    def __init__(self, home: Path) -> None:
+        self.path = home / STATE_FILE
+
+    def read(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.path.read_text(encoding="utf-8"))
+        except (FileNotFoundError, json.JSONDecodeError):
+            return {}
+
+    def update(self, service: str, values: dict[str, Any] | None) -> None:
+        """Replace one service's entry (``None`` removes it); written atomically."""
+        state = self.read()
+        if values is None:
+            state.pop(service, None)
+        else:
+            state[service] = values
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state, indent=2, sort_keys=True), encoding="utf-8")
+        tmp.replace(self.path)
+
+
+def process_alive(pid: int | None, marker: str | None = None) -> bool:
+    """True when ``pid`` runs and (if given) its command line mentions ``marker``.
+
+    The marker guards against a stale pid file whose number was reused by another process.
+    """
+    if not pid:
+        return False
+    try:
+        proc = psutil.Process(pid)
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return marker is None or any(marker in part for part in proc.cmdline())
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
+
+
+def wait_until(check: Callable[[], bool], timeout: float, interval: float = 0.5) -> bool:
+    """Poll ``check`` until it is true or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(interval)
+    return check()
+
+
+def tail(path: Path, lines: int = 15) -> str:
+    """The last lines of a log file, for error messages."""
+    try:
+        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except FileNotFoundError:
+        return ""

@@ -1,0 +1,1 @@
+"""The only place that touches database drivers or query text."""

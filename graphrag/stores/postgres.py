@@ -1,0 +1,125 @@
+"""PostgreSQL access: an asyncpg pool with the pgvector codec, migrations, and typed methods."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+from pgvector.asyncpg import register_vector
+
+from graphrag.errors import ConfigurationError, ServiceUnavailable
+from graphrag.stores import queries
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PostgresHealth:
+    ok: bool
+    version: str = ""
+    pgvector: str = ""
+    error: str = ""
+
+
+def redact_dsn(dsn: str) -> str:
+    """The DSN with any password replaced, safe for logs and status output."""
+    if "://" not in dsn or "@" not in dsn:
+        return dsn
+    scheme, rest = dsn.split("://", 1)
+    creds, host = rest.rsplit("@", 1)
+    user = creds.split(":", 1)[0]
+    return f"{scheme}://{user}@{host}" if ":" in creds else dsn
+
+
+async def _init_connection(conn: asyncpg.Connection) -> None:
+    # The vector extension may not exist yet on a brand-new database: migrations create it,
+    # and the pool is re-initialised afterwards (see PostgresStore.migrate).
+    try:
+        await register_vector(conn)
+    except (ValueError, asyncpg.PostgresError):
+        log.debug("pgvector type not registered yet (extension missing)")
+
+
+class PostgresStore:
+    """Owns the asyncpg pool. Create with :meth:`connect`, close with :meth:`close`."""
+
+    def __init__(self, pool: asyncpg.Pool, dsn: str) -> None:
+        self.pool = pool
+        self._dsn = dsn
+
+    @classmethod
+    async def connect(cls, dsn: str, *, min_size: int = 1, max_size: int = 10) -> PostgresStore:
+        """Open a pool; connection problems become one-line :class:`ServiceUnavailable` errors."""
+        try:
+            pool = await asyncpg.create_pool(
+                dsn, min_size=min_size, max_size=max_size, init=_init_connection, command_timeout=60
+            )
+        except asyncpg.InvalidPasswordError as exc:
+            raise ConfigurationError(
+                f"PostgreSQL rejected the credentials in GRAPHRAG_POSTGRES_DSN ({redact_dsn(dsn)}): {exc}"
+            ) from None
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            raise ServiceUnavailable(f"cannot connect to PostgreSQL at {redact_dsn(dsn)}: {exc}") from None
+        assert pool is not None
+        return cls(pool, dsn)
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    async def migrate(self) -> list[str]:
+        """Apply pending ``sql/migrations`` in order, once each, under an advisory lock.
+
+        Returns the versions applied now. A migration whose file changed after it was applied is
+        an error, because silently diverging schemas are worse than a stop.
+        """
+        applied_now: list[str] = []
+        async with self.pool.acquire() as conn:
+            async with conn.transaction():
+                await conn.execute(queries.sql("migrations", "lock_migrations"))
+                await conn.execute(queries.sql("migrations", "create_migrations_table"))
+                done = {
+                    r["version"]: r["checksum"]
+                    for r in await conn.fetch(queries.sql("migrations", "applied_migrations"))
+                }
+                for version, text in queries.migrations():
+                    checksum = hashlib.sha256(text.encode()).hexdigest()
+                    if version in done:
+                        if done[version] != checksum:
+                            raise ConfigurationError(
+                                f"migration {version} changed after it was applied; restore it or add a new one"
+                            )
+                        continue
+                    log.info("applying migration %s", version)
+                    await conn.execute(text)
+                    await conn.execute(queries.sql("migrations", "record_migration"), version, checksum)
+                    applied_now.append(version)
+        if applied_now:
+            # Connections opened before CREATE EXTENSION lack the vector codec.
+            await self.pool.expire_connections()
+        return applied_now
+
+    async def pending_migrations(self) -> list[str]:
+        """Versions in ``sql/migrations`` not yet applied (used by readiness checks)."""
+        async with self.pool.acquire() as conn:
+            await conn.execute(queries.sql("migrations", "create_migrations_table"))
+            rows = await conn.fetch(queries.sql("migrations", "applied_migrations"))
+        done = {r["version"] for r in rows}
+        return [v for v, _ in queries.migrations() if v not in done]
+
+    async def health(self) -> PostgresHealth:
+        """Version and pgvector version, or the reason the server cannot be reached."""
+        try:
+            async with self.pool.acquire() as conn:
+                version = await conn.fetchval(queries.sql("health", "server_version"))
+                pgvector = await conn.fetchval(queries.sql("health", "pgvector_version"))
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            return PostgresHealth(ok=False, error=str(exc))
+        return PostgresHealth(ok=True, version=str(version), pgvector=str(pgvector or ""))
+
+    async def fetch(self, file: str, name: str, *args: Any) -> list[asyncpg.Record]:
+        """Run the named statement and return its rows."""
+        async with self.pool.acquire() as conn:
+            return await conn.fetch(queries.sql(file, name), *args)
