@@ -1,0 +1,59 @@
+"""Fixtures: the real local PostgreSQL+pgvector and Neo4j servers, started by the project itself.
+
+They run under ``$GRAPHRAG_TEST_HOME`` (default ``.graphrag-test`` in the repo), separate from a
+developer's ``.graphrag``. If they are already up (``.ci/run`` starts them) they are reused and left
+running; if this session started them, it stops them at the end. With ``GRAPHRAG_POSTGRES_DSN`` and
+``GRAPHRAG_NEO4J_URI`` set, the tests use those external servers instead.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from graphrag.config import Settings
+from graphrag.services import manager
+from graphrag.services.manager import Endpoints
+
+REPO = Path(__file__).resolve().parent.parent
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def test_home() -> Path:
+    return Path(os.environ.get("GRAPHRAG_TEST_HOME", REPO / ".graphrag-test")).resolve()
+
+
+@pytest.fixture(scope="session")
+def settings() -> Settings:
+    return Settings(home=test_home())
+
+
+@pytest.fixture(scope="session")
+def services(settings: Settings) -> Iterator[Endpoints]:
+    """Both servers up for the whole session; yields the connection details."""
+    before = manager.status(settings)
+    started_here = not (before["postgres"]["running"] and before["neo4j"]["running"])
+    manager.up(settings)
+    yield manager.endpoints(settings, start=False)
+    if started_here and (settings.uses_local_postgres or settings.uses_local_neo4j):
+        manager.down(settings)
+
+
+@pytest.fixture
+async def runtime(settings: Settings, services: Endpoints) -> AsyncIterator[object]:
+    from graphrag.runtime import open_services
+
+    async with open_services(settings, start_local=False) as rt:
+        yield rt
+
+
+@pytest.fixture
+def collection() -> str:
+    """A collection name of its own for each test, so tests never see each other's data."""
+    return f"test_{uuid.uuid4().hex[:12]}"
