@@ -67,28 +67,145 @@ def cmd_services(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+async def collect_status(rt: Any) -> dict[str, Any]:
+    """Counts per collection in both stores, drift between them, and service health."""
+    from graphrag.stores.neo4j import GraphWrites
+
+    graph = GraphWrites(rt.neo4j)
+    pg_counts = await rt.postgres.collection_counts()
+    graph_counts = await graph.collection_counts()
+    collections: dict[str, dict[str, int]] = {}
+    drift: list[dict[str, Any]] = []
+    for name in sorted(set(pg_counts) | set(graph_counts)):
+        pg = pg_counts.get(name, {"documents": 0, "chunks": 0})
+        gr = graph_counts.get(name, {"graph_documents": 0, "graph_chunks": 0, "entities": 0, "relations": 0})
+        collections[name] = {**pg, **gr}
+        if pg["documents"] != gr["graph_documents"] or pg["chunks"] != gr["graph_chunks"]:
+            pg_ids = await rt.postgres.document_ids(name)
+            graph_ids = await graph.document_ids(name)
+            drift.append({
+                "collection": name,
+                "documents": {"postgres": pg["documents"], "neo4j": gr["graph_documents"]},
+                "chunks": {"postgres": pg["chunks"], "neo4j": gr["graph_chunks"]},
+                "missing_in_neo4j": sorted(pg_ids - graph_ids)[:50],
+                "missing_in_postgres": sorted(graph_ids - pg_ids)[:50],
+            })
+    pg_health = await rt.postgres.health()
+    neo_health = await rt.neo4j.health()
+    return {
+        "collections": collections,
+        "drift": drift,
+        "services": {
+            "postgres": {"ok": pg_health.ok, "version": pg_health.version, "pgvector": pg_health.pgvector},
+            "neo4j": {"ok": neo_health.ok, "version": neo_health.version, "edition": neo_health.edition},
+        },
+    }
+
+
 def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
     from graphrag.runtime import open_services
 
     async def run() -> dict[str, Any]:
         async with open_services(settings) as rt:
-            pg = await rt.postgres.health()
-            neo = await rt.neo4j.health()
-            return {
-                "collections": {},
-                "drift": [],
-                "services": {
-                    "postgres": {"ok": pg.ok, "version": pg.version, "pgvector": pg.pgvector},
-                    "neo4j": {"ok": neo.ok, "version": neo.version, "edition": neo.edition},
-                },
-            }
+            return await collect_status(rt)
 
     data = asyncio.run(run())
     if args.json:
         _print_json(data)
+        return 0
+    for name, health in data["services"].items():
+        print(f"{name}: {'ok' if health['ok'] else 'down'} {health.get('version', '')}")
+    if data["collections"]:
+        print(f"{'collection':24} {'docs':>7} {'chunks':>8} {'g.docs':>7} {'g.chunks':>8} {'entities':>8} {'relations':>9}")
+        for name, c in data["collections"].items():
+            print(f"{name:24} {c['documents']:>7} {c['chunks']:>8} {c['graph_documents']:>7} {c['graph_chunks']:>8} "
+                  f"{c['entities']:>8} {c['relations']:>9}")
     else:
-        for name, health in data["services"].items():
-            print(f"{name}: {'ok' if health['ok'] else 'down'} {health.get('version', '')}")
+        print("no documents yet: try `graphrag ingest PATH`")
+    for d in data["drift"]:
+        print(f"drift in {d['collection']}: documents {d['documents']}, chunks {d['chunks']}")
+    return 0
+
+
+def _split_csv(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    from pathlib import Path
+
+    from graphrag.errors import InvalidInput
+    from graphrag.runtime import open_services
+
+    collection = args.collection or settings.default_collection
+    file_types = set(_split_csv(args.file_types)) or None
+    tags = _split_csv(args.tags)
+    changes = None
+    if args.changes:
+        try:
+            changes = json.loads(Path(args.changes).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise InvalidInput(f"--changes {args.changes}: {exc}") from None
+        if not isinstance(changes, list):
+            raise InvalidInput("--changes must hold a JSON list")
+    elif not args.paths:
+        raise InvalidInput("give at least one PATH (or --changes FILE)")
+    progress = sys.stderr.isatty() and not args.json
+
+    async def run() -> Any:
+        async with open_services(settings) as rt:
+            ingestor = await rt.ingestor()
+            if changes is not None:
+                return await ingestor.ingest_changes(changes, collection=collection, chunker=args.chunker,
+                                                     tags=tags, progress=progress)
+            return await ingestor.ingest_paths([Path(p) for p in args.paths], collection=collection,
+                                               chunker=args.chunker, tags=tags, file_types=file_types,
+                                               sync=args.sync, progress=progress)
+
+    report = asyncio.run(run())
+    data = report.to_dict()
+    if args.json:
+        data.pop("documents", None)
+        _print_json(data)
+    else:
+        print(f"{report.files} files: {report.ingested} ingested, {report.updated} updated, "
+              f"{report.unchanged} unchanged, {report.deleted} deleted, {len(report.skipped)} skipped, "
+              f"{len(report.failed)} failed; {report.chunks} chunks, {report.entities} entities, "
+              f"{report.relations} relations in {report.seconds:.1f}s")
+        for item in report.skipped:
+            print(f"  skipped {item['path']}: {item['reason']}")
+        for item in report.failed:
+            print(f"  failed  {item['path']}: {item['error']}", file=sys.stderr)
+    written = report.ingested + report.updated + report.unchanged + report.deleted
+    if report.failed:
+        return 1 if written else 2
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
+    from pathlib import Path
+
+    from graphrag.runtime import open_services
+
+    collection = args.collection or settings.default_collection
+    source = str(Path(args.source).expanduser().resolve()) if args.source and Path(args.source).exists() else args.source
+
+    async def run() -> int:
+        async with open_services(settings) as rt:
+            from graphrag.ingest.pipeline import Ingestor
+
+            ingestor = Ingestor(settings, rt.postgres, rt.neo4j, models=None)  # type: ignore[arg-type]
+            if args.source and not Path(args.source).exists():
+                # A source that is no file any more: try it as stored, then as an absolute path.
+                n = await ingestor.delete(collection=collection, source=args.source, missing_ok=True)
+                if n:
+                    return n
+                source_abs = str(Path(args.source).expanduser().absolute())
+                return await ingestor.delete(collection=collection, source=source_abs)
+            return await ingestor.delete(collection=collection, document_id=args.document, source=source)
+
+    n = asyncio.run(run())
+    print(f"deleted {n} document{'s' if n != 1 else ''}")
     return 0
 
 
@@ -105,6 +222,24 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="counts in each store, drift between them, service health")
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=cmd_status)
+
+    ingest = sub.add_parser("ingest", help="ingest files and folders (md, txt, html, pdf, docx, jsonl)")
+    ingest.add_argument("paths", nargs="*", metavar="PATH")
+    ingest.add_argument("--collection", help="collection to ingest into (default: GRAPHRAG_DEFAULT_COLLECTION)")
+    ingest.add_argument("--chunker", help="markdown, sentence, paragraph, page, semantic or whole (default per type)")
+    ingest.add_argument("--tags", help="comma-separated tags stored on every document")
+    ingest.add_argument("--file-types", help="only these types, e.g. md,pdf")
+    ingest.add_argument("--sync", action="store_true", help="also delete documents whose file is gone")
+    ingest.add_argument("--changes", metavar="FILE", help='JSON list [{"path", "added"|"modified"|"deleted": true}]')
+    ingest.add_argument("--json", action="store_true")
+    ingest.set_defaults(func=cmd_ingest)
+
+    delete = sub.add_parser("delete", help="remove a document from both stores")
+    which = delete.add_mutually_exclusive_group(required=True)
+    which.add_argument("--document", metavar="ID")
+    which.add_argument("--source", metavar="PATH")
+    delete.add_argument("--collection")
+    delete.set_defaults(func=cmd_delete)
     return parser
 
 

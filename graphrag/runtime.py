@@ -6,9 +6,10 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from graphrag.config import Settings
+from graphrag.ingest.pipeline import IngestModels, Ingestor
 from graphrag.services.manager import endpoints
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore
@@ -18,11 +19,26 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Runtime:
-    """Everything a request needs, opened once per process."""
+    """Everything a request needs, opened once per process. Models load on first use."""
 
     settings: Settings
     postgres: PostgresStore
     neo4j: Neo4jStore
+    _models: IngestModels | None = field(default=None, repr=False)
+    _ingestor: Ingestor | None = field(default=None, repr=False)
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+
+    async def models(self) -> IngestModels:
+        """The embedding, tokenizer and spaCy models (loaded once, in a worker thread)."""
+        async with self._lock:
+            if self._models is None:
+                self._models = await asyncio.to_thread(IngestModels, self.settings)
+        return self._models
+
+    async def ingestor(self) -> Ingestor:
+        if self._ingestor is None:
+            self._ingestor = Ingestor(self.settings, self.postgres, self.neo4j, await self.models())
+        return self._ingestor
 
 
 @asynccontextmanager

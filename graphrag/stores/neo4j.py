@@ -41,7 +41,10 @@ class Neo4jStore:
     @classmethod
     async def connect(cls, uri: str, user: str, password: str, database: str = "neo4j") -> Neo4jStore:
         """Open the driver and verify the credentials, so a wrong password fails here, clearly."""
-        driver = AsyncGraphDatabase.driver(uri, auth=(user, password), connection_timeout=10)
+        # Notifications (e.g. "relationship type not in the database yet" on a fresh graph) are noise here.
+        driver = AsyncGraphDatabase.driver(
+            uri, auth=(user, password), connection_timeout=10, notifications_min_severity="OFF"
+        )
         try:
             await driver.verify_connectivity()
             # verify_authentication answers False (it does not raise) when the server rejects the login.
@@ -106,3 +109,62 @@ def check_login(uri: str, user: str, password: str) -> bool:
                     f"Neo4j at {uri} is refusing logins for a few seconds after repeated wrong passwords"
                 ) from None
             raise
+
+
+class GraphWrites:
+    """Typed graph writes of ingestion; each method is one transaction."""
+
+    def __init__(self, store: Neo4jStore) -> None:
+        self.store = store
+
+    async def replace_documents(self, remove_doc_ids: list[str], docs: list[dict[str, Any]],
+                                next_pairs: list[list[str]], entities: list[dict[str, Any]],
+                                mentions: list[dict[str, Any]], relations: list[dict[str, Any]]) -> None:
+        """Take back what ``remove_doc_ids`` contributed, then write ``docs`` with their graph, atomically."""
+
+        async def work(tx: Any) -> None:
+            await _remove(tx, remove_doc_ids)
+            q = queries.cypher
+            await (await tx.run(q("ingest", "write_documents"), docs=docs)).consume()
+            if next_pairs:
+                await (await tx.run(q("ingest", "link_chunks"), pairs=next_pairs)).consume()
+            if entities:
+                await (await tx.run(q("ingest", "merge_entities"), entities=entities)).consume()
+            if mentions:
+                await (await tx.run(q("ingest", "create_mentions"), mentions=mentions)).consume()
+            if relations:
+                await (await tx.run(q("ingest", "merge_relations"), relations=relations)).consume()
+            if entities:
+                ids = [e["id"] for e in entities]
+                await (await tx.run(q("ingest", "refresh_entity_mentions"), entity_ids=ids)).consume()
+
+        async with self.store.driver.session(database=self.store.database) as session:
+            await session.execute_write(work)
+
+    async def remove_documents(self, doc_ids: list[str]) -> None:
+        """Remove documents with their chunks, mentions, relation evidence and orphaned entities."""
+        async with self.store.driver.session(database=self.store.database) as session:
+            await session.execute_write(_remove, doc_ids)
+
+    async def collection_counts(self) -> dict[str, dict[str, int]]:
+        rows = await self.store.run("ingest", "collection_counts")
+        return {
+            r["collection"]: {"graph_documents": r["documents"], "graph_chunks": r["chunks"],
+                              "entities": r["entities"], "relations": r["relations"]}
+            for r in rows
+        }
+
+    async def document_ids(self, collection: str) -> set[str]:
+        return {r["id"] for r in await self.store.run("ingest", "document_ids", collection=collection)}
+
+
+async def _remove(tx: Any, doc_ids: list[str]) -> None:
+    if not doc_ids:
+        return
+    result = await tx.run(queries.cypher("ingest", "document_chunk_ids"), doc_ids=doc_ids)
+    record = await result.single()
+    chunk_ids = list(record["ids"]) if record else []
+    if chunk_ids:
+        await (await tx.run(queries.cypher("ingest", "take_back_relations"), chunk_ids=chunk_ids)).consume()
+    await (await tx.run(queries.cypher("ingest", "delete_document_nodes"), chunk_ids=chunk_ids,
+                        doc_ids=doc_ids)).consume()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,3 +125,59 @@ class PostgresStore:
         """Run the named statement and return its rows."""
         async with self.pool.acquire() as conn:
             return await conn.fetch(queries.sql(file, name), *args)
+
+    # -- documents and chunks -----------------------------------------------------------------
+    async def existing_documents(self, collection: str, sources: list[str]) -> dict[str, tuple[uuid.UUID, str]]:
+        """``source -> (id, content_hash)`` for the given sources that are already stored."""
+        rows = await self.fetch("documents", "existing_documents", collection, sources)
+        return {r["source"]: (r["id"], r["content_hash"]) for r in rows}
+
+    @staticmethod
+    async def upsert_document(conn: asyncpg.Connection, row: DocumentRow) -> tuple[uuid.UUID, bool]:
+        """Insert or update the document row inside the caller's transaction; returns (id, inserted)."""
+        rec = await conn.fetchrow(
+            queries.sql("documents", "upsert_document"), row.collection, row.source, row.title, row.content_hash,
+            json.dumps(row.metadata), list(row.tags),
+        )
+        assert rec is not None
+        return rec["id"], bool(rec["inserted"])
+
+    @staticmethod
+    async def replace_chunks(conn: asyncpg.Connection, document_id: uuid.UUID, rows: list[tuple[Any, ...]]) -> None:
+        """Delete a document's chunks and COPY the new ones in (inside the caller's transaction)."""
+        await conn.execute(queries.sql("documents", "delete_chunks_of_document"), document_id)
+        if rows:
+            await conn.copy_records_to_table("chunks", records=rows, columns=list(CHUNK_COLUMNS))
+
+    async def delete_documents(self, ids: list[uuid.UUID], conn: asyncpg.Connection | None = None) -> list[str]:
+        """Delete documents (chunks cascade); returns the sources deleted."""
+        if conn is not None:
+            rows = await conn.fetch(queries.sql("documents", "delete_documents"), ids)
+        else:
+            rows = await self.fetch("documents", "delete_documents", ids)
+        return [r["source"] for r in rows]
+
+    async def collection_counts(self) -> dict[str, dict[str, int]]:
+        rows = await self.fetch("documents", "collection_counts")
+        return {r["collection"]: {"documents": r["documents"], "chunks": r["chunks"]} for r in rows}
+
+    async def document_ids(self, collection: str) -> set[str]:
+        return {str(r["id"]) for r in await self.fetch("documents", "document_ids", collection)}
+
+
+CHUNK_COLUMNS = (
+    "id", "document_id", "collection", "chunk_index", "content", "heading_path", "char_start", "char_end",
+    "token_count", "has_code", "metadata", "embedding", "embedding_model",
+)
+
+
+@dataclass(frozen=True)
+class DocumentRow:
+    """The ``documents`` row of one ingested document."""
+
+    collection: str
+    source: str
+    title: str
+    content_hash: str
+    metadata: dict[str, Any]
+    tags: tuple[str, ...] = ()

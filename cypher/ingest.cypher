@@ -1,0 +1,93 @@
+// Graph writes of ingestion. All statements take lists, so a batch of documents is one transaction.
+// RELATED_TO keeps per-chunk evidence in parallel lists (evidence_chunk_ids[i] has weight chunk_weights[i];
+// predicate_evidence holds "lemma@chunk_id"), so a document's contribution can be taken back exactly.
+
+// name: document_chunk_ids
+UNWIND $doc_ids AS doc_id
+MATCH (:Document {id: doc_id})-[:HAS_CHUNK]->(c:Chunk)
+RETURN collect(c.id) AS ids;
+
+// name: take_back_relations
+MATCH (c:Chunk) WHERE c.id IN $chunk_ids
+MATCH (c)-[:MENTIONS]->(:Entity)-[r:RELATED_TO]-(:Entity)
+WITH DISTINCT r
+WITH r, [i IN range(0, size(r.evidence_chunk_ids) - 1) WHERE NOT r.evidence_chunk_ids[i] IN $chunk_ids] AS keep
+WITH r, [i IN keep | r.evidence_chunk_ids[i]] AS ids, [i IN keep | r.chunk_weights[i]] AS weights,
+     [p IN r.predicate_evidence WHERE NOT split(p, '@')[1] IN $chunk_ids] AS preds
+FOREACH (_ IN CASE WHEN size(ids) = 0 THEN [1] ELSE [] END | DELETE r)
+FOREACH (_ IN CASE WHEN size(ids) > 0 THEN [1] ELSE [] END |
+  SET r.evidence_chunk_ids = ids, r.chunk_weights = weights,
+      r.weight = reduce(s = 0, w IN weights | s + w), r.predicate_evidence = preds,
+      r.predicates = reduce(acc = [], p IN preds |
+        CASE WHEN split(p, '@')[0] IN acc THEN acc ELSE acc + split(p, '@')[0] END));
+
+// name: delete_document_nodes
+// Removes chunks and documents, then entities no chunk mentions any more; shared ones get new counts.
+OPTIONAL MATCH (c:Chunk) WHERE c.id IN $chunk_ids
+OPTIONAL MATCH (c)-[:MENTIONS]->(e:Entity)
+WITH collect(DISTINCT c) AS chunks, collect(DISTINCT e) AS entities
+FOREACH (c IN chunks | DETACH DELETE c)
+WITH entities
+OPTIONAL MATCH (d:Document) WHERE d.id IN $doc_ids
+DETACH DELETE d
+WITH DISTINCT entities
+UNWIND entities AS e
+WITH e, COUNT { (e)<-[:MENTIONS]-() } AS n
+FOREACH (_ IN CASE WHEN n = 0 THEN [1] ELSE [] END | DETACH DELETE e)
+FOREACH (_ IN CASE WHEN n > 0 THEN [1] ELSE [] END | SET e.mentions = n);
+
+// name: write_documents
+UNWIND $docs AS doc
+MERGE (d:Document {id: doc.id})
+SET d.collection = doc.collection, d.source = doc.source, d.title = doc.title
+WITH d, doc
+UNWIND doc.chunks AS ch
+CREATE (c:Chunk {id: ch.id, document_id: doc.id, collection: doc.collection, index: ch.index, text: ch.text})
+CREATE (d)-[:HAS_CHUNK]->(c);
+
+// name: link_chunks
+UNWIND $pairs AS p
+MATCH (a:Chunk {id: p[0]}), (b:Chunk {id: p[1]})
+CREATE (a)-[:NEXT]->(b);
+
+// name: merge_entities
+UNWIND $entities AS e
+MERGE (n:Entity {id: e.id})
+ON CREATE SET n.collection = e.collection, n.name = e.name, n.label = e.label, n.key = e.key,
+              n.embedding = e.embedding, n.mentions = 0;
+
+// name: create_mentions
+UNWIND $mentions AS m
+MATCH (c:Chunk {id: m.chunk_id}), (e:Entity {id: m.entity_id})
+CREATE (c)-[:MENTIONS {count: m.count}]->(e);
+
+// name: refresh_entity_mentions
+UNWIND $entity_ids AS id
+MATCH (e:Entity {id: id})
+SET e.mentions = COUNT { (e)<-[:MENTIONS]-() };
+
+// name: merge_relations
+UNWIND $relations AS r
+MATCH (a:Entity {id: r.source}), (b:Entity {id: r.target})
+MERGE (a)-[rel:RELATED_TO]->(b)
+ON CREATE SET rel.evidence_chunk_ids = [], rel.chunk_weights = [], rel.predicate_evidence = [], rel.weight = 0
+SET rel.evidence_chunk_ids = rel.evidence_chunk_ids + r.chunk_ids,
+    rel.chunk_weights = rel.chunk_weights + r.weights,
+    rel.weight = rel.weight + reduce(s = 0, w IN r.weights | s + w),
+    rel.predicate_evidence = rel.predicate_evidence + r.predicate_evidence
+SET rel.predicates = reduce(acc = [], p IN rel.predicate_evidence |
+      CASE WHEN split(p, '@')[0] IN acc THEN acc ELSE acc + split(p, '@')[0] END);
+
+// name: collection_counts
+MATCH (d:Document) WITH d.collection AS collection, count(d) AS documents
+RETURN collection, documents,
+       COUNT { MATCH (c:Chunk) WHERE c.collection = collection } AS chunks,
+       COUNT { MATCH (e:Entity) WHERE e.collection = collection } AS entities,
+       COUNT { MATCH (e:Entity)-[:RELATED_TO]->() WHERE e.collection = collection } AS relations;
+
+// name: document_ids
+MATCH (d:Document) WHERE d.collection = $collection RETURN d.id AS id;
+
+// name: entity_mentions_of_chunks
+MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) WHERE c.id IN $chunk_ids
+RETURN c.id AS chunk_id, e.name AS name, e.label AS label, m.count AS count;

@@ -1,0 +1,1 @@
+"""Ingestion: load -> chunk -> embed + extract -> write to PostgreSQL and Neo4j."""

@@ -1,0 +1,321 @@
+"""Chunkers. Every chunk is a slice of the document text (``text[char_start:char_end]``), keeps its
+heading path, and stays within the embedding model's maximum sequence length.
+
+Strategies: ``markdown`` (headings, never splits a fenced code block or a table unless it alone is
+over the model limit), ``sentence`` (window with a token budget and overlap), ``paragraph``, ``page``
+(PDF pages), ``semantic`` (splits where neighbouring sentences stop being similar), ``whole``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from graphrag.errors import InvalidInput
+from graphrag.models import Chunk, Document
+
+CHUNKERS = ("markdown", "sentence", "paragraph", "page", "semantic", "whole")
+DEFAULT_FOR_KIND = {"markdown": "markdown", "text": "sentence", "pdf": "page", "record": "whole"}
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n[ \t]*\n+|\n(?=[ \t]*(?:[-*+]|\d+[.)])\s)")
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_HEADING_LINE = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
+
+
+class TokenCounter(Protocol):
+    """Counts tokens with the embedding model's tokenizer."""
+
+    max_tokens: int
+
+    def count(self, texts: Sequence[str]) -> list[int]: ...
+
+    def offsets(self, text: str) -> list[tuple[int, int]]: ...
+
+
+class HFTokenCounter:
+    """A :class:`TokenCounter` over a Hugging Face fast tokenizer (the embedding model's own)."""
+
+    def __init__(self, tokenizer: object, max_seq_length: int) -> None:
+        self._tok = tokenizer
+        self.max_tokens = max_seq_length - 2  # room for [CLS] and [SEP]
+
+    def count(self, texts: Sequence[str]) -> list[int]:
+        if not texts:
+            return []
+        ids = self._tok(list(texts), add_special_tokens=False)["input_ids"]  # type: ignore[operator]
+        return [len(x) for x in ids]
+
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        enc = self._tok(text, add_special_tokens=False, return_offsets_mapping=True)  # type: ignore[operator]
+        return [tuple(o) for o in enc["offset_mapping"]]
+
+
+@dataclass(frozen=True)
+class ChunkOptions:
+    """Token budget per chunk and sentence overlap for the window strategies."""
+
+    budget: int = 200
+    overlap_tokens: int = 40
+
+
+@dataclass(frozen=True)
+class _Span:
+    start: int
+    end: int
+    kind: str = "text"  # text | code | table | heading
+    heading_path: tuple[str, ...] = ()
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Sentence boundaries inside ``text[start:end]`` as absolute, whitespace-trimmed spans."""
+    end = len(text) if end is None else end
+    spans: list[tuple[int, int]] = []
+    pos = start
+    for match in _SENTENCE_END.finditer(text, start, end):
+        s, e = _trim(text, pos, match.start())
+        if e > s:
+            spans.append((s, e))
+        pos = match.end()
+    s, e = _trim(text, pos, end)
+    if e > s:
+        spans.append((s, e))
+    return spans
+
+
+class Chunker:
+    """Turns a :class:`Document` into :class:`Chunk` objects with one strategy."""
+
+    def __init__(self, counter: TokenCounter, options: ChunkOptions | None = None,
+                 embed: Callable[[list[str]], np.ndarray] | None = None) -> None:
+        self.counter = counter
+        self.options = options or ChunkOptions()
+        self.embed = embed
+        self.budget = min(self.options.budget, counter.max_tokens)
+
+    # -- entry point ----------------------------------------------------------------------------
+    def chunk(self, doc: Document, strategy: str | None = None) -> list[Chunk]:
+        strategy = strategy or DEFAULT_FOR_KIND.get(doc.kind, "sentence")
+        if strategy not in CHUNKERS:
+            raise InvalidInput(f"unknown chunker {strategy!r}; choose one of {', '.join(CHUNKERS)}")
+        if strategy == "semantic" and self.embed is None:
+            raise InvalidInput("the semantic chunker needs an embedding model")
+        text = doc.text
+        if strategy == "markdown":
+            groups = self._markdown(text)
+        elif strategy == "sentence":
+            groups = self._window(text, sentence_spans(text))
+        elif strategy == "paragraph":
+            groups = self._paragraphs(text)
+        elif strategy == "page":
+            pages = doc.pages or ((0, len(text)),)
+            groups = []
+            for number, (s, e) in enumerate(pages, start=1):
+                groups += [(a, b, (), {"page": number}) for a, b, _, _ in self._window(text, sentence_spans(text, s, e))]
+        elif strategy == "semantic":
+            groups = self._semantic(text)
+        else:
+            s, e = _trim(text, 0, len(text))
+            fits = self.counter.count([text[s:e]])[0] <= self.counter.max_tokens
+            groups = [(s, e, (), {})] if fits else self._window(text, sentence_spans(text))
+        return self._finish(text, groups)
+
+    # -- strategies -----------------------------------------------------------------------------
+    def _finish(self, text: str, groups: list[tuple[int, int, tuple[str, ...], dict]]) -> list[Chunk]:
+        pieces: list[tuple[int, int, tuple[str, ...], dict]] = []
+        for s, e, path, meta in groups:
+            s, e = _trim(text, s, e)
+            if e > s:
+                pieces.append((s, e, path, meta))
+        counts = self.counter.count([text[s:e] for s, e, _, _ in pieces])
+        # Exact counts can exceed the estimate (tokens merge differently at joins): split those.
+        final: list[tuple[int, int, tuple[str, ...], dict, int]] = []
+        for (s, e, path, meta), n in zip(pieces, counts, strict=True):
+            if n <= self.counter.max_tokens:
+                final.append((s, e, path, meta, n))
+            else:
+                for a, b in self._hard_split(text, s, e):
+                    final.append((a, b, path, meta, self.counter.count([text[a:b]])[0]))
+        return [
+            Chunk(index=i, text=text[s:e], char_start=s, char_end=e, heading_path=path, token_count=n,
+                  has_code="```" in text[s:e] or "~~~" in text[s:e], metadata=meta)
+            for i, (s, e, path, meta, n) in enumerate(final)
+        ]
+
+    def _hard_split(self, text: str, start: int, end: int) -> list[tuple[int, int]]:
+        """Split a span that alone exceeds the model limit at token boundaries (lines when possible)."""
+        offsets = self.counter.offsets(text[start:end])
+        limit = self.counter.max_tokens - 8
+        out = []
+        i = 0
+        while i < len(offsets):
+            j = min(i + limit, len(offsets))
+            a = start + offsets[i][0]
+            b = start + offsets[j - 1][1]
+            if j < len(offsets):
+                newline = text.rfind("\n", a, b)
+                if newline > a + (b - a) // 2:  # prefer a line break in the second half
+                    b = newline
+                    while j > i + 1 and start + offsets[j - 1][0] >= b:
+                        j -= 1
+            out.append(_trim(text, a, b))
+            i = j
+        return [(a, b) for a, b in out if b > a]
+
+    def _window(self, text: str, spans: list[tuple[int, int]],
+                path: tuple[str, ...] = ()) -> list[tuple[int, int, tuple[str, ...], dict]]:
+        """Pack sentences up to the budget; each chunk repeats the last sentences of the previous one."""
+        if not spans:
+            return []
+        counts = self.counter.count([text[s:e] for s, e in spans])
+        groups: list[tuple[int, int, tuple[str, ...], dict]] = []
+        i = 0
+        while i < len(spans):
+            total, j = 0, i
+            while j < len(spans) and (j == i or total + counts[j] <= self.budget):
+                total += counts[j]
+                j += 1
+            groups.append((spans[i][0], spans[j - 1][1], path, {}))
+            if j >= len(spans):
+                break
+            # Step back over whole sentences worth at most overlap_tokens, always moving forward.
+            back, k = 0, j
+            while k - 1 > i and back + counts[k - 1] <= self.options.overlap_tokens:
+                back += counts[k - 1]
+                k -= 1
+            i = k
+        return groups
+
+    def _paragraphs(self, text: str, path: tuple[str, ...] = ()) -> list[tuple[int, int, tuple[str, ...], dict]]:
+        paras = []
+        pos = 0
+        for match in re.finditer(r"\n[ \t]*\n", text):
+            paras.append(_trim(text, pos, match.start()))
+            pos = match.end()
+        paras.append(_trim(text, pos, len(text)))
+        spans = [_Span(s, e, "text", path) for s, e in paras if e > s]
+        return self._pack(text, spans)
+
+    def _pack(self, text: str, spans: list[_Span]) -> list[tuple[int, int, tuple[str, ...], dict]]:
+        """Pack consecutive blocks of one heading path up to the budget; oversize blocks stand alone."""
+        counts = self.counter.count([text[s.start:s.end] for s in spans])
+        groups: list[tuple[int, int, tuple[str, ...], dict]] = []
+        cur: list[_Span] = []
+        cur_tokens = 0
+
+        def flush() -> None:
+            nonlocal cur, cur_tokens
+            if cur:
+                groups.append((cur[0].start, cur[-1].end, cur[0].heading_path, {}))
+            cur, cur_tokens = [], 0
+
+        for span, n in zip(spans, counts, strict=True):
+            if cur and (span.heading_path != cur[0].heading_path or cur_tokens + n > self.budget):
+                flush()
+            if n > self.budget:
+                if span.kind == "text":
+                    groups.extend(self._window(text, sentence_spans(text, span.start, span.end), span.heading_path))
+                else:  # code or table: whole, unless over the model limit (then _finish splits by lines)
+                    groups.append((span.start, span.end, span.heading_path, {}))
+                continue
+            cur.append(span)
+            cur_tokens += n
+        flush()
+        return groups
+
+    def _markdown(self, text: str) -> list[tuple[int, int, tuple[str, ...], dict]]:
+        spans: list[_Span] = []
+        path: list[tuple[int, str]] = []
+        lines = text.splitlines(keepends=True)
+        pos = 0
+        i = 0
+        block_start: int | None = None
+        block_end = 0
+
+        def current_path() -> tuple[str, ...]:
+            return tuple(title for _, title in path)
+
+        def close_text() -> None:
+            nonlocal block_start
+            if block_start is not None:
+                spans.append(_Span(block_start, block_end, "text", current_path()))
+                block_start = None
+
+        while i < len(lines):
+            line = lines[i]
+            stripped = line.strip()
+            fence = _FENCE.match(line)
+            heading = _HEADING_LINE.match(line.rstrip("\r\n"))
+            if fence:
+                close_text()
+                marker = fence.group(1)
+                start = pos
+                pos += len(line)
+                i += 1
+                while i < len(lines) and not lines[i].strip().startswith(marker[0] * len(marker)):
+                    pos += len(lines[i])
+                    i += 1
+                if i < len(lines):  # closing fence
+                    pos += len(lines[i])
+                    i += 1
+                spans.append(_Span(start, pos, "code", current_path()))
+                continue
+            if heading:
+                close_text()
+                level, title = len(heading.group(1)), heading.group(2).strip()
+                while path and path[-1][0] >= level:
+                    path.pop()
+                path.append((level, title))
+                spans.append(_Span(pos, pos + len(line), "heading", current_path()))
+                pos += len(line)
+                i += 1
+                continue
+            if stripped.startswith("|"):
+                close_text()
+                start = pos
+                while i < len(lines) and lines[i].strip().startswith("|"):
+                    pos += len(lines[i])
+                    i += 1
+                spans.append(_Span(start, pos, "table", current_path()))
+                continue
+            if not stripped:
+                close_text()
+            else:
+                if block_start is None:
+                    block_start = pos
+                block_end = pos + len(line)
+            pos += len(line)
+            i += 1
+        close_text()
+        return self._pack(text, spans)
+
+    def _semantic(self, text: str) -> list[tuple[int, int, tuple[str, ...], dict]]:
+        spans = sentence_spans(text)
+        if len(spans) <= 2:
+            return self._window(text, spans)
+        assert self.embed is not None
+        vectors = self.embed([text[s:e] for s, e in spans])
+        sims = np.sum(vectors[:-1] * vectors[1:], axis=1)
+        # A break where similarity to the previous sentence is in the lowest quarter of this document.
+        threshold = float(np.percentile(sims, 25))
+        counts = self.counter.count([text[s:e] for s, e in spans])
+        groups: list[tuple[int, int, tuple[str, ...], dict]] = []
+        start, total = 0, counts[0]
+        for k in range(1, len(spans)):
+            if sims[k - 1] < threshold or total + counts[k] > self.budget:
+                groups.append((spans[start][0], spans[k - 1][1], (), {}))
+                start, total = k, 0
+            total += counts[k]
+        groups.append((spans[start][0], spans[-1][1], (), {}))
+        return groups

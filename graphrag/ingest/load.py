@@ -1,0 +1,293 @@
+"""Loaders: files (md, txt, html, pdf, docx, jsonl) to :class:`Document`, and directory walking.
+
+Parsing is done by well-kept libraries (PyYAML, BeautifulSoup, pypdf, python-docx); HTML and DOCX
+are turned into Markdown-like text (``#`` headings) so the markdown chunker keeps their structure.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from graphrag.errors import InvalidInput
+from graphrag.models import Document
+
+log = logging.getLogger(__name__)
+
+TYPES: dict[str, str] = {
+    ".md": "md", ".markdown": "md", ".txt": "txt", ".text": "txt", ".html": "html", ".htm": "html",
+    ".pdf": "pdf", ".docx": "docx", ".jsonl": "jsonl",
+}
+IGNORED_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", "dist", "build"}
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
+
+
+class LoadError(InvalidInput):
+    """A file that cannot be read: reported in ``failed`` with this message."""
+
+
+class Unsupported(InvalidInput):
+    """A file type we do not read: reported in ``skipped``."""
+
+
+@dataclass(frozen=True)
+class Found:
+    """A file found by :func:`discover`, with its type."""
+
+    path: Path
+    file_type: str
+
+
+def file_type(path: Path) -> str | None:
+    return TYPES.get(path.suffix.lower())
+
+
+def discover(paths: Iterable[Path], file_types: set[str] | None = None) -> tuple[list[Found], list[dict[str, str]]]:
+    """Files to ingest under ``paths`` (recursively), and the ones skipped with a reason."""
+    found: list[Found] = []
+    skipped: list[dict[str, str]] = []
+
+    def consider(path: Path) -> None:
+        kind = file_type(path)
+        if kind is None:
+            skipped.append({"path": str(path), "reason": f"unsupported file type '{path.suffix or path.name}'"})
+        elif file_types and kind not in file_types:
+            skipped.append({"path": str(path), "reason": f"file type '{kind}' not in --file-types"})
+        else:
+            found.append(Found(path, kind))
+
+    for root in paths:
+        if root.is_file():
+            consider(root)
+        elif root.is_dir():
+            for path in sorted(_walk(root)):
+                consider(path)
+        else:
+            skipped.append({"path": str(root), "reason": "no such file or directory"})
+    return found, skipped
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    for child in root.iterdir():
+        if child.name.startswith(".") or child.name in IGNORED_DIRS:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            yield from _walk(child)
+        elif child.is_file():
+            yield child
+
+
+def _decode(data: bytes, path: Path) -> str:
+    if b"\x00" in data:
+        raise LoadError(f"{path.name}: binary content (NUL bytes) in a text file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise LoadError(f"{path.name}: not valid UTF-8 text (byte {exc.start})") from None
+
+
+def _front_matter(text: str, path: Path) -> tuple[dict[str, Any], str]:
+    match = _FRONT_MATTER.match(text)
+    if not match:
+        return {}, text
+    try:
+        data = yaml.safe_load(match.group(1)) or {}
+    except yaml.YAMLError as exc:
+        raise LoadError(f"{path.name}: invalid YAML front matter: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise LoadError(f"{path.name}: front matter must be a mapping")
+    # Blank out the front matter instead of cutting it, so chunk offsets still index the file text.
+    return _jsonable(data), " " * match.end() + text[match.end():]
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+def _title_from_markdown(text: str) -> str | None:
+    match = _HEADING.search(text)
+    return match.group(1).strip() if match else None
+
+
+def load_markdown(path: Path, data: bytes) -> list[Document]:
+    text = _decode(data, path)
+    meta, body = _front_matter(text, path)
+    title = str(meta.pop("title", "") or _title_from_markdown(body) or path.stem)
+    return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
+
+
+def load_text(path: Path, data: bytes) -> list[Document]:
+    text = _decode(data, path)
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    title = first[:120] if 0 < len(first) <= 120 else path.stem
+    return [Document(source=str(path), title=title, text=text, kind="text")]
+
+
+def load_html(path: Path, data: bytes) -> list[Document]:
+    from bs4 import BeautifulSoup
+
+    if b"\x00" in data:
+        raise LoadError(f"{path.name}: binary content (NUL bytes) in an HTML file")
+    soup = BeautifulSoup(data, "html.parser")
+    for tag in soup(["script", "style", "noscript", "template", "svg"]):
+        tag.decompose()
+    title_tag = soup.find("title")
+    blocks: list[str] = []
+    for el in soup.find_all(["h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "blockquote", "td", "th"]):
+        if el.find_parent(["pre"]) is not None:
+            continue
+        text = el.get_text(" ", strip=True) if el.name != "pre" else el.get_text()
+        if not text:
+            continue
+        if el.name[0] == "h" and el.name[1:].isdigit():
+            blocks.append("#" * int(el.name[1]) + " " + text)
+        elif el.name == "pre":
+            blocks.append("```\n" + text.strip("\n") + "\n```")
+        elif el.name == "li":
+            blocks.append("- " + text)
+        elif el.name in ("td", "th") or el.find_parent(["li", "td", "th"]) is not None:
+            continue
+        else:
+            blocks.append(text)
+    body = "\n\n".join(blocks) or soup.get_text("\n", strip=True)
+    title = (title_tag.get_text(strip=True) if title_tag else "") or _title_from_markdown(body) or path.stem
+    meta = {}
+    for m in soup.find_all("meta"):
+        name, content = m.get("name"), m.get("content")
+        if name in ("author", "description", "keywords") and content:
+            meta[name] = content
+    return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
+
+
+def load_pdf(path: Path, data: bytes) -> list[Document]:
+    import io
+
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            raise LoadError(f"{path.name}: encrypted PDF (password protected)")
+        parts: list[str] = []
+        pages: list[tuple[int, int]] = []
+        offset = 0
+        for page in reader.pages:
+            text = (page.extract_text() or "").strip()
+            pages.append((offset, offset + len(text)))
+            parts.append(text)
+            offset += len(text) + 2
+        info = reader.metadata
+        title = str(info.title).strip() if info and info.title else ""
+        meta = {"pages": len(pages)}
+        if info and info.author:
+            meta["author"] = str(info.author)
+    except LoadError:
+        raise
+    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+        raise LoadError(f"{path.name}: unreadable PDF ({type(exc).__name__}: {exc})") from None
+    body = "\n\n".join(parts)
+    if not body.strip():
+        raise LoadError(f"{path.name}: the PDF has no extractable text (scanned images need OCR)")
+    return [Document(source=str(path), title=title or path.stem, text=body, kind="pdf", metadata=meta,
+                     pages=tuple(pages))]
+
+
+def load_docx(path: Path, data: bytes) -> list[Document]:
+    import io
+    import zipfile
+
+    import docx
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            total = sum(info.file_size for info in archive.infolist())
+        if total > 20 * len(data) + 50_000_000:
+            raise LoadError(f"{path.name}: DOCX expands to {total} bytes (zip bomb guard)")
+        document = docx.Document(io.BytesIO(data))
+    except LoadError:
+        raise
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
+        raise LoadError(f"{path.name}: unreadable DOCX ({type(exc).__name__}: {exc})") from None
+    lines: list[str] = []
+    for para in document.paragraphs:
+        text = para.text.strip()
+        if not text:
+            continue
+        style = (para.style.name if para.style is not None else "") or ""
+        level = style.removeprefix("Heading ").strip()
+        if style.startswith("Heading") and level.isdigit():
+            lines.append("#" * min(int(level), 6) + " " + text)
+        elif style == "Title":
+            lines.append("# " + text)
+        else:
+            lines.append(text)
+    body = "\n\n".join(lines)
+    props = document.core_properties
+    title = (props.title or "").strip() or _title_from_markdown(body) or path.stem
+    meta = {"author": props.author} if props.author else {}
+    return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
+
+
+def load_jsonl(path: Path, data: bytes) -> list[Document]:
+    """One document per line: ``{"text", "title"?, "source"?, "metadata"?}``; source defaults to path#line."""
+    text = _decode(data, path)
+    docs: list[Document] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise LoadError(f"{path.name} line {number}: invalid JSON ({exc.msg})") from None
+        if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+            raise LoadError(f"{path.name} line {number}: a record needs a string 'text' field")
+        meta = record.get("metadata") or {}
+        if not isinstance(meta, dict):
+            raise LoadError(f"{path.name} line {number}: 'metadata' must be an object")
+        source = str(record.get("source") or record.get("_id") or f"{path}#{number}")
+        docs.append(
+            Document(source=source, title=str(record.get("title") or source), text=record["text"], kind="record",
+                     metadata=_jsonable(meta))
+        )
+    return docs
+
+
+LOADERS = {"md": load_markdown, "txt": load_text, "html": load_html, "pdf": load_pdf, "docx": load_docx,
+           "jsonl": load_jsonl}
+
+
+def load_file(found: Found, max_bytes: int) -> list[Document]:
+    """Read and parse one file; :class:`LoadError` says why it cannot be ingested."""
+    try:
+        size = found.path.stat().st_size
+    except OSError as exc:
+        raise LoadError(f"{found.path.name}: cannot read ({exc.strerror})") from None
+    if size > max_bytes:
+        raise LoadError(f"{found.path.name}: {size} bytes is over the {max_bytes}-byte limit (GRAPHRAG_MAX_FILE_MB)")
+    if size == 0:
+        raise LoadError(f"{found.path.name}: empty file")
+    data = found.path.read_bytes()
+    docs = LOADERS[found.file_type](found.path, data)
+    return [d for d in docs if d.text.strip()] or _empty(found.path)
+
+
+def _empty(path: Path) -> list[Document]:
+    raise LoadError(f"{path.name}: no text content")
+
+
+def load_text_document(text: str, *, source: str, title: str | None = None, kind: str = "markdown",
+                       metadata: dict[str, Any] | None = None) -> Document:
+    """A document from text handed in directly (REST, agent), parsed like a Markdown file."""
+    meta, body = _front_matter(text, Path(source))
+    merged = {**meta, **(metadata or {})}
+    return Document(source=source, title=title or str(merged.pop("title", "") or _title_from_markdown(body) or source),
+                    text=body, kind=kind, metadata=_jsonable(merged))

@@ -1,0 +1,470 @@
+"""The ingestion pipeline: files or documents -> chunks -> embeddings + entities -> both stores.
+
+Model work (chunking, embedding, NER) for batch N+1 runs in worker threads while batch N is being
+written, and embedding and NER of one batch run side by side. Each batch is written in one
+PostgreSQL transaction that stays open until the Neo4j transaction for the same documents has
+committed; if the graph write fails the PostgreSQL transaction rolls back, and if the PostgreSQL
+commit fails the graph write is compensated. A failing batch is retried document by document, so one
+bad document is reported in ``failed`` and the rest go in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import sys
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from graphrag.config import Settings
+from graphrag.errors import InvalidInput, NotFound
+from graphrag.ingest.chunk import CHUNKERS, DEFAULT_FOR_KIND, Chunker, ChunkOptions, HFTokenCounter
+from graphrag.ingest.embed import Embedder
+from graphrag.ingest.extract import ExtractOptions, SpacyExtractor
+from graphrag.ingest.load import Found, LoadError, discover, load_file
+from graphrag.models import Chunk, Document, Extraction
+from graphrag.stores.neo4j import GraphWrites, Neo4jStore
+from graphrag.stores.postgres import DocumentRow, PostgresStore
+
+log = logging.getLogger(__name__)
+
+ENTITY_NAMESPACE = uuid.UUID("0b6f7d1e-5f1c-4c55-9a7e-6f9b1f3c2a10")
+FILE_TYPES = {"md", "txt", "html", "pdf", "docx", "jsonl"}
+
+
+def entity_id(collection: str, key: str) -> str:
+    """Deterministic: the same entity of a collection gets the same id from every writer."""
+    return str(uuid.uuid5(ENTITY_NAMESPACE, f"{collection}\x1f{key}"))
+
+
+@dataclass
+class IngestReport:
+    """The ``ingest --json`` summary (contract in ARCHITECTURE.md) plus per-stage seconds."""
+
+    files: int = 0
+    ingested: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    failed: list[dict[str, str]] = field(default_factory=list)
+    chunks: int = 0
+    entities: int = 0
+    relations: int = 0
+    seconds: float = 0.0
+    stages: dict[str, float] = field(default_factory=dict)
+    documents: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def add_time(self, stage: str, seconds: float) -> None:
+        self.stages[stage] = round(self.stages.get(stage, 0.0) + seconds, 3)
+
+
+class IngestModels:
+    """The models ingestion needs, loaded once per process."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.embedder = Embedder(settings.embedding_model_path, batch_size=settings.embedding_batch_size,
+                                 dim=settings.embedding_dim)
+        self.counter = HFTokenCounter(self.embedder.tokenizer, self.embedder.max_seq_length)
+        self.extractor = SpacyExtractor(
+            settings.spacy_model,
+            ExtractOptions(drop_labels=frozenset(settings.entity_drop_labels), noun_phrases=settings.noun_phrases),
+        )
+        self.chunk_options = ChunkOptions(budget=settings.chunk_tokens, overlap_tokens=settings.chunk_overlap_tokens)
+
+    def chunker(self) -> Chunker:
+        return Chunker(self.counter, self.chunk_options, embed=self.embedder.encode)
+
+
+@dataclass
+class _Item:
+    """One document on its way through the pipeline."""
+
+    doc: Document
+    origin: str  # file path (for reports)
+    strategy: str
+    row: DocumentRow
+    chunks: list[Chunk] = field(default_factory=list)
+    embeddings: np.ndarray | None = None
+    extraction: Extraction | None = None
+    existed: bool = False
+
+
+def content_hash(doc: Document, strategy: str, model: str, tags: Sequence[str]) -> str:
+    """Changes when anything that shapes the stored result changes."""
+    payload = json.dumps([doc.title, doc.text, doc.metadata, strategy, model, sorted(tags)], sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class Ingestor:
+    """Ingests into one pair of stores; create once per process and reuse."""
+
+    def __init__(self, settings: Settings, postgres: PostgresStore, neo4j: Neo4jStore, models: IngestModels) -> None:
+        self.settings = settings
+        self.postgres = postgres
+        self.graph = GraphWrites(neo4j)
+        self.models = models
+        self._entity_vectors: dict[str, list[float]] = {}
+
+    # -- public API -----------------------------------------------------------------------------
+    async def ingest_paths(self, paths: Sequence[Path], *, collection: str, chunker: str | None = None,
+                           tags: Sequence[str] = (), file_types: set[str] | None = None, sync: bool = False,
+                           progress: bool = False) -> IngestReport:
+        """Ingest files and folders; with ``sync`` also delete documents whose file is gone."""
+        start = time.perf_counter()
+        _check_options(collection, chunker, file_types)
+        report = IngestReport()
+        roots = [p.expanduser().resolve() for p in paths]
+        found, skipped = discover(roots, file_types)
+        report.files = len(found)
+        report.skipped.extend(skipped)
+        docs = await self._load(found, report, progress)
+        await self.ingest_documents(docs, collection=collection, chunker=chunker, tags=tags, report=report,
+                                    progress=progress)
+        if sync:
+            seen = {d.source for d, _ in docs} | {f["path"] for f in report.failed}
+            report.deleted += await self._sync(collection, roots, seen)
+        report.seconds = round(time.perf_counter() - start, 3)
+        return report
+
+    async def ingest_changes(self, changes: list[dict[str, Any]], *, collection: str, chunker: str | None = None,
+                             tags: Sequence[str] = (), progress: bool = False) -> IngestReport:
+        """Apply a git-hook style change list ``[{"path", "added"|"modified"|"deleted": true}]``."""
+        start = time.perf_counter()
+        to_ingest: list[Path] = []
+        report = IngestReport()
+        for n, change in enumerate(changes):
+            if not isinstance(change, dict) or not isinstance(change.get("path"), str):
+                raise InvalidInput(f"--changes entry {n}: needs a string 'path'")
+            flags = [k for k in ("added", "modified", "deleted") if change.get(k) is True]
+            if len(flags) != 1:
+                raise InvalidInput(f"--changes entry {n}: set exactly one of added, modified, deleted to true")
+            path = Path(change["path"]).expanduser().resolve()
+            if flags[0] == "deleted":
+                report.deleted += await self.delete(collection=collection, source=str(path), missing_ok=True)
+            else:
+                to_ingest.append(path)
+        if to_ingest:
+            sub = await self.ingest_paths(to_ingest, collection=collection, chunker=chunker, tags=tags,
+                                          progress=progress)
+            sub.deleted += report.deleted
+            report = sub
+        report.seconds = round(time.perf_counter() - start, 3)
+        return report
+
+    async def ingest_documents(self, docs: Sequence[tuple[Document, str]], *, collection: str,
+                               chunker: str | None = None, tags: Sequence[str] = (),
+                               report: IngestReport | None = None, progress: bool = False) -> IngestReport:
+        """Ingest already-loaded documents (``(document, origin)`` pairs)."""
+        start = time.perf_counter()
+        _check_options(collection, chunker, None)
+        report = report or IngestReport()
+        model = self.models.embedder.model_name
+        items: list[_Item] = []
+        seen_sources: set[str] = set()
+        for doc, origin in docs:
+            if doc.source in seen_sources:
+                report.failed.append({"path": origin, "error": f"duplicate source {doc.source!r} in this ingest"})
+                continue
+            seen_sources.add(doc.source)
+            strategy = chunker or DEFAULT_FOR_KIND.get(doc.kind, "sentence")
+            row = DocumentRow(collection, doc.source, doc.title, content_hash(doc, strategy, model, tags),
+                              doc.metadata, tuple(tags))
+            items.append(_Item(doc, origin, strategy, row))
+        existing: dict[str, tuple[uuid.UUID, str]] = {}
+        sources = [i.row.source for i in items]
+        for k in range(0, len(sources), 1000):
+            existing.update(await self.postgres.existing_documents(collection, sources[k:k + 1000]))
+        todo = []
+        for item in items:
+            found = existing.get(item.row.source)
+            if found and found[1] == item.row.content_hash:
+                report.unchanged += 1
+            else:
+                item.existed = found is not None
+                todo.append(item)
+        await self._run(todo, report, progress)
+        if not report.seconds:
+            report.seconds = round(time.perf_counter() - start, 3)
+        return report
+
+    async def delete(self, *, collection: str, document_id: str | None = None, source: str | None = None,
+                     missing_ok: bool = False) -> int:
+        """Remove one document from both stores (graph contributions taken back). Returns 0 or 1."""
+        if document_id is not None:
+            try:
+                doc_uuid = uuid.UUID(document_id)
+            except ValueError:
+                raise InvalidInput(f"not a document id: {document_id!r}") from None
+            rows = await self.postgres.fetch("documents", "document_by_id", doc_uuid)
+        else:
+            rows = await self.postgres.fetch("documents", "document_by_source", collection, source)
+        if not rows:
+            if missing_ok:
+                return 0
+            raise NotFound(f"no document {'id ' + str(document_id) if document_id else 'with source ' + repr(source)}"
+                           f"{'' if document_id else ' in collection ' + repr(collection)}")
+        return await self._delete_ids([rows[0]["id"]])
+
+    # -- stages ---------------------------------------------------------------------------------
+    async def _load(self, found: list[Found], report: IngestReport, progress: bool) -> list[tuple[Document, str]]:
+        t0 = time.perf_counter()
+        max_bytes = int(self.settings.max_file_mb * 1024 * 1024)
+        docs: list[tuple[Document, str]] = []
+        bar = tqdm(total=len(found), desc="load", unit="file", disable=not progress, file=sys.stderr)
+        for f in found:
+            try:
+                loaded = await asyncio.to_thread(load_file, f, max_bytes)
+                docs.extend((d, str(f.path)) for d in loaded)
+            except LoadError as exc:
+                report.failed.append({"path": str(f.path), "error": exc.message})
+            except Exception as exc:  # noqa: BLE001 - a parser bug in one file must not stop the rest
+                report.failed.append({"path": str(f.path), "error": f"{type(exc).__name__}: {exc}"[:300]})
+            bar.update(1)
+        bar.close()
+        report.add_time("load", time.perf_counter() - t0)
+        return docs
+
+    def _batches(self, items: list[_Item]) -> list[list[_Item]]:
+        batches: list[list[_Item]] = []
+        cur: list[_Item] = []
+        size = 0
+        for item in items:
+            cur.append(item)
+            size += max(1, len(item.doc.text) // 1000)
+            if len(cur) >= 64 or size >= 256:
+                batches.append(cur)
+                cur, size = [], 0
+        if cur:
+            batches.append(cur)
+        return batches
+
+    async def _run(self, items: list[_Item], report: IngestReport, progress: bool) -> None:
+        if not items:
+            return
+        queue: asyncio.Queue[list[_Item] | None] = asyncio.Queue(maxsize=1)
+        bar = tqdm(total=len(items), desc="ingest", unit="doc", disable=not progress, file=sys.stderr)
+
+        async def produce() -> None:
+            try:
+                for batch in self._batches(items):
+                    ready = await self._prepare(batch, report)
+                    await queue.put(ready)
+            finally:
+                await queue.put(None)
+
+        producer = asyncio.create_task(produce())
+        try:
+            while (batch := await queue.get()) is not None:
+                t0 = time.perf_counter()
+                await self._write_batch(batch, report)
+                report.add_time("write", time.perf_counter() - t0)
+                bar.update(len(batch))
+                bar.set_postfix(chunks=report.chunks)
+            await producer
+        finally:
+            producer.cancel()
+            bar.close()
+
+    async def _prepare(self, batch: list[_Item], report: IngestReport) -> list[_Item]:
+        """Chunk, then embed and extract side by side (worker threads), then embed new entity names."""
+        t0 = time.perf_counter()
+        chunker = self.models.chunker()
+        ready: list[_Item] = []
+        for item in batch:
+            try:
+                item.chunks = await asyncio.to_thread(chunker.chunk, item.doc, item.strategy)
+                if not item.chunks:
+                    raise InvalidInput("no text to index after chunking")
+                ready.append(item)
+            except Exception as exc:  # noqa: BLE001
+                report.failed.append({"path": item.origin, "error": _one_line(exc)})
+        report.add_time("chunk", time.perf_counter() - t0)
+        if not ready:
+            return []
+        texts = [c.text for item in ready for c in item.chunks]
+
+        async def embed() -> np.ndarray:
+            t = time.perf_counter()
+            out = await asyncio.to_thread(self.models.embedder.encode, texts)
+            report.add_time("embed", time.perf_counter() - t)
+            return out
+
+        async def extract() -> list[Extraction]:
+            t = time.perf_counter()
+            out = await asyncio.to_thread(self.models.extractor.extract_many, [[c.text for c in i.chunks] for i in ready])
+            report.add_time("extract", time.perf_counter() - t)
+            return out
+
+        vectors, extractions = await asyncio.gather(embed(), extract())
+        pos = 0
+        for item, extraction in zip(ready, extractions, strict=True):
+            item.embeddings = vectors[pos:pos + len(item.chunks)]
+            item.extraction = extraction
+            pos += len(item.chunks)
+        t1 = time.perf_counter()
+        names = {k: e.name for item in ready for k, e in item.extraction.entities.items()  # type: ignore[union-attr]
+                 if k not in self._entity_vectors}
+        if names:
+            keys = list(names)
+            vecs = await asyncio.to_thread(self.models.embedder.encode, [names[k] for k in keys])
+            if len(self._entity_vectors) > 200_000:
+                self._entity_vectors.clear()
+            self._entity_vectors.update({k: v.tolist() for k, v in zip(keys, vecs, strict=True)})
+        report.add_time("embed", time.perf_counter() - t1)
+        return ready
+
+    async def _write_batch(self, batch: list[_Item], report: IngestReport) -> None:
+        if not batch:
+            return
+        try:
+            await self._write(batch, report)
+        except Exception as exc:  # noqa: BLE001
+            if len(batch) == 1:
+                log.warning("ingest of %s failed: %s", batch[0].origin, _one_line(exc))
+                report.failed.append({"path": batch[0].origin, "error": _one_line(exc)})
+                return
+            log.info("batch write failed (%s); retrying document by document", _one_line(exc))
+            for item in batch:
+                await self._write_batch([item], report)
+
+    async def _write(self, batch: list[_Item], report: IngestReport) -> None:
+        model = self.models.embedder.model_name
+        collection = batch[0].row.collection
+        async with self.postgres.pool.acquire() as conn:
+            tx = conn.transaction()
+            await tx.start()
+            doc_ids: list[str] = []
+            try:
+                payload = _GraphPayload(collection)
+                outcomes = []
+                for item in batch:
+                    doc_id, inserted = await PostgresStore.upsert_document(conn, item.row)
+                    chunk_ids = [uuid.uuid4() for _ in item.chunks]
+                    rows = [
+                        (cid, doc_id, collection, c.index, c.text, list(c.heading_path), c.char_start, c.char_end,
+                         c.token_count, c.has_code, json.dumps(c.metadata), vec, model)
+                        for cid, c, vec in zip(chunk_ids, item.chunks, item.embeddings, strict=True)  # type: ignore[arg-type]
+                    ]
+                    await PostgresStore.replace_chunks(conn, doc_id, rows)
+                    doc_ids.append(str(doc_id))
+                    payload.add(str(doc_id), item, [str(c) for c in chunk_ids], self._entity_vectors)
+                    outcomes.append((item, inserted, str(doc_id)))
+                # Every id is removed first: updates take back their old graph, and a stale graph left by
+                # an earlier failure can never double up.
+                await self.graph.replace_documents(doc_ids, payload.docs, payload.next_pairs,
+                                                   payload.entity_list(), payload.mentions, payload.relations)
+            except BaseException:
+                await tx.rollback()
+                raise
+            try:
+                await tx.commit()
+            except BaseException:
+                await self.graph.remove_documents(doc_ids)  # compensate: the graph must not outlive the rows
+                raise
+        for item, inserted, doc_id in outcomes:
+            if inserted:
+                report.ingested += 1
+            else:
+                report.updated += 1
+            report.chunks += len(item.chunks)
+            report.entities += len(item.extraction.entities) if item.extraction else 0
+            report.relations += len(item.extraction.relations) if item.extraction else 0
+            report.documents.append({"id": doc_id, "source": item.row.source, "chunks": len(item.chunks),
+                                     "status": "ingested" if inserted else "updated"})
+
+    async def _delete_ids(self, ids: list[uuid.UUID]) -> int:
+        async with self.postgres.pool.acquire() as conn:
+            tx = conn.transaction()
+            await tx.start()
+            try:
+                deleted = await self.postgres.delete_documents(ids, conn)
+                await self.graph.remove_documents([str(i) for i in ids])
+            except BaseException:
+                await tx.rollback()
+                raise
+            await tx.commit()
+        return len(deleted)
+
+    async def _sync(self, collection: str, roots: list[Path], seen: set[str]) -> int:
+        """Delete documents of the collection whose source file lies under ``roots`` and is gone."""
+        rows = await self.postgres.fetch("documents", "sources_of_collection", collection)
+        stale = []
+        for r in rows:
+            source = r["source"]
+            under = any(source == str(root) or source.startswith(str(root).rstrip("/") + "/") for root in roots)
+            if under and source not in seen and not Path(source.split("#", 1)[0]).exists():
+                stale.append(r["id"])
+        return await self._delete_ids(stale) if stale else 0
+
+
+class _GraphPayload:
+    """Parameters of one batch's graph write."""
+
+    def __init__(self, collection: str) -> None:
+        self.collection = collection
+        self.docs: list[dict[str, Any]] = []
+        self.next_pairs: list[list[str]] = []
+        self.entities: dict[str, dict[str, Any]] = {}
+        self.mentions: list[dict[str, Any]] = []
+        self.relations: list[dict[str, Any]] = []
+
+    def add(self, doc_id: str, item: _Item, chunk_ids: list[str], vectors: dict[str, list[float]]) -> None:
+        self.docs.append({
+            "id": doc_id, "collection": self.collection, "source": item.row.source, "title": item.row.title,
+            "chunks": [{"id": cid, "index": c.index, "text": c.text} for cid, c in zip(chunk_ids, item.chunks, strict=True)],
+        })
+        self.next_pairs.extend([[a, b] for a, b in zip(chunk_ids, chunk_ids[1:], strict=False)])
+        ex = item.extraction or Extraction()
+        ids = {key: entity_id(self.collection, key) for key in ex.entities}
+        for key, ent in ex.entities.items():
+            self.entities.setdefault(ids[key], {
+                "id": ids[key], "collection": self.collection, "name": ent.name, "label": ent.label, "key": key,
+                "embedding": vectors.get(key),
+            })
+        for (index, key), count in ex.mentions.items():
+            self.mentions.append({"chunk_id": chunk_ids[index], "entity_id": ids[key], "count": count})
+        for (a, b), rel in ex.relations.items():
+            src, dst = sorted((ids[a], ids[b]))
+            indexes = sorted(rel.chunk_weights)
+            self.relations.append({
+                "source": src, "target": dst,
+                "chunk_ids": [chunk_ids[i] for i in indexes],
+                "weights": [rel.chunk_weights[i] for i in indexes],
+                "predicate_evidence": sorted(f"{lemma}@{chunk_ids[i]}" for lemma, i in rel.predicates),
+            })
+
+    def entity_list(self) -> list[dict[str, Any]]:
+        return list(self.entities.values())
+
+
+def _check_options(collection: str, chunker: str | None, file_types: set[str] | None) -> None:
+    import re
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}", collection or ""):
+        raise InvalidInput(
+            f"invalid collection name {collection!r}: use 1-64 letters, digits, '_', '-', '.', starting alphanumeric"
+        )
+    if chunker is not None and chunker not in CHUNKERS:
+        raise InvalidInput(f"unknown chunker {chunker!r}; choose one of {', '.join(CHUNKERS)}")
+    if file_types:
+        unknown = file_types - FILE_TYPES
+        if unknown:
+            raise InvalidInput(f"unknown file types {', '.join(sorted(unknown))}; known: {', '.join(sorted(FILE_TYPES))}")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    return " ".join(str(text).split())[:300]

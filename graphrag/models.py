@@ -1,0 +1,64 @@
+"""Domain types shared by ingestion, search and the interfaces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Document:
+    """A loaded document: its full text plus what we know about it.
+
+    ``pages`` holds ``(char_start, char_end)`` per page for paged formats (PDF), so the page chunker
+    can keep pages apart. ``kind`` picks the default chunker (markdown, text, pdf, record).
+    """
+
+    source: str
+    title: str
+    text: str
+    kind: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    pages: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A slice of a document: ``document.text[char_start:char_end] == text``."""
+
+    index: int
+    text: str
+    char_start: int
+    char_end: int
+    heading_path: tuple[str, ...] = ()
+    token_count: int = 0
+    has_code: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Entity:
+    """An entity of one collection, identified by its normalised key (name + label)."""
+
+    key: str
+    name: str
+    label: str
+
+
+@dataclass
+class Relation:
+    """Entities related inside a document: co-occurrence weight per evidence chunk, SVO predicates."""
+
+    source: str  # entity key
+    target: str  # entity key
+    chunk_weights: dict[int, int] = field(default_factory=dict)  # chunk index -> co-occurrences
+    predicates: set[tuple[str, int]] = field(default_factory=set)  # (verb lemma, chunk index)
+
+
+@dataclass
+class Extraction:
+    """What the extractor found in one document's chunks."""
+
+    entities: dict[str, Entity] = field(default_factory=dict)  # key -> entity
+    mentions: dict[tuple[int, str], int] = field(default_factory=dict)  # (chunk index, key) -> count
+    relations: dict[tuple[str, str], Relation] = field(default_factory=dict)
