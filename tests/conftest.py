@@ -57,3 +57,18 @@ async def runtime(settings: Settings, services: Endpoints) -> AsyncIterator[obje
 def collection() -> str:
     """A collection name of its own for each test, so tests never see each other's data."""
     return f"test_{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="session")
+def models(settings: Settings) -> object:
+    """The real embedding, tokenizer and spaCy models, loaded once for the session."""
+    from graphrag.ingest.pipeline import IngestModels
+
+    return IngestModels(settings)
+
+
+@pytest.fixture
+async def ingestor(runtime: object, models: object) -> object:
+    from graphrag.ingest.pipeline import Ingestor
+
+    return Ingestor(runtime.settings, runtime.postgres, runtime.neo4j, models)  # type: ignore[attr-defined]

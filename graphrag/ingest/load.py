@@ -105,7 +105,7 @@ def _front_matter(text: str, path: Path) -> tuple[dict[str, Any], str]:
     if not isinstance(data, dict):
         raise LoadError(f"{path.name}: front matter must be a mapping")
     # Blank out the front matter instead of cutting it, so chunk offsets still index the file text.
-    return _jsonable(data), " " * match.end() + text[match.end():]
+    return _jsonable(data), re.sub(r"[^\n]", " ", text[:match.end()]) + text[match.end():]
 
 
 def _jsonable(value: Any) -> Any:

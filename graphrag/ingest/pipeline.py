@@ -364,8 +364,10 @@ class Ingestor:
                     outcomes.append((item, inserted, str(doc_id)))
                 # Every id is removed first: updates take back their old graph, and a stale graph left by
                 # an earlier failure can never double up.
+                t_graph = time.perf_counter()
                 await self.graph.replace_documents(doc_ids, payload.docs, payload.next_pairs,
                                                    payload.entity_list(), payload.mentions, payload.relations)
+                report.add_time("write_neo4j", time.perf_counter() - t_graph)
             except BaseException:
                 await tx.rollback()
                 raise

@@ -1,0 +1,116 @@
+"""Ingestion benchmark: a BEIR corpus (default SciFact) or a folder into a fresh collection.
+
+Reports documents/s, chunks/s, characters/s, seconds per stage, peak RSS, the time of an unchanged
+re-ingest, and, for comparison, the embedding and NER stages run alone over the same chunks.
+
+    python bench/ingest.py                       # ../shared/eval/scifact/corpus.jsonl
+    python bench/ingest.py --path docs/ --name markdown-docs
+    python bench/ingest.py --limit 500           # a quick sample
+
+Results go to bench/results/ingest_<name>.json. Needs the local services (started on demand).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import resource
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from graphrag.config import Settings  # noqa: E402
+from graphrag.ingest.load import Found, load_file  # noqa: E402
+from graphrag.runtime import open_services  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--path", type=Path, default=REPO.parent / "shared" / "eval" / "scifact" / "corpus.jsonl")
+    parser.add_argument("--name", default="scifact")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N records of a JSONL corpus")
+    parser.add_argument("--no-alone", action="store_true", help="skip timing the model stages alone")
+    args = parser.parse_args()
+
+    settings = Settings()
+    collection = f"bench_{args.name}_{int(time.time())}"
+    path = args.path
+    if args.limit and path.suffix == ".jsonl":
+        sample = Path(f"/tmp/bench_{args.name}_{args.limit}.jsonl")
+        with path.open() as src, sample.open("w") as dst:
+            for i, line in enumerate(src):
+                if i >= args.limit:
+                    break
+                dst.write(line)
+        path = sample
+    async with open_services(settings) as rt:
+        t0 = time.perf_counter()
+        ingestor = await rt.ingestor()
+        models_s = time.perf_counter() - t0
+        report = await ingestor.ingest_paths([path], collection=collection, progress=True)
+        rss_after_ingest = peak_rss_mb()
+        again = await ingestor.ingest_paths([path], collection=collection, progress=False)
+        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        docs = []
+        for f in files:
+            kind = {".jsonl": "jsonl", ".md": "md", ".markdown": "md", ".txt": "txt", ".html": "html",
+                    ".htm": "html", ".pdf": "pdf", ".docx": "docx"}.get(f.suffix.lower())
+            if kind:
+                try:
+                    docs += load_file(Found(f, kind), 1 << 30)
+                except Exception:  # noqa: BLE001 - failed files are in the report already
+                    pass
+        chars = sum(len(d.text) for d in docs)
+        alone: dict[str, float] = {}
+        if not args.no_alone:
+            models = await rt.models()
+            chunker = models.chunker()
+            texts = [c.text for d in docs for c in chunker.chunk(d)]
+            t = time.perf_counter()
+            models.embedder.encode(texts)
+            alone["embed"] = round(time.perf_counter() - t, 2)
+            t = time.perf_counter()
+            models.extractor.extract_many([[x] for x in texts])
+            alone["extract"] = round(time.perf_counter() - t, 2)
+    seconds = report.seconds
+    result = {
+        "dataset": args.name,
+        "path": str(args.path),
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+        "documents": report.ingested + report.updated,
+        "failed": len(report.failed),
+        "chunks": report.chunks,
+        "characters": chars,
+        "entities": report.entities,
+        "relations": report.relations,
+        "seconds": seconds,
+        "model_load_seconds": round(models_s, 2),
+        "docs_per_s": round((report.ingested + report.updated) / seconds, 2),
+        "chunks_per_s": round(report.chunks / seconds, 2),
+        "chars_per_s": round(chars / seconds, 1),
+        "stages_s": report.stages,
+        "reingest_unchanged_s": again.seconds,
+        "reingest_unchanged": again.unchanged,
+        "peak_rss_mb": round(rss_after_ingest, 1),
+        "alone_s": alone,
+        "ratio_to_slowest_stage_alone": round(seconds / max(alone.values()), 3) if alone else None,
+        "collection": collection,
+    }
+    out = REPO / "bench" / "results" / f"ingest_{args.name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2))
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
