@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -76,8 +77,20 @@ class Settings(BaseSettings):
         description="spaCy entity labels not stored (JSON list).",
     )
     noun_phrases: bool = Field(False, description="Also store noun-phrase terms as CONCEPT entities.")
+    llm_extractor_model: str | None = Field(
+        None, description="pydantic-ai model (e.g. openai:gpt-4o-mini) for the optional LLM extractor; unset = spaCy only."
+    )
+    llm_extractor_mode: Literal["merge", "replace"] = Field(
+        "merge", description="merge: LLM beside spaCy; replace: LLM instead of spaCy."
+    )
     max_file_mb: float = Field(50.0, description="Largest file (or upload) accepted, in MB.")
     default_collection: str = Field("default", description="Collection used when none is given.")
+
+    # --- search ------------------------------------------------------------------------------
+    reranker_model: str | None = Field(
+        None, description="Local cross-encoder model path for optional reranking (none is bundled)."
+    )
+    leg_timeout_s: float = Field(5.0, description="Default per-leg timeout of a search, in seconds.")
 
     # --- API ---------------------------------------------------------------------------------
     api_host: str = Field("127.0.0.1", description="Host `graphrag serve` binds to.")

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from graphrag.config import Settings
 from graphrag.ingest.pipeline import IngestModels, Ingestor
+from graphrag.search.router import SearchRouter
 from graphrag.services.manager import endpoints
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore
@@ -26,6 +27,7 @@ class Runtime:
     neo4j: Neo4jStore
     _models: IngestModels | None = field(default=None, repr=False)
     _ingestor: Ingestor | None = field(default=None, repr=False)
+    _router: SearchRouter | None = field(default=None, repr=False)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
     async def models(self) -> IngestModels:
@@ -34,6 +36,14 @@ class Runtime:
             if self._models is None:
                 self._models = await asyncio.to_thread(IngestModels, self.settings)
         return self._models
+
+    async def router(self) -> SearchRouter:
+        """The search router (models load on first use)."""
+        if self._router is None:
+            models = await self.models()
+            self._router = SearchRouter(self.postgres, self.neo4j, models.embedder, models.nlp,
+                                        reranker_path=self.settings.reranker_model)
+        return self._router
 
     async def ingestor(self) -> Ingestor:
         if self._ingestor is None:

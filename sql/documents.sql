@@ -48,3 +48,35 @@ SELECT id FROM documents WHERE collection = $1;
 SELECT d.collection, count(DISTINCT d.id) AS documents, count(c.id) AS chunks
 FROM documents d LEFT JOIN chunks c ON c.document_id = d.id
 GROUP BY d.collection ORDER BY d.collection;
+
+-- name: stats_subtract
+-- Take the documents' chunks out of the BM25 statistics (before their chunks are deleted).
+WITH gone AS (
+    SELECT c.collection, u.lexeme, count(*) AS n
+    FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) u
+    WHERE c.document_id = ANY($1::uuid[])
+    GROUP BY c.collection, u.lexeme ORDER BY c.collection, u.lexeme
+), lex AS (
+    UPDATE lexeme_stats s SET df = s.df - gone.n FROM gone
+    WHERE s.collection = gone.collection AND s.lexeme = gone.lexeme
+)
+UPDATE collection_stats s SET chunks = s.chunks - t.chunks, tokens = s.tokens - t.tokens
+FROM (SELECT collection, count(*) AS chunks, sum(token_count) AS tokens FROM chunks
+      WHERE document_id = ANY($1::uuid[]) GROUP BY collection) t
+WHERE s.collection = t.collection;
+
+-- name: stats_add
+-- Add the documents' chunks to the BM25 statistics (after their chunks are written).
+WITH added AS (
+    SELECT c.collection, u.lexeme, count(*) AS n
+    FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) u
+    WHERE c.document_id = ANY($1::uuid[])
+    GROUP BY c.collection, u.lexeme ORDER BY c.collection, u.lexeme
+), lex AS (
+    INSERT INTO lexeme_stats (collection, lexeme, df) SELECT collection, lexeme, n FROM added
+    ON CONFLICT (collection, lexeme) DO UPDATE SET df = lexeme_stats.df + EXCLUDED.df
+)
+INSERT INTO collection_stats (collection, chunks, tokens)
+SELECT collection, count(*), sum(token_count) FROM chunks WHERE document_id = ANY($1::uuid[]) GROUP BY collection
+ON CONFLICT (collection) DO UPDATE
+    SET chunks = collection_stats.chunks + EXCLUDED.chunks, tokens = collection_stats.tokens + EXCLUDED.tokens;

@@ -127,7 +127,8 @@ def load_markdown(path: Path, data: bytes) -> list[Document]:
 def load_text(path: Path, data: bytes) -> list[Document]:
     text = _decode(data, path)
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    title = first[:120] if 0 < len(first) <= 120 else path.stem
+    # A short first line that is not a sentence reads as a title; otherwise the file name.
+    title = first if 0 < len(first) <= 80 and not first.endswith((".", ",", ";", ":")) else path.stem
     return [Document(source=str(path), title=title, text=text, kind="text")]
 
 

@@ -74,7 +74,7 @@ class IngestReport:
 class IngestModels:
     """The models ingestion needs, loaded once per process."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, llm_model: Any = None) -> None:
         self.embedder = Embedder(settings.embedding_model_path, batch_size=settings.embedding_batch_size,
                                  dim=settings.embedding_dim)
         self.counter = HFTokenCounter(self.embedder.tokenizer, self.embedder.max_seq_length)
@@ -82,7 +82,18 @@ class IngestModels:
             settings.spacy_model,
             ExtractOptions(drop_labels=frozenset(settings.entity_drop_labels), noun_phrases=settings.noun_phrases),
         )
+        llm_model = llm_model or settings.llm_extractor_model
+        if llm_model is not None:
+            from graphrag.ingest.llm_extract import CombinedExtractor, LLMExtractor
+
+            self.extractor = CombinedExtractor(self.extractor, LLMExtractor(llm_model), settings.llm_extractor_mode)
         self.chunk_options = ChunkOptions(budget=settings.chunk_tokens, overlap_tokens=settings.chunk_overlap_tokens)
+
+    @property
+    def nlp(self) -> Any:
+        """The spaCy pipeline (the graph leg parses queries with it)."""
+        spacy_extractor = getattr(self.extractor, "spacy", self.extractor)
+        return spacy_extractor.nlp
 
     def chunker(self) -> Chunker:
         return Chunker(self.counter, self.chunk_options, embed=self.embedder.encode)
@@ -350,8 +361,10 @@ class Ingestor:
             try:
                 payload = _GraphPayload(collection)
                 outcomes = []
-                for item in batch:
-                    doc_id, inserted = await PostgresStore.upsert_document(conn, item.row)
+                upserted = [await PostgresStore.upsert_document(conn, item.row) for item in batch]
+                ids = [doc_id for doc_id, _ in upserted]
+                await PostgresStore.update_stats(conn, ids, add=False)  # old chunks of updated documents
+                for item, (doc_id, inserted) in zip(batch, upserted, strict=True):
                     chunk_ids = [uuid.uuid4() for _ in item.chunks]
                     rows = [
                         (cid, doc_id, collection, c.index, c.text, list(c.heading_path), c.char_start, c.char_end,
@@ -362,6 +375,7 @@ class Ingestor:
                     doc_ids.append(str(doc_id))
                     payload.add(str(doc_id), item, [str(c) for c in chunk_ids], self._entity_vectors)
                     outcomes.append((item, inserted, str(doc_id)))
+                await PostgresStore.update_stats(conn, ids, add=True)
                 # Every id is removed first: updates take back their old graph, and a stale graph left by
                 # an earlier failure can never double up.
                 t_graph = time.perf_counter()

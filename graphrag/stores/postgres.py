@@ -126,6 +126,23 @@ class PostgresStore:
         async with self.pool.acquire() as conn:
             return await conn.fetch(queries.sql(file, name), *args)
 
+    async def fetch_filtered(self, file: str, name: str, condition: str, *args: Any,
+                             local_settings: dict[str, str] | None = None) -> list[asyncpg.Record]:
+        """Run a named statement whose ``/*FILTER*/`` marker takes ``condition``.
+
+        ``condition`` comes from :func:`graphrag.search.filters.compile_filter`: our own SQL fragments
+        with ``$n`` placeholders, the values being in ``args``. ``local_settings`` are applied with
+        ``set_config(..., is_local => true)`` for this statement's transaction only.
+        """
+        text = queries.sql(file, name)
+        if "/*FILTER*/" not in text:
+            raise KeyError(f"sql/{file}.sql {name} has no /*FILTER*/ marker")
+        text = text.replace("/*FILTER*/", condition)
+        async with self.pool.acquire() as conn, conn.transaction():
+            for key, value in (local_settings or {}).items():
+                await conn.execute(queries.sql("health", "set_local"), key, value)
+            return await conn.fetch(text, *args)
+
     # -- documents and chunks -----------------------------------------------------------------
     async def existing_documents(self, collection: str, sources: list[str]) -> dict[str, tuple[uuid.UUID, str]]:
         """``source -> (id, content_hash)`` for the given sources that are already stored."""
@@ -149,12 +166,15 @@ class PostgresStore:
         if rows:
             await conn.copy_records_to_table("chunks", records=rows, columns=list(CHUNK_COLUMNS))
 
-    async def delete_documents(self, ids: list[uuid.UUID], conn: asyncpg.Connection | None = None) -> list[str]:
-        """Delete documents (chunks cascade); returns the sources deleted."""
-        if conn is not None:
-            rows = await conn.fetch(queries.sql("documents", "delete_documents"), ids)
-        else:
-            rows = await self.fetch("documents", "delete_documents", ids)
+    @staticmethod
+    async def update_stats(conn: asyncpg.Connection, document_ids: list[uuid.UUID], *, add: bool) -> None:
+        """Add or subtract the documents' current chunks to/from the BM25 statistics."""
+        await conn.execute(queries.sql("documents", "stats_add" if add else "stats_subtract"), document_ids)
+
+    async def delete_documents(self, ids: list[uuid.UUID], conn: asyncpg.Connection) -> list[str]:
+        """Delete documents (chunks cascade) inside the caller's transaction; returns their sources."""
+        await self.update_stats(conn, ids, add=False)
+        rows = await conn.fetch(queries.sql("documents", "delete_documents"), ids)
         return [r["source"] for r in rows]
 
     async def collection_counts(self) -> dict[str, dict[str, int]]:

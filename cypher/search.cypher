@@ -1,0 +1,37 @@
+// Graph leg: link the query to entities, expand over RELATED_TO, score chunks through MENTIONS.
+
+// name: link_entities_fulltext
+UNWIND $queries AS q
+CALL db.index.fulltext.queryNodes('entity_name', q) YIELD node, score
+WHERE $collections IS NULL OR node.collection IN $collections
+WITH q, node, score ORDER BY score DESC
+WITH q, collect({id: node.id, name: node.name, label: node.label, mentions: node.mentions, score: score})[0..$k] AS hits
+RETURN q AS query, hits;
+
+// name: link_entities_vector
+CALL db.index.vector.queryNodes('entity_embedding', $k, $embedding) YIELD node, score
+WITH node, score WHERE ($collections IS NULL OR node.collection IN $collections) AND score >= $min_score
+RETURN node.id AS id, node.name AS name, node.label AS label, node.mentions AS mentions, score;
+
+// name: neighbours
+UNWIND $ids AS id
+MATCH (e:Entity {id: id})-[r:RELATED_TO]-(n:Entity)
+WITH e, r, n ORDER BY r.weight DESC
+WITH e, collect({id: n.id, name: n.name, label: n.label, mentions: n.mentions, weight: r.weight,
+                 predicates: r.predicates, evidence: r.evidence_chunk_ids[0..5]})[0..$per_node] AS ns
+RETURN e.id AS id, ns;
+
+// name: entity_chunks
+UNWIND $ids AS id
+MATCH (e:Entity {id: id})<-[m:MENTIONS]-(c:Chunk)
+WITH e, c, m ORDER BY m.count DESC
+WITH e, collect({chunk: c.id, count: m.count})[0..$per_entity] AS chunks
+RETURN e.id AS id, chunks;
+
+// name: chunk_entities
+UNWIND $chunk_ids AS chunk_id
+MATCH (c:Chunk {id: chunk_id})-[m:MENTIONS]->(e:Entity)
+WITH chunk_id, e, m ORDER BY m.count DESC
+WITH chunk_id, collect({id: e.id, name: e.name, label: e.label})[0..8] AS ents
+UNWIND ents AS e
+RETURN chunk_id, e.id AS id, e.name AS name, e.label AS label;

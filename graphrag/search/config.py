@@ -1,0 +1,82 @@
+"""Frozen search configuration. Derive variants with ``model_copy(update=...)``; never mutate a shared one."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from graphrag.errors import InvalidInput
+
+Mode = Literal["auto", "vector", "keyword", "hybrid", "graph"]
+LEGS = ("vector", "keyword", "graph")
+MAX_QUERY_CHARS = 2000
+
+
+class Rule(BaseModel):
+    """A rule-based reranking step on a metadata field, applied as a multiplicative weight.
+
+    - ``contains``: hits whose ``field`` contains ``value`` get ``weight``.
+    - ``priority``: hits whose ``field`` equals one of ``values`` get ``weight`` (first value strongest).
+    - ``sort``: hits are ordered by ``field`` (``descending``) among equal scores after weighting.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["contains", "priority", "sort"]
+    field: str
+    value: str | None = None
+    values: tuple[str, ...] = ()
+    weight: float = Field(1.5, gt=0, le=100)
+    descending: bool = True
+
+
+class SearchConfig(BaseModel):
+    """Everything that shapes one search. Built from a recipe plus the request's options."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    legs: tuple[str, ...] = LEGS
+    limit: int = Field(10, ge=1, le=100)
+    collections: tuple[str, ...] | None = None
+    filters: dict[str, Any] | None = None
+    threshold: float | None = Field(None, ge=0.0, le=1.0, description="minimum cosine similarity of vector hits")
+    rrf_k: int = Field(60, ge=1, le=1000)
+    weights: dict[str, float] = Field(default_factory=lambda: {"vector": 1.0, "keyword": 1.0, "graph": 1.0})
+    overfetch: int = Field(50, ge=1, le=1000, description="candidates per leg before fusion")
+    ef_search: int = Field(100, ge=10, le=1000)
+    leg_timeout_s: float = Field(5.0, gt=0, le=120)
+    mmr_lambda: float | None = Field(None, ge=0.0, le=1.0)
+    rules: tuple[Rule, ...] = ()
+    boost_mode: bool = Field(False, description="vector ranking first; keyword and metadata matches multiply it")
+    boost_factor: float = Field(1.5, gt=1.0, le=10.0)
+    token_budget: int | None = Field(None, ge=1, le=1_000_000)
+    metadata_only: bool = False
+    collapse: bool = Field(False, description="keep only the best chunk per document")
+    explain: bool = False
+    reranker: str | None = Field(None, description="local cross-encoder model path")
+    graph_hops: int = Field(2, ge=1, le=3)
+    graph_seeds: int = Field(8, ge=1, le=50)
+    ppr_alpha: float = Field(0.5, gt=0.0, lt=1.0, description="restart probability of personalised PageRank")
+
+    @field_validator("legs")
+    @classmethod
+    def _legs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = set(value) - set(LEGS)
+        if unknown or not value:
+            raise ValueError(f"legs must be a non-empty subset of {LEGS}")
+        return value
+
+
+def validate_query(query: Any) -> str:
+    """A usable query string, or a clear :class:`InvalidInput`."""
+    if not isinstance(query, str):
+        raise InvalidInput("query must be a string")
+    text = query.strip()
+    if not text:
+        raise InvalidInput("query is empty")
+    if len(text) > MAX_QUERY_CHARS:
+        raise InvalidInput(f"query is {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
+    if "\x00" in text:
+        raise InvalidInput("query contains a NUL character")
+    return text

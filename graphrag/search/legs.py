@@ -1,0 +1,241 @@
+"""The search legs, one async function each: vector, keyword (BM25), graph (entity linking + PPR)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from graphrag.search.config import SearchConfig
+from graphrag.search.filters import compile_filter
+from graphrag.stores.neo4j import Neo4jStore
+from graphrag.stores.postgres import PostgresStore
+
+BM25_K1 = 0.9
+BM25_B = 0.4
+_LUCENE_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/])')
+_LUCENE_WORDS = {"AND", "OR", "NOT", "TO"}
+
+
+@dataclass
+class LegResult:
+    """A leg's ranked hits ``(chunk_id, score, extra)`` and, for the graph leg, its context."""
+
+    hits: list[tuple[str, float, dict[str, Any]]] = field(default_factory=list)
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+def _collections(config: SearchConfig) -> list[str] | None:
+    return list(config.collections) if config.collections else None
+
+
+async def vector_leg(pg: PostgresStore, embedding: np.ndarray, config: SearchConfig, model: str) -> LegResult:
+    """HNSW cosine search; iterative scans keep filtered queries from running dry."""
+    compiled = compile_filter(config.filters, first_param=5)
+    settings = {"hnsw.ef_search": str(max(config.ef_search, config.overfetch))}
+    if config.filters or config.collections:
+        settings["hnsw.iterative_scan"] = "relaxed_order"
+    rows = await pg.fetch_filtered("search", "vector_leg", compiled.sql, embedding, _collections(config), model,
+                                   config.overfetch, *compiled.params, local_settings=settings)
+    hits = [(str(r["id"]), float(r["similarity"]), {}) for r in rows]
+    hits.sort(key=lambda h: -h[1])  # relaxed_order may return near-sorted rows
+    if config.threshold is not None:
+        hits = [h for h in hits if h[1] >= config.threshold]
+    return LegResult(hits)
+
+
+async def keyword_leg(pg: PostgresStore, query: str, config: SearchConfig) -> LegResult:
+    """BM25 (OR semantics, IDF from lexeme statistics) over the GIN-indexed tsvector."""
+    compiled = compile_filter(config.filters, first_param=6)
+    rows = await pg.fetch_filtered("search", "keyword_leg", compiled.sql, query, _collections(config),
+                                   config.overfetch, BM25_K1, BM25_B, *compiled.params)
+    return LegResult([(str(r["id"]), float(r["score"]), {"matched": sorted(set(r["matched"]))}) for r in rows])
+
+
+def lucene_query(text: str) -> str:
+    """A Lucene query that matches ``text``'s words (any of them), the whole phrase boosted."""
+    words = [w for w in re.findall(r"\w[\w'.-]*", text) if w.upper() not in _LUCENE_WORDS]
+    escaped = [_LUCENE_SPECIAL.sub(r"\\\1", w) for w in words]
+    if not escaped:
+        return ""
+    phrase = " ".join(escaped)
+    return f'"{phrase}"^3 {phrase}' if len(escaped) > 1 else phrase
+
+
+def query_mentions(nlp: Any, query: str) -> list[str]:
+    """Strings in the query worth linking to entities: named entities, proper-noun runs, noun chunks."""
+    doc = nlp(query)
+    found: list[str] = [ent.text for ent in doc.ents if ent.label_ not in ("CARDINAL", "ORDINAL", "PERCENT")]
+    run: list[str] = []
+    for token in doc:
+        if token.pos_ == "PROPN" or (run and token.text in ("of", "the", "&")):
+            run.append(token.text)
+        else:
+            if run:
+                found.append(" ".join(run).strip())
+            run = []
+    if run:
+        found.append(" ".join(run))
+    if doc.has_annotation("DEP"):
+        found += [nc.text for nc in doc.noun_chunks if any(t.pos_ in ("PROPN", "NOUN") for t in nc)]
+    seen: set[str] = set()
+    out = []
+    for text in found:
+        key = text.lower().strip()
+        if key and key not in seen and len(key) > 1:
+            seen.add(key)
+            out.append(text.strip())
+    return out[:12]
+
+
+def personalized_pagerank(nodes: list[str], edges: dict[tuple[str, str], float], seeds: dict[str, float],
+                          damp: dict[str, float], alpha: float, iterations: int = 30) -> dict[str, float]:
+    """PPR on an undirected weighted graph; walks into a node are scaled by its damping factor
+    (hub entities pass on little), and restarts go to the seeds in proportion to their scores."""
+    index = {n: i for i, n in enumerate(nodes)}
+    size = len(nodes)
+    if size == 0:
+        return {}
+    matrix = np.zeros((size, size))
+    for (a, b), w in edges.items():
+        i, j = index[a], index[b]
+        matrix[j, i] += w * damp.get(b, 1.0)
+        matrix[i, j] += w * damp.get(a, 1.0)
+    col = matrix.sum(axis=0)
+    col[col == 0] = 1.0
+    transition = matrix / col
+    restart = np.array([seeds.get(n, 0.0) for n in nodes])
+    restart = restart / restart.sum() if restart.sum() > 0 else np.full(size, 1.0 / size)
+    rank = restart.copy()
+    for _ in range(iterations):
+        rank = alpha * restart + (1 - alpha) * transition @ rank
+    return {n: float(rank[index[n]]) for n in nodes}
+
+
+async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str, embedding: np.ndarray,
+                    config: SearchConfig) -> LegResult:
+    """Link the query to entities, expand up to ``graph_hops`` over RELATED_TO, rank entities with
+    personalised PageRank (hubs damped by an IDF-like factor), and score chunks through MENTIONS.
+    Every chunk and relation is re-checked against collections and filters in PostgreSQL."""
+    collections = _collections(config)
+    mentions = await asyncio.to_thread(query_mentions, nlp, query)
+    lucene = [q for q in (lucene_query(m) for m in mentions) if q]
+    full = lucene_query(query)
+    if full:
+        lucene.append(full)
+    text_rows, vector_rows, total_rows = await asyncio.gather(
+        neo4j.run("search", "link_entities_fulltext", queries=lucene, collections=collections, k=5),
+        neo4j.run("search", "link_entities_vector", k=config.graph_seeds * 2, embedding=embedding.tolist(),
+                  collections=collections, min_score=0.55),
+        pg.fetch("search", "collection_chunk_count", collections),
+    )
+    total_chunks = max(int(total_rows[0][0]) if total_rows else 1, 1)
+    info: dict[str, dict[str, Any]] = {}
+    seeds: dict[str, float] = {}
+    for row in text_rows:
+        hits = row["hits"]
+        if not hits:
+            continue
+        best = max(h["score"] for h in hits) or 1.0
+        # The whole-query search is a weaker signal than a mention the parser found.
+        weight = 0.5 if row["query"] == full else 1.0
+        for h in hits:
+            info[h["id"]] = h
+            seeds[h["id"]] = max(seeds.get(h["id"], 0.0), weight * h["score"] / best)
+    for r in vector_rows:
+        info.setdefault(r["id"], dict(r))
+        seeds[r["id"]] = max(seeds.get(r["id"], 0.0), float(r["score"]))
+
+    def idf(entity: str) -> float:
+        mentions_n = int(info.get(entity, {}).get("mentions") or 1)
+        return math.log((total_chunks + 1) / (mentions_n + 0.5)) / math.log(total_chunks + 1.5)
+
+    ranked_seeds = sorted(seeds, key=lambda e: -seeds[e] * idf(e))[: config.graph_seeds]
+    seeds = {e: seeds[e] * idf(e) for e in ranked_seeds}
+    if not seeds:
+        return LegResult(context={"entities": [], "relations": []})
+    edges: dict[tuple[str, str], float] = {}
+    edge_info: dict[tuple[str, str], dict[str, Any]] = {}
+    frontier = list(seeds)
+    visited = set(frontier)
+    for hop in range(config.graph_hops):
+        if not frontier:
+            break
+        rows = await neo4j.run("search", "neighbours", ids=frontier, per_node=25 if hop == 0 else 8)
+        nxt = []
+        for row in rows:
+            for n in row["ns"]:
+                info.setdefault(n["id"], n)
+                a, b = sorted((row["id"], n["id"]))
+                edges[(a, b)] = math.log1p(float(n["weight"] or 1))
+                edge_info[(a, b)] = n
+                if n["id"] not in visited:
+                    visited.add(n["id"])
+                    nxt.append(n["id"])
+        frontier = nxt[:100]
+    nodes = sorted(visited)
+    damp = {n: max(idf(n), 0.05) for n in nodes}
+    ppr = personalized_pagerank(nodes, edges, seeds, damp, config.ppr_alpha)
+    top_entities = sorted(ppr, key=lambda n: -ppr[n] * damp[n])[:30]
+    chunk_rows = await neo4j.run("search", "entity_chunks", ids=top_entities, per_entity=40)
+    scores: dict[str, float] = {}
+    via: dict[str, list[str]] = {}
+    for row in chunk_rows:
+        weight = ppr[row["id"]] * damp[row["id"]]
+        for c in row["chunks"]:
+            scores[c["chunk"]] = scores.get(c["chunk"], 0.0) + weight * (1 + math.log(c["count"]))
+            via.setdefault(c["chunk"], []).append(row["id"])
+    ranked = sorted(scores, key=lambda c: -scores[c])[: config.overfetch * 2]
+    # Context relations among the top entities, with their evidence chunks.
+    top_set = set(top_entities[:15])
+    context_edges = [(k, v) for k, v in edge_info.items() if k[0] in top_set and k[1] in top_set]
+    evidence_ids = {e for _, v in context_edges for e in (v.get("evidence") or [])}
+    allowed = await _allowed_chunks(pg, set(ranked) | evidence_ids, config)
+    hits = []
+    for chunk_id in ranked:
+        if chunk_id in allowed and len(hits) < config.overfetch:
+            ents = [{"id": e, "name": info[e].get("name"), "label": info[e].get("label")} for e in via[chunk_id][:5]]
+            hits.append((chunk_id, scores[chunk_id], {"entities": ents}))
+    relations = []
+    for (a, b), v in sorted(context_edges, key=lambda kv: -float(kv[1].get("weight") or 0))[:20]:
+        evidence = next((e for e in (v.get("evidence") or []) if e in allowed), None)
+        if evidence is None:
+            continue  # every piece of evidence is outside the request's scope
+        predicates = v.get("predicates") or []
+        relations.append({"source": info[a].get("name"), "type": predicates[0] if predicates else "RELATED_TO",
+                          "target": info[b].get("name"), "evidence_chunk_id": evidence})
+    linked = [{"id": e, "name": info[e].get("name"), "label": info[e].get("label"), "score": round(seeds[e], 4)}
+              for e in seeds]
+    return LegResult(hits, {"entities": linked, "relations": relations})
+
+
+async def _allowed_chunks(pg: PostgresStore, ids: set[str], config: SearchConfig) -> set[str]:
+    if not ids:
+        return set()
+    compiled = compile_filter(config.filters, first_param=3)
+    rows = await pg.fetch_filtered("search", "chunk_rows", compiled.sql, [uuid.UUID(i) for i in ids],
+                                   _collections(config), *compiled.params)
+    return {str(r["id"]) for r in rows}
+
+
+async def fetch_rows(pg: PostgresStore, ids: list[str], config: SearchConfig) -> dict[str, dict[str, Any]]:
+    """Chunk and document columns of the hits, re-checked against collections and filters."""
+    if not ids:
+        return {}
+    compiled = compile_filter(config.filters, first_param=3)
+    rows = await pg.fetch_filtered("search", "chunk_rows", compiled.sql, [uuid.UUID(i) for i in ids],
+                                   _collections(config), *compiled.params)
+    out = {}
+    for r in rows:
+        row = dict(r)
+        for key in ("metadata", "document_metadata"):
+            if isinstance(row.get(key), str):
+                row[key] = json.loads(row[key])
+        out[str(r["id"])] = row
+    return out

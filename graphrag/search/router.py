@@ -1,0 +1,217 @@
+"""The query router: embed once, run the legs concurrently (each with its own timeout), fuse, shape.
+
+A leg that fails or times out is reported in ``legs`` with its status while the others answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import numpy as np
+
+from graphrag.errors import InvalidInput
+from graphrag.search import fusion
+from graphrag.search.config import LEGS, SearchConfig, validate_query
+from graphrag.search.filters import compile_filter, parse_filter
+from graphrag.search.legs import LegResult, fetch_rows, graph_leg, keyword_leg, vector_leg
+from graphrag.search.recipes import derive
+from graphrag.stores.neo4j import Neo4jStore
+from graphrag.stores.postgres import PostgresStore
+
+log = logging.getLogger(__name__)
+_COLLECTION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+
+
+class SearchRouter:
+    """Holds the stores and models a search needs; one per process, safe to share between requests."""
+
+    def __init__(self, postgres: PostgresStore, neo4j: Neo4jStore, embedder: Any, nlp: Any,
+                 reranker_path: str | None = None) -> None:
+        self.postgres = postgres
+        self.neo4j = neo4j
+        self.embedder = embedder
+        self.nlp = nlp
+        self.reranker_path = reranker_path
+        self._reranker: Any = None
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        # Tests replace a leg to force failures or timeouts; production never touches this.
+        self.leg_overrides: dict[str, Callable[..., Awaitable[LegResult]]] = {}
+
+    async def embed_query(self, query: str) -> np.ndarray:
+        """The query embedding, cached (identical queries are common: retries, agents, pagination)."""
+        cached = self._cache.get(query)
+        if cached is not None:
+            self._cache.move_to_end(query)
+            return cached
+        vector = (await self.embedder.aencode([query]))[0]
+        self._cache[query] = vector
+        if len(self._cache) > 2048:
+            self._cache.popitem(last=False)
+        return vector
+
+    def build_config(self, mode: str = "auto", *, limit: int | None = None, collections: Any = None,
+                     filters: Any = None, **options: Any) -> SearchConfig:
+        """Validate the request's options into a frozen config (clear errors for bad input)."""
+        if collections is not None:
+            if isinstance(collections, str):
+                collections = [collections]
+            if not isinstance(collections, (list, tuple)) or not all(isinstance(c, str) for c in collections):
+                raise InvalidInput("collections must be a list of collection names")
+            bad = [c for c in collections if not _COLLECTION_RE.match(c)]
+            if bad:
+                raise InvalidInput(f"invalid collection name {bad[0]!r}")
+            collections = tuple(collections) or None
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100):
+            raise InvalidInput(f"limit must be an integer from 1 to 100, got {limit!r}")
+        spec = parse_filter(filters)
+        compile_filter(spec)  # raises InvalidInput naming the problem
+        return derive(mode, limit=limit, collections=collections, filters=spec, **options)
+
+    async def search(self, query: str, mode: str = "auto", **options: Any) -> dict[str, Any]:
+        """Run one search and return the REST response shape (ARCHITECTURE.md)."""
+        started = time.perf_counter()
+        text = validate_query(query)
+        config = self.build_config(mode, **options)
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        embedding = await self.embed_query(text)
+        timings["embed_ms"] = _ms(t0)
+
+        legs: dict[str, dict[str, Any]] = {}
+        results: dict[str, LegResult] = {}
+
+        async def run(leg: str) -> None:
+            t = time.perf_counter()
+            try:
+                result = await asyncio.wait_for(self._leg(leg, text, embedding, config), config.leg_timeout_s)
+                results[leg] = result
+                legs[leg] = {"status": "ok", "took_ms": _ms(t), "hits": len(result.hits)}
+            except TimeoutError:
+                legs[leg] = {"status": "timeout", "took_ms": _ms(t), "hits": 0,
+                             "error": f"no answer within {config.leg_timeout_s}s"}
+            except InvalidInput:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a failing leg must not sink the others
+                log.warning("%s leg failed: %s", leg, exc)
+                legs[leg] = {"status": "error", "took_ms": _ms(t), "hits": 0, "error": _one_line(exc)}
+
+        await asyncio.gather(*(run(leg) for leg in config.legs))
+        for leg in LEGS:
+            legs.setdefault(leg, {"status": "skipped", "took_ms": 0.0, "hits": 0})
+
+        t1 = time.perf_counter()
+        rankings = {leg: r.hits for leg, r in results.items()}
+        candidates = fusion.rrf(rankings, config.weights, config.rrf_k)
+        if len(config.legs) == 1:
+            # One leg: its own score (cosine similarity, BM25, graph relevance) says more than an RRF value.
+            for cand in candidates:
+                cand.score = cand.legs[config.legs[0]]["score"]
+        pool = candidates[: max(config.limit * 4, 40)]
+        rows = await fetch_rows(self.postgres, [c.chunk_id for c in pool], config)
+        pool = [c for c in pool if c.chunk_id in rows]
+        for cand in pool:
+            cand.row = rows[cand.chunk_id]
+            emb = cand.row.get("embedding")
+            if emb is not None and hasattr(emb, "to_numpy"):
+                emb = emb.to_numpy()
+            cand.embedding = np.asarray(emb, dtype=np.float32) if emb is not None else None
+        if config.boost_mode:
+            terms = [t.lower() for t in re.findall(r"\w{3,}", text)]
+            pool = fusion.boost(pool, config.boost_factor, terms)
+        if config.rules:
+            pool = fusion.apply_rules(pool, config.rules)
+        if config.reranker or options.get("rerank"):
+            pool = await self._rerank(text, pool)
+        if config.collapse:
+            pool = fusion.collapse_documents(pool)
+        if config.mmr_lambda is not None:
+            pool = fusion.mmr(pool, embedding, config.mmr_lambda, config.limit)
+        pool = pool[: config.limit]
+        if config.token_budget is not None:
+            pool = fusion.within_budget(pool, config.token_budget)
+        timings["fusion_ms"] = _ms(t1)
+
+        t2 = time.perf_counter()
+        entities = await self._entities_of([c.chunk_id for c in pool]) if pool else {}
+        timings["entities_ms"] = _ms(t2)
+        graph_context = results["graph"].context if "graph" in results else {"entities": [], "relations": []}
+        response = {
+            "query": text,
+            "mode": mode,
+            "took_ms": _ms(started),
+            "legs": legs,
+            "results": [self._shape(c, entities.get(c.chunk_id, []), config) for c in pool],
+            "graph_context": graph_context,
+            "timings": timings,
+        }
+        return response
+
+    async def _leg(self, leg: str, text: str, embedding: np.ndarray, config: SearchConfig) -> LegResult:
+        if leg in self.leg_overrides:
+            return await self.leg_overrides[leg](text, embedding, config)
+        if leg == "vector":
+            return await vector_leg(self.postgres, embedding, config, self.embedder.model_name)
+        if leg == "keyword":
+            return await keyword_leg(self.postgres, text, config)
+        return await graph_leg(self.postgres, self.neo4j, self.nlp, text, embedding, config)
+
+    async def _entities_of(self, chunk_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+        try:
+            rows = await asyncio.wait_for(
+                self.neo4j.run("search", "chunk_entities", chunk_ids=chunk_ids), timeout=2.0)
+        except Exception as exc:  # noqa: BLE001 - entities decorate results; their absence is not fatal
+            log.info("entities for results unavailable: %s", exc)
+            return {}
+        out: dict[str, list[dict[str, Any]]] = {}
+        for r in rows:
+            out.setdefault(r["chunk_id"], []).append({"id": r["id"], "name": r["name"], "label": r["label"]})
+        return out
+
+    async def _rerank(self, query: str, pool: list[fusion.Candidate]) -> list[fusion.Candidate]:
+        if not self.reranker_path:
+            raise InvalidInput("no reranker configured: set GRAPHRAG_RERANKER_MODEL to a local cross-encoder path")
+        if self._reranker is None:
+            from sentence_transformers import CrossEncoder
+
+            self._reranker = await asyncio.to_thread(CrossEncoder, self.reranker_path, device="cpu")
+        scores = await asyncio.to_thread(self._reranker.predict, [(query, c.row["content"]) for c in pool])
+        for cand, score in zip(pool, scores, strict=True):
+            cand.legs.setdefault("rerank", {})["score"] = float(score)
+            cand.score = float(score)
+        return sorted(pool, key=lambda c: -c.score)
+
+    @staticmethod
+    def _shape(cand: fusion.Candidate, entities: list[dict[str, Any]], config: SearchConfig) -> dict[str, Any]:
+        row = cand.row
+        legs = {leg: {k: v for k, v in info.items() if k in ("rank", "score", "entities", "matched")}
+                for leg, info in cand.legs.items()}
+        return {
+            "chunk_id": cand.chunk_id,
+            "document_id": str(row["document_id"]),
+            "collection": row["collection"],
+            "source": row["source"],
+            "title": row["title"],
+            "heading_path": list(row["heading_path"] or []),
+            "content": "" if config.metadata_only else row["content"],
+            "score": round(cand.score, 6),
+            "legs": legs,
+            "entities": entities,
+            "metadata": {**(row.get("document_metadata") or {}), **(row.get("metadata") or {})},
+            "chunk_index": row["chunk_index"],
+            "char_start": row["char_start"],
+            "char_end": row["char_end"],
+        }
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 2)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join((getattr(exc, "message", None) or str(exc) or type(exc).__name__).split())[:300]
