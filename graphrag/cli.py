@@ -209,6 +209,107 @@ def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _highlight(text: str, terms: list[str], tty: bool) -> str:
+    import re
+
+    snippet = " ".join(text.split())[:240]
+    if not terms:
+        return snippet
+    pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\w*", re.I)
+    return pattern.sub(lambda m: f"\033[1m{m.group(0)}\033[0m" if tty else f"*{m.group(0)}*", snippet)
+
+
+def print_results(response: dict[str, Any], explain: bool) -> None:
+    """A readable table: rank, score, source, heading path, highlighted snippet, legs."""
+    import re
+
+    tty = sys.stdout.isatty()
+    terms = sorted({w.lower() for w in re.findall(r"\w{3,}", response["query"])} - _STOP, key=len, reverse=True)
+    legs = ", ".join(f"{k} {v['status']} {v['hits']} hits {v['took_ms']:.0f} ms" for k, v in response["legs"].items()
+                     if v["status"] != "skipped")
+    print(f"{len(response['results'])} results for {response['query']!r} ({response['mode']}, "
+          f"{response['took_ms']:.0f} ms; {legs})")
+    for v in response["legs"].values():
+        if v.get("error"):
+            print(f"  leg problem: {v['error']}", file=sys.stderr)
+    for rank, hit in enumerate(response["results"], 1):
+        path = " > ".join(hit["heading_path"])
+        print(f"\n{rank:>2}. {hit['score']:.4f}  {hit['source']}" + (f"  [{path}]" if path else ""))
+        print(f"    {_highlight(hit['content'], terms, tty)}")
+        found_by = ", ".join(hit["legs"])
+        line = f"    found by: {found_by}"
+        if explain:
+            ranks = "; ".join(f"{leg} #{info['rank']} ({info['score']:.4f})" for leg, info in hit["legs"].items())
+            line += f"  |  {ranks}"
+            via = hit["legs"].get("graph", {}).get("entities") or []
+            if via:
+                line += "  |  graph via " + ", ".join(e["name"] for e in via)
+        print(line)
+    if explain and response["graph_context"]["relations"]:
+        print("\ngraph context:")
+        for rel in response["graph_context"]["relations"][:10]:
+            print(f"  {rel['source']} -[{rel['type']}]- {rel['target']}  (evidence {rel['evidence_chunk_id']})")
+
+
+_STOP = {"the", "and", "for", "with", "what", "which", "who", "how", "was", "were", "are", "that", "this", "from"}
+
+
+def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag.runtime import open_services
+    from graphrag.search.config import validate_query
+
+    validate_query(args.query)  # fail fast, before the models load
+
+    async def run() -> dict[str, Any]:
+        async with open_services(settings) as rt:
+            router = await rt.router()
+            return await router.search(args.query, mode=args.mode, limit=args.k, collections=args.collection,
+                                       filters=args.filter, explain=args.explain)
+
+    response = asyncio.run(run())
+    if args.json:
+        response.pop("timings", None)
+        _print_json(response)
+    else:
+        print_results(response, args.explain)
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    from pathlib import Path
+
+    from graphrag.evaluation import run_eval
+    from graphrag.runtime import open_services
+
+    progress = sys.stderr.isatty()
+
+    async def run() -> dict[str, Any]:
+        async with open_services(settings) as rt:
+            return await run_eval(rt, Path(args.dir), collection=args.collection, modes=args.mode, k=args.k,
+                                  progress=progress, limit_queries=args.limit_queries)
+
+    result = asyncio.run(run())
+    if args.json:
+        _print_json(result)
+    else:
+        print(f"{result['dataset']}: {result['documents']} documents, {result['queries']} queries")
+        print(f"{'mode':8} {'nDCG@10':>8} {'R@2':>6} {'R@5':>6} {'R@10':>6} {'MRR@10':>7} {'p50 ms':>8} {'p95 ms':>8}")
+        for mode, m in result["modes"].items():
+            print(f"{mode:8} {m['ndcg@10']:>8.3f} {m['recall@2']:>6.3f} {m['recall@5']:>6.3f} {m['recall@10']:>6.3f} "
+                  f"{m['mrr@10']:>7.3f} {m['latency_ms']['p50']:>8.1f} {m['latency_ms']['p95']:>8.1f}")
+    return 0
+
+
+def _k(value: str) -> int:
+    try:
+        k = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not 1 <= k <= 100:
+        raise argparse.ArgumentTypeError("must be from 1 to 100")
+    return k
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="graphrag", description="Hybrid knowledge-graph RAG service")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
@@ -233,6 +334,25 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--changes", metavar="FILE", help='JSON list [{"path", "added"|"modified"|"deleted": true}]')
     ingest.add_argument("--json", action="store_true")
     ingest.set_defaults(func=cmd_ingest)
+
+    search = sub.add_parser("search", help="search with vector, keyword, hybrid, graph or auto (all fused)")
+    search.add_argument("query")
+    search.add_argument("--mode", default="auto", choices=["auto", "vector", "keyword", "hybrid", "graph"])
+    search.add_argument("-k", type=_k, default=10, help="number of results (1-100)")
+    search.add_argument("--collection", action="append", help="restrict to a collection (repeatable)")
+    search.add_argument("--filter", help='JSON metadata filter, e.g. \'{"year": {"$gte": 2020}}\'')
+    search.add_argument("--explain", action="store_true", help="per-leg ranks and the graph path")
+    search.add_argument("--json", action="store_true", help="the REST response shape")
+    search.set_defaults(func=cmd_search)
+
+    evaluate = sub.add_parser("eval", help="retrieval quality on a BEIR-format folder")
+    evaluate.add_argument("dir")
+    evaluate.add_argument("--collection", help="collection for the corpus (default: the folder name)")
+    evaluate.add_argument("--mode", action="append", choices=["auto", "vector", "keyword", "hybrid", "graph"])
+    evaluate.add_argument("-k", type=_k, default=10)
+    evaluate.add_argument("--limit-queries", type=int, help="only the first N queries (quick runs)")
+    evaluate.add_argument("--json", action="store_true")
+    evaluate.set_defaults(func=cmd_eval)
 
     delete = sub.add_parser("delete", help="remove a document from both stores")
     which = delete.add_mutually_exclusive_group(required=True)
