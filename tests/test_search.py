@@ -1,0 +1,198 @@
+"""Retrieval against the real stores: each leg, fusion provenance, timeouts, filters in every leg, plans."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphrag.errors import InvalidInput
+from graphrag.ingest.pipeline import Ingestor
+from graphrag.runtime import Runtime
+from graphrag.search.router import SearchRouter
+
+DOCS = {
+    "robotics.md": ("---\nyear: 2019\naudience: public\n---\n# Apex Logistics Inc.\n\n"
+                    "Apex Logistics Inc. was founded by Sarah Johnson. The company builds warehouse robots."),
+    "dahl.md": ("---\nyear: 2021\naudience: internal\n---\n# Sarah Johnson\n\n"
+                "Sarah Johnson grew up in Bergen, Norway, where she studied mechanical engineering."),
+    "pasta.md": "---\nyear: 2015\n---\n# Pasta\n\nCarbonara is a Roman pasta dish made with eggs, cheese and guanciale.",
+    "tea.md": "---\nyear: 2010\n---\n# Tea\n\nGreen tea is produced in China and Japan from unoxidised leaves.",
+    "rivers.md": "---\nyear: 2012\n---\n# Rivers\n\nThe Danube flows through Vienna, Budapest and Belgrade.",
+}
+
+
+@pytest.fixture
+async def corpus(tmp_path: Path, ingestor: Ingestor, collection: str) -> str:
+    for name, text in DOCS.items():
+        (tmp_path / name).write_text(text)
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert report.ingested == len(DOCS), report.failed
+    return collection
+
+
+@pytest.fixture
+def router(runtime: Runtime, models: Any) -> SearchRouter:
+    return SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
+
+
+def titles(response: dict[str, Any]) -> list[str]:
+    return [hit["title"] for hit in response["results"]]
+
+
+async def test_each_leg_answers_with_provenance(router: SearchRouter, corpus: str) -> None:
+    vector = await router.search("robots that work in warehouses", mode="vector", limit=3, collections=[corpus])
+    assert titles(vector)[0] == "Apex Logistics Inc."
+    assert vector["legs"]["vector"]["status"] == "ok" and vector["legs"]["keyword"]["status"] == "skipped"
+    keyword = await router.search("Roman carbonara with guanciale", mode="keyword", limit=3, collections=[corpus])
+    assert titles(keyword) == ["Pasta"]  # OR semantics still needs a matching term; others have none
+    assert set(keyword["results"][0]["legs"]["keyword"]["matched"]) >= {"carbonara", "guancial"}
+    hybrid = await router.search("Danube Budapest", mode="hybrid", limit=2, collections=[corpus])
+    top = hybrid["results"][0]
+    assert top["title"] == "Rivers" and set(top["legs"]) == {"vector", "keyword"}
+    assert top["legs"]["vector"]["rank"] == 1 and top["legs"]["keyword"]["rank"] == 1
+    assert {"chunk_id", "document_id", "collection", "source", "title", "heading_path", "content", "score",
+            "legs", "entities", "metadata"} <= set(top)
+    assert top["metadata"]["year"] == 2012
+
+
+async def test_graph_leg_connects_a_two_hop_question(router: SearchRouter, corpus: str) -> None:
+    query = "Apex Logistics founder hometown"
+    keyword = await router.search(query, mode="keyword", limit=5, collections=[corpus])
+    assert "Sarah Johnson" not in titles(keyword)  # no query term occurs in Johnson's page
+    graph = await router.search(query, mode="graph", limit=5, collections=[corpus])
+    assert "Sarah Johnson" in titles(graph)[:2]
+    dahl = next(h for h in graph["results"] if h["title"] == "Sarah Johnson")
+    assert "Sarah Johnson" in [e["name"] for e in dahl["legs"]["graph"]["entities"]]
+    context = graph["graph_context"]
+    assert any(e["name"] == "Apex Logistics Inc." for e in context["entities"])
+    pairs = {frozenset((r["source"], r["target"])) for r in context["relations"]}
+    assert frozenset(("Apex Logistics Inc.", "Sarah Johnson")) in pairs
+    auto = await router.search(query, mode="auto", limit=3, collections=[corpus])
+    assert {"Apex Logistics Inc.", "Sarah Johnson"} <= set(titles(auto))
+    assert all(r["evidence_chunk_id"] for r in auto["graph_context"]["relations"])
+
+
+async def test_filters_apply_in_every_leg_including_the_graph(router: SearchRouter, corpus: str) -> None:
+    query = "Apex Logistics founder Sarah Johnson Bergen"
+    for mode in ("vector", "keyword", "graph", "auto"):
+        response = await router.search(query, mode=mode, limit=10, collections=[corpus],
+                                       filters={"audience": {"$ne": "internal"}})
+        assert "Sarah Johnson" not in titles(response), mode
+        for rel in response["graph_context"]["relations"]:
+            assert rel["evidence_chunk_id"] not in {h["chunk_id"] for h in response["results"]
+                                                    if h["title"] == "Sarah Johnson"}
+    recent = await router.search("food drink rivers robots", mode="auto", limit=10, collections=[corpus],
+                                 filters={"year": {"$gte": 2019}})
+    assert set(titles(recent)) <= {"Apex Logistics Inc.", "Sarah Johnson"}
+    either = await router.search("food", mode="vector", limit=10, collections=[corpus],
+                                 filters={"$or": [{"year": 2015}, {"title": {"$contains": "tea"}}]})
+    assert set(titles(either)) == {"Pasta", "Tea"}
+    # A graph relation whose only evidence is in a filtered-out document never shows up.
+    graph = await router.search(query, mode="graph", limit=10, collections=[corpus],
+                                filters={"audience": "internal"})
+    assert set(titles(graph)) <= {"Sarah Johnson"}
+    names = {r["source"] for r in graph["graph_context"]["relations"]} | {
+        r["target"] for r in graph["graph_context"]["relations"]}
+    assert "Apex Logistics Inc." not in names or all(
+        r["evidence_chunk_id"] in {h["chunk_id"] for h in graph["results"]} for r in graph["graph_context"]["relations"])
+
+
+async def test_collections_isolate_results(router: SearchRouter, corpus: str) -> None:
+    other = await router.search("Apex Logistics Inc.", mode="auto", limit=5, collections=["no_such_collection"])
+    assert other["results"] == [] and other["graph_context"]["relations"] == []
+
+
+async def test_a_timed_out_and_a_failing_leg_leave_the_others_answering(router: SearchRouter, corpus: str) -> None:
+    async def slow(*_: Any) -> Any:
+        await asyncio.sleep(5)
+
+    async def broken(*_: Any) -> Any:
+        raise RuntimeError("graph store exploded")
+
+    router.leg_overrides = {"keyword": slow, "graph": broken}
+    response = await router.search("Danube", mode="auto", limit=3, collections=[corpus], leg_timeout_s=0.3)
+    assert response["legs"]["keyword"]["status"] == "timeout"
+    assert response["legs"]["graph"]["status"] == "error" and "exploded" in response["legs"]["graph"]["error"]
+    assert response["legs"]["vector"]["status"] == "ok"
+    assert titles(response)[0] == "Rivers"
+
+
+async def test_options_threshold_mmr_budget_collapse_metadata_only(router: SearchRouter, corpus: str) -> None:
+    strict = await router.search("warehouse robots", mode="vector", limit=10, collections=[corpus], threshold=0.5)
+    assert strict["results"] and all(h["score"] >= 0.5 for h in strict["results"])
+    budget = await router.search("robots", mode="auto", limit=10, collections=[corpus], token_budget=5)
+    assert len(budget["results"]) == 1
+    meta = await router.search("robots", mode="auto", limit=2, collections=[corpus], metadata_only=True,
+                               collapse=True, mmr_lambda=0.5)
+    assert all(h["content"] == "" for h in meta["results"])
+    assert len({h["document_id"] for h in meta["results"]}) == len(meta["results"])
+
+
+@pytest.mark.parametrize("query,options,message", [
+    ("", {}, "empty"),
+    ("x" * 2001, {}, "2000"),
+    ("ok", {"mode": "fuzzy"}, "unknown mode"),
+    ("ok", {"limit": 0}, "limit"),
+    ("ok", {"limit": 101}, "limit"),
+    ("ok", {"filters": '{"a": {"$regex": "x"}}'}, "unknown operator"),
+    ("ok", {"filters": "{broken"}, "not valid JSON"),
+    ("ok", {"collections": ["bad name!"]}, "invalid collection"),
+])
+async def test_bad_queries_are_clear_errors(router: SearchRouter, query: str, options: dict, message: str) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        await router.search(query, **options)
+
+
+async def test_hostile_filter_values_are_harmless(router: SearchRouter, corpus: str, runtime: Runtime) -> None:
+    response = await router.search("robots", mode="auto", limit=5, collections=[corpus],
+                                   filters={"audience": "x' OR '1'='1", "year": {"$nin": ["1); DROP TABLE chunks;--"]}})
+    assert response["results"] == []
+    assert (await runtime.postgres.collection_counts())[corpus]["documents"] == len(DOCS)
+    lucene = await router.search('Apex") OR name:* AND "', mode="graph", limit=5, collections=[corpus])
+    assert lucene["legs"]["graph"]["status"] == "ok"
+
+
+async def test_explain_shows_hnsw_and_fulltext_indexes(runtime: Runtime, corpus: str, models: Any) -> None:
+    from graphrag.stores import queries
+
+    embedding = models.embedder.encode(["robots"])[0]
+    async with runtime.postgres.pool.acquire() as conn, conn.transaction():
+        await conn.execute("SET LOCAL enable_seqscan = off")
+        await conn.execute("SET LOCAL enable_sort = off")
+        plan = await conn.fetch(queries.sql("search", "explain_vector_leg"), embedding, [corpus],
+                                models.embedder.model_name, 5)
+        text = "\n".join(r[0] for r in plan)
+        assert "chunks_embedding_hnsw" in text, text
+        sql = queries.sql("search", "keyword_leg").replace("/*FILTER*/", "TRUE")
+        plan = await conn.fetch("EXPLAIN " + sql, "robots warehouse", [corpus], 10, 0.9, 0.4)
+        text = "\n".join(r[0] for r in plan)
+        assert "chunks_tsv_gin" in text, text
+
+
+def test_cli_search_json_and_errors(settings: Any, services: Any, tmp_path: Path, collection: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "a.md").write_text("# Lighthouses\n\nThe Tower of Hercules is a Roman lighthouse in Spain.")
+    env = {**os.environ, "GRAPHRAG_HOME": str(settings.home_dir)}
+    run = lambda *a: subprocess.run([sys.executable, "-m", "graphrag.cli", *a], capture_output=True, text=True,  # noqa: E731
+                                    env=env, timeout=300)
+    assert run("ingest", str(tmp_path), "--collection", collection).returncode == 0
+    result = run("search", "Roman lighthouse", "--collection", collection, "--json", "-k", "3")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data) >= {"query", "mode", "took_ms", "legs", "results", "graph_context"}
+    assert data["results"][0]["title"] == "Lighthouses"
+    table = run("search", "Roman lighthouse", "--collection", collection, "--explain")
+    assert "Lighthouses" not in table.stdout or "found by" in table.stdout
+    assert "found by" in table.stdout
+    for args, message in ((["search", ""], "empty"), (["search", "x", "-k", "0"], "1 to 100"),
+                          (["search", "x", "--filter", "{"], "not valid JSON"),
+                          (["search", "x", "--mode", "magic"], "invalid choice")):
+        bad = run(*args)
+        assert bad.returncode == 2 and message in bad.stderr and "Traceback" not in bad.stderr, (args, bad.stderr)
