@@ -13,6 +13,12 @@ CALL db.index.vector.queryNodes('entity_embedding', $k, $embedding) YIELD node, 
 WITH node, score WHERE ($collections IS NULL OR node.collection IN $collections) AND score >= $min_score
 RETURN node.id AS id, node.name AS name, node.label AS label, node.mentions AS mentions, score;
 
+// name: link_mentions_vector
+UNWIND $embeddings AS embedding
+CALL db.index.vector.queryNodes('entity_embedding', $k, embedding) YIELD node, score
+WITH node, score WHERE ($collections IS NULL OR node.collection IN $collections) AND score >= $min_score
+RETURN node.id AS id, node.name AS name, node.label AS label, node.mentions AS mentions, score;
+
 // name: neighbours
 UNWIND $ids AS id
 MATCH (e:Entity {id: id})-[r:RELATED_TO]-(n:Entity)
@@ -32,6 +38,6 @@ RETURN e.id AS id, chunks;
 UNWIND $chunk_ids AS chunk_id
 MATCH (c:Chunk {id: chunk_id})-[m:MENTIONS]->(e:Entity)
 WITH chunk_id, e, m ORDER BY m.count DESC
-WITH chunk_id, collect({id: e.id, name: e.name, label: e.label})[0..8] AS ents
+WITH chunk_id, collect({id: e.id, name: e.name, label: e.label, mentions: e.mentions})[0..8] AS ents
 UNWIND ents AS e
-RETURN chunk_id, e.id AS id, e.name AS name, e.label AS label;
+RETURN chunk_id, e.id AS id, e.name AS name, e.label AS label, e.mentions AS mentions;

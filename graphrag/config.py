@@ -73,8 +73,8 @@ class Settings(BaseSettings):
     chunk_tokens: int = Field(200, description="Token budget per chunk (capped by the model's max sequence length).")
     chunk_overlap_tokens: int = Field(40, description="Sentence overlap between window chunks, in tokens.")
     entity_drop_labels: list[str] = Field(
-        ["CARDINAL", "ORDINAL", "PERCENT", "QUANTITY", "MONEY"],
-        description="spaCy entity labels not stored (JSON list).",
+        ["CARDINAL", "ORDINAL", "PERCENT", "QUANTITY", "MONEY", "DATE", "TIME"],
+        description="spaCy entity labels not stored (JSON list); numbers and dates only create noisy hubs.",
     )
     noun_phrases: bool = Field(False, description="Also store noun-phrase terms as CONCEPT entities.")
     llm_extractor_model: str | None = Field(

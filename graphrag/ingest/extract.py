@@ -19,7 +19,7 @@ from graphrag.models import Entity, Extraction, Relation
 
 log = logging.getLogger(__name__)
 
-DEFAULT_DROP_LABELS = frozenset({"CARDINAL", "ORDINAL", "PERCENT", "QUANTITY", "MONEY"})
+DEFAULT_DROP_LABELS = frozenset({"CARDINAL", "ORDINAL", "PERCENT", "QUANTITY", "MONEY", "DATE", "TIME"})
 _ARTICLES = re.compile(r"^(?:the|a|an)\s+", re.I)
 _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$", re.I)
 _SUFFIXES = re.compile(
@@ -43,8 +43,8 @@ def normalise_name(name: str) -> str:
 
 
 def display_name(name: str) -> str:
-    """A clean surface form for display (possessive and leading article removed)."""
-    text = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", name)).strip()
+    """A clean surface form for display (possessive, leading article and stray quotes removed)."""
+    text = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", name)).strip().strip("\"'“”‘’")
     text = _POSSESSIVE.sub("", text).strip()
     return _ARTICLES.sub("", text).strip()
 

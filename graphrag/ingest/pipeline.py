@@ -78,16 +78,23 @@ class IngestModels:
         self.embedder = Embedder(settings.embedding_model_path, batch_size=settings.embedding_batch_size,
                                  dim=settings.embedding_dim)
         self.counter = HFTokenCounter(self.embedder.tokenizer, self.embedder.max_seq_length)
-        self.extractor = SpacyExtractor(
-            settings.spacy_model,
-            ExtractOptions(drop_labels=frozenset(settings.entity_drop_labels), noun_phrases=settings.noun_phrases),
-        )
+        self.extractor_options = ExtractOptions(drop_labels=frozenset(settings.entity_drop_labels),
+                                                noun_phrases=settings.noun_phrases)
+        self.extractor_model = settings.spacy_model
+        self.extractor: Any = SpacyExtractor(settings.spacy_model, self.extractor_options)
         llm_model = llm_model or settings.llm_extractor_model
         if llm_model is not None:
             from graphrag.ingest.llm_extract import CombinedExtractor, LLMExtractor
 
             self.extractor = CombinedExtractor(self.extractor, LLMExtractor(llm_model), settings.llm_extractor_mode)
         self.chunk_options = ChunkOptions(budget=settings.chunk_tokens, overlap_tokens=settings.chunk_overlap_tokens)
+
+    @property
+    def extraction_signature(self) -> str:
+        """Part of the content hash: changing what is extracted re-ingests documents."""
+        opts = self.extractor_options
+        llm = type(self.extractor).__name__
+        return f"|{self.extractor_model}|{sorted(opts.drop_labels)}|{opts.noun_phrases}|{opts.svo}|{llm}"
 
     @property
     def nlp(self) -> Any:
@@ -191,7 +198,8 @@ class Ingestor:
                 continue
             seen_sources.add(doc.source)
             strategy = chunker or DEFAULT_FOR_KIND.get(doc.kind, "sentence")
-            row = DocumentRow(collection, doc.source, doc.title, content_hash(doc, strategy, model, tags),
+            row = DocumentRow(collection, doc.source, doc.title,
+                              content_hash(doc, strategy, model + self.models.extraction_signature, tags),
                               doc.metadata, tuple(tags))
             items.append(_Item(doc, origin, strategy, row))
         existing: dict[str, tuple[uuid.UUID, str]] = {}

@@ -57,6 +57,8 @@ class SearchConfig(BaseModel):
     reranker: str | None = Field(None, description="local cross-encoder model path")
     graph_hops: int = Field(2, ge=1, le=3)
     graph_seeds: int = Field(8, ge=1, le=50)
+    graph_prf: int = Field(3, ge=0, le=20, description="top vector passages whose entities also seed the walk")
+    graph_prf_weight: float = Field(1.0, ge=0.0, le=10.0)
     ppr_alpha: float = Field(0.5, gt=0.0, lt=1.0, description="restart probability of personalised PageRank")
 
     @field_validator("legs")

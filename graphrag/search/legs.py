@@ -7,11 +7,13 @@ import json
 import math
 import re
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from graphrag.ingest.extract import normalise_name
 from graphrag.search.config import SearchConfig
 from graphrag.search.filters import compile_filter
 from graphrag.stores.neo4j import Neo4jStore
@@ -21,6 +23,7 @@ BM25_K1 = 0.9
 BM25_B = 0.4
 _LUCENE_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/])')
 _LUCENE_WORDS = {"AND", "OR", "NOT", "TO"}
+_NUMERIC_LABELS = {"CARDINAL", "ORDINAL", "PERCENT", "QUANTITY", "MONEY", "DATE", "TIME"}
 
 
 @dataclass
@@ -69,29 +72,38 @@ def lucene_query(text: str) -> str:
 
 
 def query_mentions(nlp: Any, query: str) -> list[str]:
-    """Strings in the query worth linking to entities: named entities, proper-noun runs, noun chunks."""
+    """Names in the query worth linking to entities: named entities and runs of proper nouns."""
     doc = nlp(query)
-    found: list[str] = [ent.text for ent in doc.ents if ent.label_ not in ("CARDINAL", "ORDINAL", "PERCENT")]
+    found: list[str] = [ent.text for ent in doc.ents if ent.label_ not in _NUMERIC_LABELS]
     run: list[str] = []
     for token in doc:
-        if token.pos_ == "PROPN" or (run and token.text in ("of", "the", "&")):
+        if token.pos_ == "PROPN" or (run and token.lower_ in ("of", "the", "&", "de", "von", "van")):
             run.append(token.text)
         else:
             if run:
-                found.append(" ".join(run).strip())
+                found.append(" ".join(run))
             run = []
     if run:
         found.append(" ".join(run))
-    if doc.has_annotation("DEP"):
-        found += [nc.text for nc in doc.noun_chunks if any(t.pos_ in ("PROPN", "NOUN") for t in nc)]
     seen: set[str] = set()
     out = []
     for text in found:
-        key = text.lower().strip()
+        text = text.strip(" \"'“”‘’")
+        key = text.lower()
         if key and key not in seen and len(key) > 1:
             seen.add(key)
-            out.append(text.strip())
+            out.append(text)
     return out[:12]
+
+
+def _tokens(text: str) -> set[str]:
+    return set(re.findall(r"\w+", normalise_name(text)))
+
+
+def name_overlap(mention: str, name: str) -> float:
+    """Jaccard overlap of the normalised tokens of a query mention and an entity name."""
+    a, b = _tokens(mention), _tokens(name)
+    return len(a & b) / len(a | b) if a and b else 0.0
 
 
 def personalized_pagerank(nodes: list[str], edges: dict[tuple[str, str], float], seeds: dict[str, float],
@@ -119,44 +131,55 @@ def personalized_pagerank(nodes: list[str], edges: dict[tuple[str, str], float],
 
 
 async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str, embedding: np.ndarray,
-                    config: SearchConfig) -> LegResult:
+                    config: SearchConfig, model: str,
+                    embed: Callable[[list[str]], Awaitable[np.ndarray]]) -> LegResult:
     """Link the query to entities, expand up to ``graph_hops`` over RELATED_TO, rank entities with
     personalised PageRank (hubs damped by an IDF-like factor), and score chunks through MENTIONS.
     Every chunk and relation is re-checked against collections and filters in PostgreSQL."""
     collections = _collections(config)
     mentions = await asyncio.to_thread(query_mentions, nlp, query)
-    lucene = [q for q in (lucene_query(m) for m in mentions) if q]
-    full = lucene_query(query)
-    if full:
-        lucene.append(full)
-    text_rows, vector_rows, total_rows = await asyncio.gather(
-        neo4j.run("search", "link_entities_fulltext", queries=lucene, collections=collections, k=5),
-        neo4j.run("search", "link_entities_vector", k=config.graph_seeds * 2, embedding=embedding.tolist(),
-                  collections=collections, min_score=0.55),
+    lucene = {m: q for m in mentions if (q := lucene_query(m))}
+    mention_vectors = await embed(mentions) if mentions else np.zeros((0, 1))
+    prf_config = config.model_copy(update={"overfetch": config.graph_prf, "threshold": None})
+    text_rows, vector_rows, total_rows, prf = await asyncio.gather(
+        neo4j.run("search", "link_entities_fulltext", queries=list(lucene.values()), collections=collections, k=8),
+        neo4j.run("search", "link_mentions_vector", k=3, embeddings=[v.tolist() for v in mention_vectors],
+                  collections=collections, min_score=0.8),
         pg.fetch("search", "collection_chunk_count", collections),
+        vector_leg(pg, embedding, prf_config, model) if config.graph_prf else _no_hits(),
     )
     total_chunks = max(int(total_rows[0][0]) if total_rows else 1, 1)
     info: dict[str, dict[str, Any]] = {}
     seeds: dict[str, float] = {}
+    by_query = {q: m for m, q in lucene.items()}
     for row in text_rows:
-        hits = row["hits"]
-        if not hits:
-            continue
-        best = max(h["score"] for h in hits) or 1.0
-        # The whole-query search is a weaker signal than a mention the parser found.
-        weight = 0.5 if row["query"] == full else 1.0
-        for h in hits:
-            info[h["id"]] = h
-            seeds[h["id"]] = max(seeds.get(h["id"], 0.0), weight * h["score"] / best)
+        mention = by_query.get(row["query"], "")
+        for h in row["hits"]:
+            # Lucene finds candidates; how much of the name the mention covers decides the link.
+            overlap = name_overlap(mention, h["name"] or "")
+            if overlap >= 0.5:
+                info[h["id"]] = h
+                seeds[h["id"]] = max(seeds.get(h["id"], 0.0), overlap)
     for r in vector_rows:
         info.setdefault(r["id"], dict(r))
         seeds[r["id"]] = max(seeds.get(r["id"], 0.0), float(r["score"]))
+    # Pseudo-relevance feedback: the entities of the passages most similar to the query are seeds
+    # too (HippoRAG 2 links queries to passages as well as to entities), which lets the walk reach
+    # bridge entities that the question never names.
+    if prf.hits:
+        rows = await neo4j.run("search", "chunk_entities", chunk_ids=[h[0] for h in prf.hits])
+        for rank_weight, (chunk_id, similarity, _) in zip(_prf_weights(len(prf.hits)), prf.hits, strict=True):
+            for r in rows:
+                if r["chunk_id"] == chunk_id:
+                    info.setdefault(r["id"], {"id": r["id"], "name": r["name"], "label": r["label"],
+                                              "mentions": r.get("mentions")})
+                    seeds[r["id"]] = max(seeds.get(r["id"], 0.0), config.graph_prf_weight * rank_weight * similarity)
 
     def idf(entity: str) -> float:
         mentions_n = int(info.get(entity, {}).get("mentions") or 1)
         return math.log((total_chunks + 1) / (mentions_n + 0.5)) / math.log(total_chunks + 1.5)
 
-    ranked_seeds = sorted(seeds, key=lambda e: -seeds[e] * idf(e))[: config.graph_seeds]
+    ranked_seeds = sorted(seeds, key=lambda e: -seeds[e] * idf(e))[: config.graph_seeds + 2 * config.graph_prf]
     seeds = {e: seeds[e] * idf(e) for e in ranked_seeds}
     if not seeds:
         return LegResult(context={"entities": [], "relations": []})
@@ -213,6 +236,14 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str, 
     linked = [{"id": e, "name": info[e].get("name"), "label": info[e].get("label"), "score": round(seeds[e], 4)}
               for e in seeds]
     return LegResult(hits, {"entities": linked, "relations": relations})
+
+
+async def _no_hits() -> LegResult:
+    return LegResult()
+
+
+def _prf_weights(n: int) -> list[float]:
+    return [1.0 / (1 + i) for i in range(n)]
 
 
 async def _allowed_chunks(pg: PostgresStore, ids: set[str], config: SearchConfig) -> set[str]:

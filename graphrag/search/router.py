@@ -159,7 +159,8 @@ class SearchRouter:
             return await vector_leg(self.postgres, embedding, config, self.embedder.model_name)
         if leg == "keyword":
             return await keyword_leg(self.postgres, text, config)
-        return await graph_leg(self.postgres, self.neo4j, self.nlp, text, embedding, config)
+        return await graph_leg(self.postgres, self.neo4j, self.nlp, text, embedding, config,
+                               self.embedder.model_name, self.embedder.aencode)
 
     async def _entities_of(self, chunk_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
         try:
