@@ -196,3 +196,34 @@ def test_cli_search_json_and_errors(settings: Any, services: Any, tmp_path: Path
                           (["search", "x", "--mode", "magic"], "invalid choice")):
         bad = run(*args)
         assert bad.returncode == 2 and message in bad.stderr and "Traceback" not in bad.stderr, (args, bad.stderr)
+
+
+async def test_sql_functions_hybrid_search_and_match_chunks(runtime: Runtime, corpus: str, models: Any) -> None:
+    embedding = models.embedder.encode(["Danube river cities"])[0]
+    async with runtime.postgres.pool.acquire() as conn:
+        rows = await conn.fetch("SELECT * FROM hybrid_search($1, $2, 3, 1.0, 1.0, 60, $3::text[], $4)",
+                                embedding, "Danube Vienna", [corpus], models.embedder.model_name)
+        assert rows[0]["content"].startswith("# Rivers")
+        assert rows[0]["semantic_similarity"] > 0 and rows[0]["keyword_score"] > 0
+        assert rows[0]["rrf_score"] == pytest.approx(2 / 61)
+        nearest = await conn.fetch("SELECT * FROM match_chunks($1, 2, $2::text[])", embedding, [corpus])
+        assert len(nearest) == 2 and nearest[0]["similarity"] >= nearest[1]["similarity"]
+        bm25 = await conn.fetch("SELECT * FROM bm25_search($1, 5, $2::text[])", "carbonara", [corpus])
+        assert len(bm25) == 1
+
+
+async def test_rules_and_a_configured_cross_encoder_reranker(runtime: Runtime, corpus: str, models: Any,
+                                                             settings: Any) -> None:
+    plain = SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
+    ruled = await plain.search("food drink", mode="auto", limit=3, collections=[corpus],
+                               rules=[{"kind": "priority", "field": "year", "values": ["2010"], "weight": 50}])
+    assert titles(ruled)[0] == "Tea"
+    with pytest.raises(InvalidInput, match="no reranker configured"):
+        await plain.search("food", rerank=True, collections=[corpus])
+    # No cross-encoder is bundled; a sentence-transformers folder loads as one (untrained head), which
+    # is enough to prove the plumbing: a user's local model path is loaded and its scores order the hits.
+    reranking = SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp,
+                             reranker_path=settings.embedding_model_path)
+    response = await reranking.search("food", mode="hybrid", limit=3, collections=[corpus], rerank=True)
+    scores = [h["legs"]["rerank"]["score"] for h in response["results"]]
+    assert scores == sorted(scores, reverse=True)

@@ -25,6 +25,8 @@ class Embedder:
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # no "Loading weights" bar on every start
+        # Token counting of long texts warns about the model limit; chunking handles that limit itself.
+        hf_logging.set_verbosity_error()
         self.model = SentenceTransformer(model_path, device="cpu", local_files_only=True)
         self.batch_size = batch_size
         get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension

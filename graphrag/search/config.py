@@ -54,7 +54,6 @@ class SearchConfig(BaseModel):
     metadata_only: bool = False
     collapse: bool = Field(False, description="keep only the best chunk per document")
     explain: bool = False
-    reranker: str | None = Field(None, description="local cross-encoder model path")
     graph_hops: int = Field(2, ge=1, le=3)
     graph_seeds: int = Field(8, ge=1, le=50)
     graph_prf: int = Field(3, ge=0, le=20, description="top vector passages whose entities also seed the walk")

@@ -77,6 +77,7 @@ class SearchRouter:
         """Run one search and return the REST response shape (ARCHITECTURE.md)."""
         started = time.perf_counter()
         text = validate_query(query)
+        rerank = bool(options.pop("rerank", False))
         config = self.build_config(mode, **options)
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
@@ -126,7 +127,7 @@ class SearchRouter:
             pool = fusion.boost(pool, config.boost_factor, terms)
         if config.rules:
             pool = fusion.apply_rules(pool, config.rules)
-        if config.reranker or options.get("rerank"):
+        if rerank:
             pool = await self._rerank(text, pool)
         if config.collapse:
             pool = fusion.collapse_documents(pool)
