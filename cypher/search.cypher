@@ -28,11 +28,19 @@ WITH e, collect({id: n.id, name: n.name, label: n.label, mentions: n.mentions, w
 RETURN e.id AS id, ns;
 
 // name: entity_chunks
+// For each entity, the chunks that mention it most, with how many entities the chunk mentions in all
+// (focus) and whether the entity names the chunk's document (aboutness).
+// Entities with the same normalised name but another NER label count as the same thing here.
 UNWIND $ids AS id
-MATCH (e:Entity {id: id})<-[m:MENTIONS]-(c:Chunk)
+MATCH (e:Entity {id: id})
+MATCH (v:Entity {collection: e.collection, norm: e.norm})<-[m:MENTIONS]-(c:Chunk)
 WITH e, c, m ORDER BY m.count DESC
-WITH e, collect({chunk: c.id, count: m.count})[0..$per_entity] AS chunks
-RETURN e.id AS id, chunks;
+WITH e, collect({c: c, count: m.count})[0..$per_entity] AS top
+UNWIND top AS t
+WITH e, t.c AS c, t.count AS count
+MATCH (d:Document {id: c.document_id})
+RETURN e.id AS id, c.id AS chunk, count, COUNT { (c)-[:MENTIONS]->() } AS degree,
+       toLower(d.title) CONTAINS toLower(e.name) AS in_title;
 
 // name: chunk_entities
 UNWIND $chunk_ids AS chunk_id

@@ -35,9 +35,9 @@ WITH cols AS (
     WHERE q.query IS NOT NULL AND c.collection = ANY(cols.names) AND c.tsv @@ q.query AND (/*FILTER*/)
 )
 SELECT cand.id,
-       sum(w.idf * (coalesce(array_length(u.positions, 1), 1) * ($4 + 1))
+       sum(w.idf * (coalesce(array_length(u.positions, 1), 1) * ($4::float8 + 1))
            / (coalesce(array_length(u.positions, 1), 1)
-              + $4 * (1 - $5 + $5 * greatest(cand.token_count, 1) / stats.avgdl))) AS score,
+              + $4::float8 * (1 - $5::float8 + $5::float8 * greatest(cand.token_count, 1) / stats.avgdl))) AS score,
        array_agg(u.lexeme) AS matched
 FROM candidates cand
 CROSS JOIN stats

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
@@ -129,7 +129,13 @@ class Chunker:
             s, e = _trim(text, 0, len(text))
             fits = self.counter.count([text[s:e]])[0] <= self.counter.max_tokens
             groups = [(s, e, (), {})] if fits else self._window(text, sentence_spans(text))
-        return self._finish(text, groups)
+        chunks = self._finish(text, groups)
+        title = doc.title.strip()
+        if title:
+            # A chunk outside any heading sits under the document's title: that context makes it
+            # findable (headings weigh most in the keyword index) and readable on its own.
+            chunks = [c if c.heading_path else replace(c, heading_path=(title,)) for c in chunks]
+        return chunks
 
     # -- strategies -----------------------------------------------------------------------------
     def _finish(self, text: str, groups: list[tuple[int, int, tuple[str, ...], dict]]) -> list[Chunk]:

@@ -166,3 +166,41 @@ def merge_entities(extractions: Iterable[Extraction]) -> dict[str, Entity]:
         for key, entity in ex.entities.items():
             merged.setdefault(key, entity)
     return merged
+
+
+EXTRACTION_VERSION = 3  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
+_DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
+
+
+def looks_like_a_name(title: str) -> bool:
+    """Short, capitalised titles name something ("Neil Peart", "Summer Wars"); file names do not."""
+    words = title.split()
+    if not 1 <= len(words) <= 8 or re.search(r"[/\\_]|\.\w{2,4}$", title):
+        return False
+    capitalised = sum(1 for w in words if w[:1].isupper() or w[:1].isdigit())
+    return capitalised >= max(1, (len(words) + 1) // 2)
+
+
+def add_title_entity(result: Extraction, title: str) -> str | None:
+    """Make the document's subject an entity of its first chunk, related to that chunk's entities.
+
+    Small NER models often miss a document's own subject (an article about "Summer Wars" rarely
+    tags the title), yet that is the entity other documents link to. The label is the one NER gave
+    the same name inside the document, else ``TOPIC``. Returns the entity key, or None.
+    """
+    name = display_name(_DISAMBIGUATION.sub("", title))
+    norm = normalise_name(name)
+    if not norm or not looks_like_a_name(name):
+        return None
+    key = next((k for k in result.entities if k.rsplit("|", 1)[0] == norm), None)
+    if key is None:
+        key = f"{norm}|TOPIC"
+        result.entities[key] = Entity(key=key, name=name, label="TOPIC")
+    result.mentions[(0, key)] = result.mentions.get((0, key), 0) + 1
+    for (index, other), _count in list(result.mentions.items()):
+        if index != 0 or other == key:
+            continue
+        pair = (key, other) if key < other else (other, key)
+        rel = result.relations.setdefault(pair, Relation(source=pair[0], target=pair[1]))
+        rel.chunk_weights[0] = rel.chunk_weights.get(0, 0) + 1
+    return key

@@ -29,7 +29,7 @@ from graphrag.config import Settings
 from graphrag.errors import InvalidInput, NotFound
 from graphrag.ingest.chunk import CHUNKERS, DEFAULT_FOR_KIND, Chunker, ChunkOptions, HFTokenCounter
 from graphrag.ingest.embed import Embedder
-from graphrag.ingest.extract import ExtractOptions, SpacyExtractor
+from graphrag.ingest.extract import EXTRACTION_VERSION, ExtractOptions, SpacyExtractor, add_title_entity
 from graphrag.ingest.load import Found, LoadError, discover, load_file
 from graphrag.models import Chunk, Document, Extraction
 from graphrag.stores.neo4j import GraphWrites, Neo4jStore
@@ -94,7 +94,8 @@ class IngestModels:
         """Part of the content hash: changing what is extracted re-ingests documents."""
         opts = self.extractor_options
         llm = type(self.extractor).__name__
-        return f"|{self.extractor_model}|{sorted(opts.drop_labels)}|{opts.noun_phrases}|{opts.svo}|{llm}"
+        return (f"|{self.extractor_model}|{sorted(opts.drop_labels)}|{opts.noun_phrases}|{opts.svo}|{llm}"
+                f"|v{EXTRACTION_VERSION}")
 
     @property
     def nlp(self) -> Any:
@@ -118,6 +119,16 @@ class _Item:
     embeddings: np.ndarray | None = None
     extraction: Extraction | None = None
     existed: bool = False
+
+
+def embedding_text(chunk: Chunk, counter: Any) -> str:
+    """What gets embedded: the chunk under its heading path, when that still fits the model."""
+    path = " > ".join(chunk.heading_path)
+    if not path or chunk.text.lstrip("# ").startswith(chunk.heading_path[-1]):
+        return chunk.text
+    if chunk.token_count + counter.count([path])[0] + 1 > counter.max_tokens:
+        return chunk.text
+    return f"{path}\n{chunk.text}"
 
 
 def content_hash(doc: Document, strategy: str, model: str, tags: Sequence[str]) -> str:
@@ -313,7 +324,7 @@ class Ingestor:
         report.add_time("chunk", time.perf_counter() - t0)
         if not ready:
             return []
-        texts = [c.text for item in ready for c in item.chunks]
+        texts = [embedding_text(c, self.models.counter) for item in ready for c in item.chunks]
 
         async def embed() -> np.ndarray:
             t = time.perf_counter()
@@ -330,6 +341,7 @@ class Ingestor:
         vectors, extractions = await asyncio.gather(embed(), extract())
         pos = 0
         for item, extraction in zip(ready, extractions, strict=True):
+            add_title_entity(extraction, item.doc.title)
             item.embeddings = vectors[pos:pos + len(item.chunks)]
             item.extraction = extraction
             pos += len(item.chunks)
@@ -456,6 +468,7 @@ class _GraphPayload:
         for key, ent in ex.entities.items():
             self.entities.setdefault(ids[key], {
                 "id": ids[key], "collection": self.collection, "name": ent.name, "label": ent.label, "key": key,
+                "norm": key.rsplit("|", 1)[0],
                 "embedding": vectors.get(key),
             })
         for (index, key), count in ex.mentions.items():

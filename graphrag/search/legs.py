@@ -209,11 +209,13 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str, 
     chunk_rows = await neo4j.run("search", "entity_chunks", ids=top_entities, per_entity=40)
     scores: dict[str, float] = {}
     via: dict[str, list[str]] = {}
-    for row in chunk_rows:
-        weight = ppr[row["id"]] * damp[row["id"]]
-        for c in row["chunks"]:
-            scores[c["chunk"]] = scores.get(c["chunk"], 0.0) + weight * (1 + math.log(c["count"]))
-            via.setdefault(c["chunk"], []).append(row["id"])
+    for row in sorted(chunk_rows, key=lambda r: -ppr[r["id"]]):
+        # A chunk counts an entity more when it is about it (names its document) and when the
+        # entity is a large share of what the chunk mentions.
+        weight = ppr[row["id"]] * damp[row["id"]] * (config.graph_title_boost if row["in_title"] else 1.0)
+        focus = (1 + math.log(row["count"])) / math.sqrt(max(row["degree"], 1))
+        scores[row["chunk"]] = scores.get(row["chunk"], 0.0) + weight * focus
+        via.setdefault(row["chunk"], []).append(row["id"])
     ranked = sorted(scores, key=lambda c: -scores[c])[: config.overfetch * 2]
     # Context relations among the top entities, with their evidence chunks.
     top_set = set(top_entities[:15])
