@@ -1,6 +1,6 @@
 # Two commands do everything on a fresh machine:
-#   make demo   install, start local PostgreSQL+pgvector and Neo4j, show status (and, once ingestion
-#               exists, ingest the bundled samples and answer a search)
+#   make demo   install, start local PostgreSQL+pgvector and Neo4j, ingest the bundled samples
+#               (samples/: md, txt, html, pdf, docx) and answer a search
 #   make test   install, then run the whole test suite against real local servers
 PY ?= python3
 VENV ?= .venv
@@ -21,7 +21,9 @@ install: $(VENV)/.installed
 
 demo: install
 	$(BIN)/graphrag services up
+	$(BIN)/graphrag ingest samples --collection samples
 	$(BIN)/graphrag status
+	$(BIN)/graphrag search "Who wrote the first computer program, and for which machine?" --collection samples -k 3 --explain
 
 # pytest exits 5 when it collects no test; that is not a failure of the suite.
 test: install

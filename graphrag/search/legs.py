@@ -101,9 +101,15 @@ def _tokens(text: str) -> set[str]:
 
 
 def name_overlap(mention: str, name: str) -> float:
-    """Jaccard overlap of the normalised tokens of a query mention and an entity name."""
+    """How well an entity name matches a query mention: Jaccard overlap of their normalised tokens,
+    or, for names of two words or more, the share of the name the mention contains ("Killing Pablo"
+    in "Killing Pablo: The Hunt for ..."); one-word names are contained in long mentions by chance."""
     a, b = _tokens(mention), _tokens(name)
-    return len(a & b) / len(a | b) if a and b else 0.0
+    if not a or not b:
+        return 0.0
+    common = len(a & b)
+    contained = common / len(b) if len(b) >= 2 and common == len(b) else 0.0
+    return max(common / len(a | b), 0.8 * contained)
 
 
 def personalized_pagerank(nodes: list[str], edges: dict[tuple[str, str], float], seeds: dict[str, float],
