@@ -32,6 +32,7 @@ class LegResult:
 
     hits: list[tuple[str, float, dict[str, Any]]] = field(default_factory=list)
     context: dict[str, Any] = field(default_factory=dict)
+    confidence: float = 1.0  # how much the leg trusts its own ranking; scales its fusion weight
 
 
 def _collections(config: SearchConfig) -> list[str] | None:
@@ -169,6 +170,9 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str, 
     for r in vector_rows:
         info.setdefault(r["id"], dict(r))
         seeds[r["id"]] = max(seeds.get(r["id"], 0.0), float(r["score"]))
+    # Confidence: did the query itself name entities we know? Without any, the walk starts from
+    # passage feedback alone and mostly echoes the vector leg, so fusion should lean on it less.
+    confidence = max(0.25, min(1.0, max(seeds.values(), default=0.0)))
     # Pseudo-relevance feedback: the entities of the passages most similar to the query are seeds
     # too (HippoRAG 2 links queries to passages as well as to entities), which lets the walk reach
     # bridge entities that the question never names.
@@ -188,7 +192,7 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str, 
     ranked_seeds = sorted(seeds, key=lambda e: -seeds[e] * idf(e))[: config.graph_seeds + 2 * config.graph_prf]
     seeds = {e: seeds[e] * idf(e) for e in ranked_seeds}
     if not seeds:
-        return LegResult(context={"entities": [], "relations": []})
+        return LegResult(context={"entities": [], "relations": []}, confidence=0.0)
     edges: dict[tuple[str, str], float] = {}
     edge_info: dict[tuple[str, str], dict[str, Any]] = {}
     frontier = list(seeds)
@@ -243,7 +247,7 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str, 
                           "target": info[b].get("name"), "evidence_chunk_id": evidence})
     linked = [{"id": e, "name": info[e].get("name"), "label": info[e].get("label"), "score": round(seeds[e], 4)}
               for e in seeds]
-    return LegResult(hits, {"entities": linked, "relations": relations})
+    return LegResult(hits, {"entities": linked, "relations": relations}, confidence)
 
 
 async def _no_hits() -> LegResult:

@@ -93,6 +93,8 @@ class SearchRouter:
                 result = await asyncio.wait_for(self._leg(leg, text, embedding, config), config.leg_timeout_s)
                 results[leg] = result
                 legs[leg] = {"status": "ok", "took_ms": _ms(t), "hits": len(result.hits)}
+                if result.confidence != 1.0:
+                    legs[leg]["confidence"] = round(result.confidence, 3)
             except TimeoutError:
                 legs[leg] = {"status": "timeout", "took_ms": _ms(t), "hits": 0,
                              "error": f"no answer within {config.leg_timeout_s}s"}
@@ -108,7 +110,8 @@ class SearchRouter:
 
         t1 = time.perf_counter()
         rankings = {leg: r.hits for leg, r in results.items()}
-        candidates = fusion.rrf(rankings, config.weights, config.rrf_k)
+        weights = {leg: config.weights.get(leg, 1.0) * results[leg].confidence for leg in results}
+        candidates = fusion.rrf(rankings, weights, config.rrf_k)
         if len(config.legs) == 1:
             # One leg: its own score (cosine similarity, BM25, graph relevance) says more than an RRF value.
             for cand in candidates:
