@@ -259,12 +259,7 @@ def _prf_weights(n: int) -> list[float]:
 
 
 async def _allowed_chunks(pg: PostgresStore, ids: set[str], config: SearchConfig) -> set[str]:
-    if not ids:
-        return set()
-    compiled = compile_filter(config.filters, first_param=3)
-    rows = await pg.fetch_filtered("search", "chunk_rows", compiled.sql, [uuid.UUID(i) for i in ids],
-                                   _collections(config), *compiled.params)
-    return {str(r["id"]) for r in rows}
+    return set(await fetch_rows(pg, list(ids), config))
 
 
 async def fetch_rows(pg: PostgresStore, ids: list[str], config: SearchConfig) -> dict[str, dict[str, Any]]:
