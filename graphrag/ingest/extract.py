@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from graphrag.models import Entity, Extraction, Relation
@@ -157,15 +157,6 @@ class SpacyExtractor:
                         rel = result.relations.get(pair)
                         if rel is not None:
                             rel.predicates.add((token.lemma_.lower(), chunk_index))
-
-
-def merge_entities(extractions: Iterable[Extraction]) -> dict[str, Entity]:
-    """Every entity across several extractions, by key."""
-    merged: dict[str, Entity] = {}
-    for ex in extractions:
-        for key, entity in ex.entities.items():
-            merged.setdefault(key, entity)
-    return merged
 
 
 EXTRACTION_VERSION = 3  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
