@@ -23,7 +23,7 @@ demo: install
 	$(BIN)/graphrag services up
 	$(BIN)/graphrag ingest samples --collection samples
 	$(BIN)/graphrag status
-	$(BIN)/graphrag search "Who wrote the first computer program, and for which machine?" --collection samples -k 3 --explain
+	$(BIN)/graphrag search "Who invented the transistor, and where?" --collection samples -k 3 --explain
 
 # pytest exits 5 when it collects no test; that is not a failure of the suite.
 test: install
