@@ -24,7 +24,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from graphrag.config import Settings  # noqa: E402
-from graphrag.ingest.load import Found, load_file  # noqa: E402
+from graphrag.ingest.load import Found, file_type, load_file  # noqa: E402
 from graphrag.runtime import open_services  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -63,8 +63,7 @@ async def main() -> None:
         files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
         docs = []
         for f in files:
-            kind = {".jsonl": "jsonl", ".md": "md", ".markdown": "md", ".txt": "txt", ".html": "html",
-                    ".htm": "html", ".pdf": "pdf", ".docx": "docx"}.get(f.suffix.lower())
+            kind = file_type(f)
             if kind:
                 try:
                     docs += load_file(Found(f, kind), 1 << 30)

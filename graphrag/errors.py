@@ -73,3 +73,9 @@ class ServiceUnavailable(ServiceError):
 class ServiceStartError(ServiceError):
     status_code = 503
     title = "Service failed to start"
+
+
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    """An exception as a single line for reports and logs (our message when it has one)."""
+    text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    return " ".join(str(text).split())[:limit]

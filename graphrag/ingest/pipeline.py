@@ -26,11 +26,11 @@ import numpy as np
 from tqdm import tqdm
 
 from graphrag.config import Settings
-from graphrag.errors import InvalidInput, NotFound
+from graphrag.errors import InvalidInput, NotFound, one_line
 from graphrag.ingest.chunk import CHUNKERS, DEFAULT_FOR_KIND, Chunker, ChunkOptions, HFTokenCounter
 from graphrag.ingest.embed import Embedder
 from graphrag.ingest.extract import EXTRACTION_VERSION, ExtractOptions, SpacyExtractor, add_title_entity
-from graphrag.ingest.load import Found, LoadError, discover, load_file
+from graphrag.ingest.load import TYPES, Found, LoadError, discover, load_file
 from graphrag.models import Chunk, Document, Extraction
 from graphrag.stores.neo4j import GraphWrites, Neo4jStore
 from graphrag.stores.postgres import DocumentRow, PostgresStore
@@ -38,7 +38,7 @@ from graphrag.stores.postgres import DocumentRow, PostgresStore
 log = logging.getLogger(__name__)
 
 ENTITY_NAMESPACE = uuid.UUID("0b6f7d1e-5f1c-4c55-9a7e-6f9b1f3c2a10")
-FILE_TYPES = {"md", "txt", "html", "pdf", "docx", "jsonl"}
+FILE_TYPES = frozenset(TYPES.values())
 
 
 def entity_id(collection: str, key: str) -> str:
@@ -320,7 +320,7 @@ class Ingestor:
                     raise InvalidInput("no text to index after chunking")
                 ready.append(item)
             except Exception as exc:  # noqa: BLE001
-                report.failed.append({"path": item.origin, "error": _one_line(exc)})
+                report.failed.append({"path": item.origin, "error": one_line(exc)})
         report.add_time("chunk", time.perf_counter() - t0)
         if not ready:
             return []
@@ -364,10 +364,10 @@ class Ingestor:
             await self._write(batch, report)
         except Exception as exc:  # noqa: BLE001
             if len(batch) == 1:
-                log.warning("ingest of %s failed: %s", batch[0].origin, _one_line(exc))
-                report.failed.append({"path": batch[0].origin, "error": _one_line(exc)})
+                log.warning("ingest of %s failed: %s", batch[0].origin, one_line(exc))
+                report.failed.append({"path": batch[0].origin, "error": one_line(exc)})
                 return
-            log.info("batch write failed (%s); retrying document by document", _one_line(exc))
+            log.info("batch write failed (%s); retrying document by document", one_line(exc))
             for item in batch:
                 await self._write_batch([item], report)
 
@@ -500,8 +500,3 @@ def _check_options(collection: str, chunker: str | None, file_types: set[str] | 
         unknown = file_types - FILE_TYPES
         if unknown:
             raise InvalidInput(f"unknown file types {', '.join(sorted(unknown))}; known: {', '.join(sorted(FILE_TYPES))}")
-
-
-def _one_line(exc: BaseException) -> str:
-    text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-    return " ".join(str(text).split())[:300]

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from graphrag.errors import InvalidInput
+from graphrag.errors import InvalidInput, one_line
 from graphrag.search import fusion
 from graphrag.search.config import LEGS, SearchConfig, validate_query
 from graphrag.search.filters import compile_filter, parse_filter
@@ -102,7 +102,7 @@ class SearchRouter:
                 raise
             except Exception as exc:  # noqa: BLE001 - a failing leg must not sink the others
                 log.warning("%s leg failed: %s", leg, exc)
-                legs[leg] = {"status": "error", "took_ms": _ms(t), "hits": 0, "error": _one_line(exc)}
+                legs[leg] = {"status": "error", "took_ms": _ms(t), "hits": 0, "error": one_line(exc)}
 
         await asyncio.gather(*(run(leg) for leg in config.legs))
         for leg in LEGS:
@@ -216,7 +216,3 @@ class SearchRouter:
 
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 2)
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join((getattr(exc, "message", None) or str(exc) or type(exc).__name__).split())[:300]
