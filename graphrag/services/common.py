@@ -49,6 +49,28 @@ def port_is_listening(port: int, host: str = "127.0.0.1", timeout: float = 0.5) 
         return False
 
 
+def listens_on(pid: int | None, port: int) -> bool:
+    """True when process ``pid`` (or one of its children) holds the listening socket on ``port``.
+
+    Two homes started at the same moment can both pick the same free port; only one server binds it,
+    and the other must not mistake its neighbour's socket for its own.
+    """
+    if pid is None:
+        return False
+    try:
+        procs = [psutil.Process(pid)]
+        procs += procs[0].children(recursive=True)
+        for proc in procs:
+            for conn in proc.net_connections(kind="inet"):
+                if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port:
+                    return True
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        return False
+    except psutil.AccessDenied:
+        return port_is_listening(port)  # cannot look inside: fall back to "someone listens"
+    return False
+
+
 def read_or_create_secret(path: Path) -> str:
     """A random secret kept in ``path`` with mode 0600, created on first use."""
     if path.exists():

@@ -25,7 +25,7 @@ from graphrag.errors import ConfigurationError, ServiceStartError
 from graphrag.services.common import (
     StateFile,
     choose_port,
-    port_is_listening,
+    listens_on,
     process_alive,
     read_or_create_secret,
     tail,
@@ -163,8 +163,10 @@ class LocalNeo4j:
     def start(self, avoid_ports: set[int] | None = None) -> tuple[int, int]:
         """Start the server (idempotent), set its password on first start, return (bolt, http)."""
         ports = self.ports()
-        if ports and port_is_listening(ports[0]):
+        if ports and listens_on(self._pid(), ports[0]):
             return ports
+        if self._alive():
+            self.stop()  # ours, but not serving its port (it lost a bind race): start over
         if shutil.which("java") is None:
             raise ConfigurationError("Java 17 (java on PATH) is needed to run the local Neo4j")
         lib = self.ensure_jars()
@@ -189,10 +191,10 @@ class LocalNeo4j:
         def ready() -> bool:
             if proc.poll() is not None:
                 return True  # exited: stop waiting, reported below
-            return port_is_listening(bolt) and self._discovery(http) is not None
+            return listens_on(proc.pid, bolt) and self._discovery(http) is not None
 
         wait_until(ready, self.settings.service_start_timeout, interval=1.0)
-        if proc.poll() is not None or not port_is_listening(bolt):
+        if proc.poll() is not None or not listens_on(proc.pid, bolt):
             self._kill(proc.pid)
             self.state.update("neo4j", None)
             raise ServiceStartError(
@@ -252,7 +254,7 @@ class LocalNeo4j:
     def status(self) -> dict[str, Any]:
         ports = self.ports()
         info = self._discovery(ports[1]) if ports else None
-        running = info is not None and port_is_listening(ports[0]) if ports else False
+        running = info is not None and listens_on(self._pid(), ports[0]) if ports else False
         bolt, http = ports if ports else (None, None)
         return {
             "running": running,
