@@ -20,3 +20,32 @@ MATCH (n) WHERE n.collection = $collection DETACH DELETE n;
 UNWIND $entities AS e
 MERGE (n:Entity {id: e.id})
 SET n.collection = e.collection, n.name = e.name, n.label = e.label, n.key = e.key, n.embedding = e.embedding;
+
+// name: search_entities
+// Name search over the fulltext index, most mentioned first among equally good matches.
+CALL db.index.fulltext.queryNodes('entity_name', $query) YIELD node, score
+WHERE $collection IS NULL OR node.collection = $collection
+RETURN node.id AS id, node.collection AS collection, node.name AS name, node.label AS label,
+       coalesce(node.mentions, 0) AS mentions, score
+ORDER BY score DESC, mentions DESC
+LIMIT $k;
+
+// name: entity_detail
+MATCH (e:Entity {id: $id})
+RETURN e.id AS id, e.collection AS collection, e.name AS name, e.label AS label, e.key AS key,
+       coalesce(e.mentions, 0) AS mentions;
+
+// name: entity_relations
+// The strongest relations of an entity, with the chunks that evidence them.
+MATCH (e:Entity {id: $id})-[r:RELATED_TO]-(n:Entity)
+RETURN n.id AS id, n.name AS name, n.label AS label, r.weight AS weight, r.predicates AS predicates,
+       r.evidence_chunk_ids[0..$evidence] AS evidence_chunk_ids, startNode(r) = e AS outgoing
+ORDER BY r.weight DESC, n.name
+LIMIT $k;
+
+// name: entity_mentions
+// The chunks that mention an entity most.
+MATCH (e:Entity {id: $id})<-[m:MENTIONS]-(c:Chunk)
+RETURN c.id AS chunk_id, c.document_id AS document_id, m.count AS count
+ORDER BY m.count DESC, c.id
+LIMIT $k;

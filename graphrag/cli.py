@@ -67,42 +67,8 @@ def cmd_services(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def collect_status(rt: Any) -> dict[str, Any]:
-    """Counts per collection in both stores, drift between them, and service health."""
-    from graphrag.stores.neo4j import GraphWrites
-
-    graph = GraphWrites(rt.neo4j)
-    pg_counts = await rt.postgres.collection_counts()
-    graph_counts = await graph.collection_counts()
-    collections: dict[str, dict[str, int]] = {}
-    drift: list[dict[str, Any]] = []
-    for name in sorted(set(pg_counts) | set(graph_counts)):
-        pg = pg_counts.get(name, {"documents": 0, "chunks": 0})
-        gr = graph_counts.get(name, {"graph_documents": 0, "graph_chunks": 0, "entities": 0, "relations": 0})
-        collections[name] = {**pg, **gr}
-        if pg["documents"] != gr["graph_documents"] or pg["chunks"] != gr["graph_chunks"]:
-            pg_ids = await rt.postgres.document_ids(name)
-            graph_ids = await graph.document_ids(name)
-            drift.append({
-                "collection": name,
-                "documents": {"postgres": pg["documents"], "neo4j": gr["graph_documents"]},
-                "chunks": {"postgres": pg["chunks"], "neo4j": gr["graph_chunks"]},
-                "missing_in_neo4j": sorted(pg_ids - graph_ids)[:50],
-                "missing_in_postgres": sorted(graph_ids - pg_ids)[:50],
-            })
-    pg_health = await rt.postgres.health()
-    neo_health = await rt.neo4j.health()
-    return {
-        "collections": collections,
-        "drift": drift,
-        "services": {
-            "postgres": {"ok": pg_health.ok, "version": pg_health.version, "pgvector": pg_health.pgvector},
-            "neo4j": {"ok": neo_health.ok, "version": neo_health.version, "edition": neo_health.edition},
-        },
-    }
-
-
 def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag.health import collect_status
     from graphrag.runtime import open_services
 
     async def run() -> dict[str, Any]:
@@ -192,9 +158,7 @@ def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
 
     async def run() -> int:
         async with open_services(settings) as rt:
-            from graphrag.ingest.pipeline import Ingestor
-
-            ingestor = Ingestor(settings, rt.postgres, rt.neo4j, models=None)  # type: ignore[arg-type]
+            ingestor = rt.deleter()
             if args.source and not Path(args.source).exists():
                 # A source that is no file any more: try it as stored, then as an absolute path.
                 n = await ingestor.delete(collection=collection, source=args.source, missing_ok=True)
@@ -300,6 +264,20 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag.api.server import serve
+
+    serve(settings, host=args.host or settings.api_host, port=args.port or settings.api_port)
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag.agent.mcp import serve_stdio
+
+    serve_stdio(settings)
+    return 0
+
+
 def _k(value: str) -> int:
     try:
         k = int(value)
@@ -353,6 +331,14 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--limit-queries", type=int, help="only the first N queries (quick runs)")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(func=cmd_eval)
+
+    serve = sub.add_parser("serve", help="run the REST API (OpenAPI at /schema)")
+    serve.add_argument("--host", help="bind address (default: GRAPHRAG_API_HOST, 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default: GRAPHRAG_API_PORT, 8000)")
+    serve.set_defaults(func=cmd_serve)
+
+    mcp = sub.add_parser("mcp", help="serve the agent tools to MCP clients over stdio")
+    mcp.set_defaults(func=cmd_mcp)
 
     delete = sub.add_parser("delete", help="remove a document from both stores")
     which = delete.add_mutually_exclusive_group(required=True)

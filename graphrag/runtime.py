@@ -45,7 +45,12 @@ class Runtime:
                                         reranker_path=self.settings.reranker_model)
         return self._router
 
+    def deleter(self) -> Ingestor:
+        """An Ingestor without models: deletion needs none, so no model is loaded for it."""
+        return Ingestor(self.settings, self.postgres, self.neo4j, None)
+
     async def ingestor(self) -> Ingestor:
+        """The ingestion pipeline (models load on first use)."""
         if self._ingestor is None:
             self._ingestor = Ingestor(self.settings, self.postgres, self.neo4j, await self.models())
         return self._ingestor

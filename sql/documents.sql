@@ -80,3 +80,28 @@ INSERT INTO collection_stats (collection, chunks, tokens)
 SELECT collection, count(*), sum(token_count) FROM chunks WHERE document_id = ANY($1::uuid[]) GROUP BY collection
 ON CONFLICT (collection) DO UPDATE
     SET chunks = collection_stats.chunks + EXCLUDED.chunks, tokens = collection_stats.tokens + EXCLUDED.tokens;
+
+-- name: list_documents
+-- One page of documents (newest first), optionally of one collection, with chunk counts and the total.
+SELECT d.id, d.collection, d.source, d.title, d.metadata, d.tags, d.created_at, d.updated_at,
+       (SELECT count(*) FROM chunks c WHERE c.document_id = d.id) AS chunks,
+       count(*) OVER () AS total
+FROM documents d
+WHERE $1::text IS NULL OR d.collection = $1
+ORDER BY d.updated_at DESC, d.id
+LIMIT $2 OFFSET $3;
+
+-- name: count_documents
+SELECT count(*) AS total FROM documents WHERE $1::text IS NULL OR collection = $1;
+
+-- name: document_chunks
+SELECT id, chunk_index, content, heading_path, char_start, char_end, token_count, metadata
+FROM chunks WHERE document_id = $1 ORDER BY chunk_index;
+
+-- name: chunks_by_id
+SELECT c.id, c.document_id, c.collection, c.chunk_index, c.content, c.heading_path, d.source, d.title
+FROM chunks c JOIN documents d ON d.id = c.document_id
+WHERE c.id = ANY($1::uuid[]) AND ($2::text[] IS NULL OR c.collection = ANY($2::text[]));
+
+-- name: document_chunk_count
+SELECT count(*) AS chunks FROM chunks WHERE document_id = $1;

@@ -31,7 +31,10 @@ _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
 
 
 class LoadError(InvalidInput):
-    """A file that cannot be read: reported in ``failed`` with this message."""
+    """A file that cannot be read: reported in ``failed`` with this message (HTTP 422)."""
+
+    status_code = 422
+    title = "Unprocessable content"
 
 
 class Unsupported(InvalidInput):
@@ -279,6 +282,27 @@ def load_file(found: Found, max_bytes: int) -> list[Document]:
     data = found.path.read_bytes()
     docs = LOADERS[found.file_type](found.path, data)
     return [d for d in docs if d.text.strip()] or _empty(found.path)
+
+
+def load_bytes(filename: str, data: bytes, max_bytes: int) -> list[Document]:
+    """Parse an uploaded file by its name's extension (REST uploads, agent tools).
+
+    Raises :class:`~graphrag.errors.UnsupportedMedia` for a type we do not read,
+    :class:`~graphrag.errors.PayloadTooLarge` over ``max_bytes`` and :class:`LoadError` for unreadable content.
+    """
+    from graphrag.errors import PayloadTooLarge, UnsupportedMedia
+
+    path = Path(Path(filename).name or "upload")  # never a path from the client, only its base name
+    kind = file_type(path)
+    if kind is None:
+        known = ", ".join(sorted({k.lstrip(".") for k in TYPES}))
+        raise UnsupportedMedia(f"{path.name}: unsupported file type (supported: {known})")
+    if len(data) > max_bytes:
+        raise PayloadTooLarge(f"{path.name}: {len(data)} bytes is over the {max_bytes}-byte limit (GRAPHRAG_MAX_FILE_MB)")
+    if not data:
+        raise LoadError(f"{path.name}: empty file")
+    docs = LOADERS[kind](path, data)
+    return [d for d in docs if d.text.strip()] or _empty(path)
 
 
 def _empty(path: Path) -> list[Document]:

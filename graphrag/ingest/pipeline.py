@@ -140,12 +140,19 @@ def content_hash(doc: Document, strategy: str, model: str, tags: Sequence[str]) 
 class Ingestor:
     """Ingests into one pair of stores; create once per process and reuse."""
 
-    def __init__(self, settings: Settings, postgres: PostgresStore, neo4j: Neo4jStore, models: IngestModels) -> None:
+    def __init__(self, settings: Settings, postgres: PostgresStore, neo4j: Neo4jStore,
+                 models: IngestModels | None) -> None:
         self.settings = settings
         self.postgres = postgres
         self.graph = GraphWrites(neo4j)
-        self.models = models
+        self._models = models  # None: a deleter only (deletion needs no models)
         self._entity_vectors: dict[str, list[float]] = {}
+
+    @property
+    def models(self) -> IngestModels:
+        if self._models is None:
+            raise RuntimeError("this Ingestor was built without models; it can only delete")
+        return self._models
 
     # -- public API -----------------------------------------------------------------------------
     async def ingest_paths(self, paths: Sequence[Path], *, collection: str, chunker: str | None = None,

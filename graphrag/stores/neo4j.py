@@ -79,6 +79,15 @@ class Neo4jStore:
             await self.driver.execute_query(statement, database_=self.database)
         await self.run("admin", "await_indexes", seconds=wait_seconds)
 
+    async def missing_schema(self) -> list[str]:
+        """Names of schema indexes/constraints from ``cypher/schema.cypher`` that are absent or not online."""
+        import re
+
+        wanted = [m.group(1) for st in queries.cypher_script("schema")
+                  if (m := re.match(r"CREATE (?:CONSTRAINT|(?:VECTOR |FULLTEXT )?INDEX) (\w+) IF NOT EXISTS", st))]
+        online = {r["name"] for r in await self.run("admin", "list_indexes") if r["state"] == "ONLINE"}
+        return [name for name in wanted if name not in online]
+
     async def health(self) -> Neo4jHealth:
         """Version and edition, or the reason the server cannot be reached."""
         try:

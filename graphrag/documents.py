@@ -1,0 +1,187 @@
+"""Document operations shared by the REST API, the agent tools and the CLI: add, list, get, delete.
+
+Each function takes the :class:`~graphrag.runtime.Runtime` and returns plain JSON-ready dicts; errors
+are :mod:`graphrag.errors` exceptions, which every interface maps the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from graphrag.errors import InvalidInput, NotFound, ServiceUnavailable
+from graphrag.ingest.load import load_bytes, load_text_document
+from graphrag.models import Document
+from graphrag.runtime import Runtime
+
+MAX_PAGE = 200
+_SOURCE_RE = re.compile(r"^[^\x00-\x1f]{1,1000}$")
+
+
+def _uuid(value: str, what: str = "document") -> uuid.UUID:
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        raise NotFound(f"no {what} with id {value!r}") from None
+
+
+def _json(value: Any) -> Any:
+    # asyncpg hands jsonb back as text (no codec registered for it).
+    return json.loads(value) if isinstance(value, str) else (value or {})
+
+
+def _doc_row(r: Any) -> dict[str, Any]:
+    return {
+        "id": str(r["id"]),
+        "collection": r["collection"],
+        "source": r["source"],
+        "title": r["title"],
+        "metadata": _json(r["metadata"]),
+        "tags": list(r["tags"] or []),
+        "created_at": r["created_at"].isoformat(),
+        "updated_at": r["updated_at"].isoformat(),
+    }
+
+
+async def add_text(rt: Runtime, text: str, *, title: str | None = None, source: str | None = None,
+                   collection: str | None = None, metadata: dict[str, Any] | None = None,
+                   tags: Sequence[str] = ()) -> dict[str, Any]:
+    """Ingest a text (Markdown allowed) as one document. ``source`` defaults to a hash of the text,
+    so posting the same text twice is a no-op."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput("text is empty")
+    if "\x00" in text:
+        raise InvalidInput("text contains a NUL character")
+    if len(text.encode("utf-8")) > rt.settings.max_file_mb * 1024 * 1024:
+        from graphrag.errors import PayloadTooLarge
+
+        raise PayloadTooLarge(f"text is over the {rt.settings.max_file_mb:g} MB limit (GRAPHRAG_MAX_FILE_MB)")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise InvalidInput("metadata must be an object")
+    if source is None:
+        import hashlib
+
+        source = "text:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+    _check_source(source)
+    doc = load_text_document(text, source=source, title=title, metadata=metadata)
+    return await _ingest_one(rt, doc, collection, tags)
+
+
+async def add_file(rt: Runtime, filename: str, data: bytes, *, source: str | None = None,
+                   collection: str | None = None, metadata: dict[str, Any] | None = None,
+                   tags: Sequence[str] = ()) -> dict[str, Any]:
+    """Ingest an uploaded file (md, txt, html, pdf, docx) as one document; its source is the file name
+    unless ``source`` is given."""
+    max_bytes = int(rt.settings.max_file_mb * 1024 * 1024)
+    import asyncio
+
+    docs = await asyncio.to_thread(load_bytes, filename, data, max_bytes)
+    if len(docs) != 1:
+        raise InvalidInput(f"{filename}: holds {len(docs)} records; upload one document per request "
+                           "(use `graphrag ingest` for JSONL)")
+    doc = docs[0]
+    src = source or doc.source
+    _check_source(src)
+    extra = {**doc.metadata, **(metadata or {})}
+    doc = Document(source=src, title=doc.title, text=doc.text, kind=doc.kind, metadata=extra, pages=doc.pages)
+    return await _ingest_one(rt, doc, collection, tags)
+
+
+def _check_source(source: Any) -> None:
+    if not isinstance(source, str) or not _SOURCE_RE.match(source):
+        raise InvalidInput("source must be 1-1000 characters without control characters")
+
+
+def _check_tags(tags: Any) -> list[str]:
+    if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) and 0 < len(t) <= 100 for t in tags):
+        raise InvalidInput("tags must be a list of strings of 1-100 characters")
+    return list(tags)
+
+
+async def _ingest_one(rt: Runtime, doc: Document, collection: str | None, tags: Sequence[str]) -> dict[str, Any]:
+    collection = collection or rt.settings.default_collection
+    ingestor = await rt.ingestor()
+    report = await ingestor.ingest_documents([(doc, doc.source)], collection=collection, tags=_check_tags(tags))
+    if report.failed:
+        error = report.failed[0]["error"]
+        if "no text" in error:
+            raise InvalidInput(f"{doc.source}: {error}")
+        raise ServiceUnavailable(f"ingest of {doc.source} failed: {error}")
+    if report.documents:
+        info = report.documents[0]
+        status = "created" if info["status"] == "ingested" else "updated"
+        doc_id = info["id"]
+    else:
+        status = "unchanged"
+        found = await rt.postgres.existing_documents(collection, [doc.source])
+        doc_id = str(found[doc.source][0])
+    counts = (await rt.postgres.fetch("documents", "document_chunk_count", uuid.UUID(doc_id)))[0]
+    return {
+        "id": doc_id,
+        "collection": collection,
+        "source": doc.source,
+        "title": doc.title,
+        "status": status,
+        "chunks": counts["chunks"],
+        "entities": report.entities,
+        "relations": report.relations,
+        "seconds": report.seconds,
+    }
+
+
+async def list_documents(rt: Runtime, *, collection: str | None = None, limit: int = 50,
+                         offset: int = 0) -> dict[str, Any]:
+    """One page of documents, newest first, with their chunk counts and the total."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
+        raise InvalidInput(f"limit must be an integer from 1 to {MAX_PAGE}")
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise InvalidInput("offset must be a non-negative integer")
+    rows = await rt.postgres.fetch("documents", "list_documents", collection, limit, offset)
+    if rows:
+        total = rows[0]["total"]
+    else:
+        total = (await rt.postgres.fetch("documents", "count_documents", collection))[0]["total"]
+    return {
+        "documents": [{**_doc_row(r), "chunks": r["chunks"]} for r in rows],
+        "total": total,
+        "limit": limit,
+        "offset": offset,
+    }
+
+
+async def get_document(rt: Runtime, document_id: str, *, chunks: bool = True) -> dict[str, Any]:
+    """A document with its chunks (in order)."""
+    doc_uuid = _uuid(document_id)
+    rows = await rt.postgres.fetch("documents", "document_by_id", doc_uuid)
+    if not rows:
+        raise NotFound(f"no document with id {document_id!r}")
+    out = _doc_row(rows[0])
+    chunk_rows = await rt.postgres.fetch("documents", "document_chunks", doc_uuid)
+    out["chunk_count"] = len(chunk_rows)
+    out["chunks"] = [
+        {
+            "id": str(c["id"]),
+            "index": c["chunk_index"],
+            "content": c["content"],
+            "heading_path": list(c["heading_path"] or []),
+            "char_start": c["char_start"],
+            "char_end": c["char_end"],
+            "token_count": c["token_count"],
+            "metadata": _json(c["metadata"]),
+        }
+        for c in chunk_rows
+    ] if chunks else []
+    return out
+
+
+async def delete_document(rt: Runtime, document_id: str) -> dict[str, Any]:
+    """Remove a document from both stores."""
+    doc_uuid = _uuid(document_id)
+    rows = await rt.postgres.fetch("documents", "document_by_id", doc_uuid)
+    if not rows:
+        raise NotFound(f"no document with id {document_id!r}")
+    await rt.deleter().delete(collection=rows[0]["collection"], document_id=str(doc_uuid))
+    return {"id": str(doc_uuid), "deleted": True}
