@@ -95,6 +95,12 @@ class Settings(BaseSettings):
     # --- API ---------------------------------------------------------------------------------
     api_host: str = Field("127.0.0.1", description="Host `graphrag serve` binds to.")
     api_port: int = Field(8000, description="Port `graphrag serve` binds to.")
+    api_keys: SecretStr | None = Field(
+        None,
+        description="Comma-separated API keys (or `sha256:<hex>` digests of keys); when set, every endpoint "
+        "except /health needs `Authorization: Bearer <key>` or `X-API-Key`.",
+    )
+    cors_origins: list[str] = Field([], description="Origins allowed by CORS (JSON list); empty = CORS off.")
 
     @cached_property
     def embedding_model_path(self) -> str:

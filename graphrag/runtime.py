@@ -57,8 +57,12 @@ class Runtime:
 
 
 @asynccontextmanager
-async def open_services(settings: Settings, *, start_local: bool = True) -> AsyncIterator[Runtime]:
-    """Connect to both stores (starting local services if configured), apply schemas, yield a Runtime."""
+async def open_services(settings: Settings, *, start_local: bool = True,
+                        models: IngestModels | None = None) -> AsyncIterator[Runtime]:
+    """Connect to both stores (starting local services if configured), apply schemas, yield a Runtime.
+
+    ``models`` lets a caller that already loaded them (tests, a second app in one process) share them.
+    """
     where = await asyncio.to_thread(endpoints, settings, start=start_local)
     postgres = await PostgresStore.connect(
         where.postgres_dsn, min_size=settings.postgres_pool_min, max_size=settings.postgres_pool_max
@@ -73,7 +77,7 @@ async def open_services(settings: Settings, *, start_local: bool = True) -> Asyn
     try:
         await postgres.migrate()
         await neo4j.apply_schema()
-        yield Runtime(settings=settings, postgres=postgres, neo4j=neo4j)
+        yield Runtime(settings=settings, postgres=postgres, neo4j=neo4j, _models=models)
     finally:
         await neo4j.close()
         await postgres.close()

@@ -1,0 +1,73 @@
+"""``create_app(settings)``: the Litestar application. The lifespan opens the stores and loads the
+models once per process; controllers reach them through the ``rt`` dependency."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from litestar import Litestar
+from litestar.config.cors import CORSConfig
+from litestar.di import Provide
+from litestar.middleware import DefineMiddleware
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+
+from graphrag import __version__
+from graphrag.api import problems, routes
+from graphrag.api.middleware import RequestContext, parse_keys
+from graphrag.config import Settings
+from graphrag.ingest.pipeline import IngestModels
+from graphrag.runtime import Runtime, open_services
+
+log = logging.getLogger("graphrag.api")
+
+
+def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime | None = None,
+               models: IngestModels | None = None) -> Litestar:
+    """The REST API. With ``runtime`` given, the app uses it (and does not close it); otherwise the
+    lifespan opens the stores (starting local services when configured and ``start_local``), sharing
+    ``models`` when they are already loaded."""
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        if runtime is not None:
+            app.state.runtime = runtime
+            await runtime.router()  # load the models before the first request
+            yield
+            return
+        async with open_services(settings, start_local=start_local, models=models) as rt:
+            app.state.runtime = rt
+            await rt.router()
+            await rt.ingestor()
+            log.info("API ready")
+            yield
+
+    api_keys = parse_keys(settings.api_keys.get_secret_value() if settings.api_keys else None)
+    max_body = int(settings.max_file_mb * 1024 * 1024) + 1024 * 1024  # the file plus multipart framing
+    return Litestar(
+        route_handlers=[routes.SearchController, routes.DocumentController, routes.EntityController,
+                        routes.health_check, routes.ready, routes.stats],
+        dependencies={"rt": Provide(routes.runtime, sync_to_thread=False)},
+        lifespan=[lifespan],
+        exception_handlers={Exception: problems.handle},
+        middleware=[DefineMiddleware(RequestContext, api_keys=api_keys)],
+        cors_config=CORSConfig(allow_origins=list(settings.cors_origins)) if settings.cors_origins else None,
+        openapi_config=OpenAPIConfig(
+            title="graphrag",
+            version=__version__,
+            description="Hybrid knowledge-graph RAG: vector, keyword (BM25) and graph search over your documents, "
+            "fused into one ranked list with provenance. Errors are application/problem+json.",
+            path="/schema",
+            render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
+        ),
+        request_max_body_size=max_body,
+        debug=False,
+    )
+
+
+def app_factory() -> Any:
+    """For ``uvicorn --factory graphrag.api.app:app_factory``: settings from the environment."""
+    return create_app(Settings())

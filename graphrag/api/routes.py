@@ -1,0 +1,225 @@
+"""Thin controllers: validate the request, call one shared operation, shape the response."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from litestar import Controller, Request, Response, delete, get, post
+from litestar.datastructures import State, UploadFile
+from litestar.exceptions import ValidationException
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import Parameter
+from pydantic import ValidationError
+
+from graphrag import __version__, documents, entities, health
+from graphrag.api.openapi import DocumentUploadOperation, problems
+from graphrag.api.schemas import (
+    Deleted,
+    DocumentDetail,
+    DocumentIn,
+    DocumentPage,
+    EntityDetail,
+    EntitySearch,
+    Health,
+    IngestedDocument,
+    ModeSearchRequest,
+    Readiness,
+    SearchRequest,
+    SearchResponse,
+    Stats,
+)
+from graphrag.errors import InvalidInput, UnsupportedMedia
+from graphrag.runtime import Runtime
+
+
+def checked(model: Any, data: Any) -> Any:
+    """``data`` after checking it against its response model (the contract); returned as is so that
+    optional keys a result does not have stay absent rather than ``null``."""
+    model.model_validate(data)
+    return data
+
+
+def runtime(state: State) -> Runtime:
+    """The process-wide runtime opened by the app's lifespan."""
+    return state.runtime  # type: ignore[no-any-return]
+
+
+async def _search(rt: Runtime, body: SearchRequest, mode: str) -> SearchResponse:
+    router = await rt.router()
+    response = await router.search(
+        body.query, mode=mode, limit=body.limit, collections=body.collections, filters=body.filters,
+        threshold=body.threshold, explain=body.explain, token_budget=body.token_budget, mmr_lambda=body.mmr,
+        collapse=body.collapse, metadata_only=body.metadata_only, rerank=body.rerank,
+    )
+    if not body.explain:
+        response.pop("timings", None)
+    return checked(SearchResponse, response)
+
+
+def _created() -> ResponseSpec:
+    return ResponseSpec(data_container=IngestedDocument, description="Created or updated (200: unchanged)",
+                        generate_examples=False)
+
+
+_SEARCH_ERRORS = problems(400, 401, 503)
+
+
+class SearchController(Controller):
+    path = "/search"
+    tags = ["search"]
+
+    @post("/", status_code=200, summary="Search (auto: all legs fused)", responses=_SEARCH_ERRORS)
+    async def search(self, data: SearchRequest, rt: Runtime) -> SearchResponse:
+        """Hybrid search: vector, keyword and graph legs run concurrently and are fused into one ranked list."""
+        return await _search(rt, data, data.mode)
+
+    @post("/vector", status_code=200, summary="Vector search", responses=_SEARCH_ERRORS)
+    async def vector(self, data: ModeSearchRequest, rt: Runtime) -> SearchResponse:
+        """Cosine similarity over chunk embeddings (pgvector HNSW)."""
+        return await _search(rt, data, "vector")
+
+    @post("/keyword", status_code=200, summary="Keyword search (BM25)", responses=_SEARCH_ERRORS)
+    async def keyword(self, data: ModeSearchRequest, rt: Runtime) -> SearchResponse:
+        """BM25-scored full-text search over chunks."""
+        return await _search(rt, data, "keyword")
+
+    @post("/hybrid", status_code=200, summary="Hybrid search (vector + keyword, RRF)", responses=_SEARCH_ERRORS)
+    async def hybrid(self, data: ModeSearchRequest, rt: Runtime) -> SearchResponse:
+        """Vector and keyword legs fused with reciprocal-rank fusion."""
+        return await _search(rt, data, "hybrid")
+
+    @post("/graph", status_code=200, summary="Graph search", responses=_SEARCH_ERRORS)
+    async def graph(self, data: ModeSearchRequest, rt: Runtime) -> SearchResponse:
+        """Entities linked from the query, expanded over the knowledge graph; chunks scored by personalised PageRank."""
+        return await _search(rt, data, "graph")
+
+
+class DocumentController(Controller):
+    path = "/documents"
+    tags = ["documents"]
+
+    @post("/", summary="Add a document (JSON text or file upload)", operation_class=DocumentUploadOperation,
+          responses={201: _created(), **problems(400, 401, 413, 415, 422, 503)})
+    async def create(self, request: Request[Any, Any, Any], rt: Runtime) -> Response[IngestedDocument]:
+        """Ingest a document. 201 when created or updated, 200 when the same content was already there."""
+        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type == "application/json":
+            result = await _from_json(request, rt)
+        elif content_type == "multipart/form-data":
+            result = await _from_form(request, rt)
+        else:
+            raise UnsupportedMedia(
+                f"content type {content_type or '(none)'!r} is not accepted: send application/json "
+                "or multipart/form-data with a 'file' field"
+            )
+        return Response(checked(IngestedDocument, result), status_code=200 if result["status"] == "unchanged" else 201)
+
+    @get("/", summary="List documents", responses=problems(400, 401, 503))
+    async def list(
+        self,
+        rt: Runtime,
+        collection: Annotated[str | None, Parameter(description="Only this collection.", max_length=64)] = None,
+        limit: Annotated[int, Parameter(ge=1, le=200, description="Page size.")] = 50,
+        offset: Annotated[int, Parameter(ge=0, le=10_000_000, description="Documents to skip.")] = 0,
+    ) -> DocumentPage:
+        """One page of documents, newest first, with chunk counts and the total."""
+        entities.check_collection(collection)
+        return checked(DocumentPage, 
+            await documents.list_documents(rt, collection=collection, limit=limit, offset=offset))
+
+    @get("/{document_id:str}", summary="Get a document with its chunks", responses=problems(401, 404, 503))
+    async def detail(self, rt: Runtime, document_id: str) -> DocumentDetail:
+        """A document, its metadata and its chunks in order."""
+        return checked(DocumentDetail, await documents.get_document(rt, document_id))
+
+    @delete("/{document_id:str}", status_code=200, summary="Delete a document", responses=problems(401, 404, 503))
+    async def remove(self, rt: Runtime, document_id: str) -> Deleted:
+        """Remove a document from both stores; its entities and relations are taken back."""
+        return checked(Deleted, await documents.delete_document(rt, document_id))
+
+
+def _pydantic_problem(exc: ValidationError) -> ValidationException:
+    extra = [{"key": ".".join(str(p) for p in e["loc"]), "message": e["msg"], "source": "body"} for e in exc.errors()]
+    return ValidationException(detail="invalid document", extra=extra)
+
+
+async def _from_json(request: Request[Any, Any, Any], rt: Runtime) -> dict[str, Any]:
+    raw = await request.body()
+    try:
+        payload = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"the body is not valid JSON ({exc})") from None
+    try:
+        body = DocumentIn.model_validate(payload)
+    except ValidationError as exc:
+        raise _pydantic_problem(exc) from None
+    return await documents.add_text(rt, body.text, title=body.title, source=body.source,
+                                    collection=entities.check_collection(body.collection),
+                                    metadata=body.metadata, tags=body.tags)
+
+
+async def _from_form(request: Request[Any, Any, Any], rt: Runtime) -> dict[str, Any]:
+    form = await request.form()
+    upload = form.get("file")
+    if not isinstance(upload, UploadFile):
+        raise InvalidInput("multipart upload needs a 'file' field holding the file")
+    fields = {k: form.get(k) for k in ("collection", "source", "metadata", "tags")}
+    for name, value in fields.items():
+        if value is not None and not isinstance(value, str):
+            raise InvalidInput(f"form field {name!r} must be text")
+    metadata = None
+    if fields["metadata"]:
+        try:
+            metadata = json.loads(fields["metadata"])
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"form field 'metadata' is not valid JSON ({exc.msg})") from None
+        if not isinstance(metadata, dict):
+            raise InvalidInput("form field 'metadata' must be a JSON object")
+    tags = [t.strip() for t in (fields["tags"] or "").split(",") if t.strip()]
+    data = await upload.read()
+    return await documents.add_file(rt, upload.filename or "upload", data, source=fields["source"] or None,
+                                    collection=entities.check_collection(fields["collection"] or None),
+                                    metadata=metadata, tags=tags)
+
+
+class EntityController(Controller):
+    path = "/entities"
+    tags = ["entities"]
+
+    @get("/", summary="Search entities by name", responses=problems(400, 401, 503))
+    async def search(
+        self,
+        rt: Runtime,
+        q: Annotated[str, Parameter(description="Name or part of one.", min_length=1, max_length=200)],
+        collection: Annotated[str | None, Parameter(description="Only this collection.", max_length=64)] = None,
+        limit: Annotated[int, Parameter(ge=1, le=100, description="Number of entities.")] = 20,
+    ) -> EntitySearch:
+        """Entities whose name matches ``q`` (fulltext index over entity names)."""
+        return checked(EntitySearch, await entities.search_entities(rt, q, collection=collection, limit=limit))
+
+    @get("/{entity_id:str}", summary="Get an entity with relations and mentions", responses=problems(401, 404, 503))
+    async def detail(self, rt: Runtime, entity_id: str) -> EntityDetail:
+        """An entity, its strongest relations with evidence chunks, and the chunks that mention it."""
+        return checked(EntityDetail, await entities.get_entity(rt, entity_id))
+
+
+@get("/health", summary="Liveness", tags=["system"])
+async def health_check() -> Health:
+    """The process answers (no store is touched)."""
+    return Health(status="ok", version=__version__)
+
+
+@get("/ready", summary="Readiness", tags=["system"],
+     responses={503: ResponseSpec(data_container=Readiness, description="Not ready", generate_examples=False),
+                **{k: v for k, v in problems(401).items()}})
+async def ready(rt: Runtime) -> Response[Readiness]:
+    """Both stores reachable and their schema current; 503 otherwise, with the reason per store."""
+    report = await health.readiness(rt)
+    return Response(checked(Readiness, report), status_code=200 if report["ready"] else 503)
+
+
+@get("/stats", summary="Counts per collection and drift", tags=["system"], responses=problems(401, 503))
+async def stats(rt: Runtime) -> Stats:
+    """Documents, chunks, entities and relations per collection in each store, and any drift between them."""
+    return checked(Stats, await health.collect_status(rt))

@@ -1,0 +1,269 @@
+"""Request and response models of the REST API. They are the OpenAPI schema at ``/schema``.
+
+Response models mirror the contract in ARCHITECTURE.md; they allow extra keys so that additions
+(for example ``timings``) never break a client.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Mode = Literal["auto", "vector", "keyword", "hybrid", "graph"]
+CollectionName = str  # validated by the router: 1-64 of [A-Za-z0-9_.-], starting alphanumeric
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+# --- search ------------------------------------------------------------------------------------
+class SearchRequest(BaseModel):
+    """A search. ``{"query": "...", "limit": 5}`` alone is enough."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(..., min_length=1, max_length=2000, description="The question or keywords.")
+    mode: Mode = Field("auto", description="auto fuses every leg; vector, keyword, hybrid (vector+keyword), graph.")
+    limit: int = Field(10, ge=1, le=100, description="Number of results.")
+    collections: list[CollectionName] | None = Field(None, max_length=50, description="Only these collections.")
+    filters: dict[str, Any] | None = Field(
+        None, description='Metadata filter, e.g. {"year": {"$gte": 2020}, "$or": [{"lang": "en"}, {"lang": "de"}]}.'
+    )
+    threshold: float | None = Field(None, ge=0.0, le=1.0, description="Minimum cosine similarity of vector hits.")
+    explain: bool = Field(False, description="Keep per-leg details and the graph path in each result.")
+    token_budget: int | None = Field(None, ge=1, le=1_000_000, description="Stop adding results past this many tokens.")
+    mmr: float | None = Field(None, ge=0.0, le=1.0, description="MMR diversification lambda (1 = relevance only).")
+    collapse: bool = Field(False, description="Keep only the best chunk per document.")
+    metadata_only: bool = Field(False, description="Leave chunk text out of the results.")
+    rerank: bool = Field(False, description="Rerank with the configured cross-encoder (GRAPHRAG_RERANKER_MODEL).")
+
+
+class ModeSearchRequest(SearchRequest):
+    """A search whose mode is fixed by the path."""
+
+    mode: Mode | None = Field(None, description="Ignored: the path fixes the mode.")  # type: ignore[assignment]
+
+
+class LegStatus(_Out):
+    status: Literal["ok", "timeout", "error", "skipped"]
+    took_ms: float
+    hits: int
+    error: str | None = None
+    confidence: float | None = None
+
+
+class EntityRef(_Out):
+    id: str
+    name: str | None = None
+    label: str | None = None
+
+
+class HitLeg(_Out):
+    rank: int | None = None
+    score: float | None = None
+    entities: list[EntityRef] | None = None
+    matched: list[str] | None = None
+
+
+class Hit(_Out):
+    chunk_id: str
+    document_id: str
+    collection: str
+    source: str
+    title: str
+    heading_path: list[str]
+    content: str
+    score: float
+    legs: dict[str, HitLeg]
+    entities: list[EntityRef]
+    metadata: dict[str, Any]
+    chunk_index: int | None = None
+    char_start: int | None = None
+    char_end: int | None = None
+
+
+class LinkedEntity(EntityRef):
+    score: float | None = None
+
+
+class GraphRelation(_Out):
+    source: str | None
+    type: str
+    target: str | None
+    evidence_chunk_id: str
+
+
+class GraphContext(_Out):
+    entities: list[LinkedEntity]
+    relations: list[GraphRelation]
+
+
+class SearchResponse(_Out):
+    query: str
+    mode: str
+    took_ms: float
+    legs: dict[str, LegStatus]
+    results: list[Hit]
+    graph_context: GraphContext
+
+
+# --- documents ---------------------------------------------------------------------------------
+class DocumentIn(BaseModel):
+    """A document given as text (Markdown allowed; front matter becomes metadata)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(..., min_length=1, description="The document's text.")
+    title: str | None = Field(None, max_length=1000, description="Title; default: front matter or first heading.")
+    source: str | None = Field(
+        None, min_length=1, max_length=1000,
+        description="Stable identifier (path, URL); posting the same source again replaces or keeps the document. "
+        "Default: a hash of the text.",
+    )
+    collection: CollectionName | None = Field(None, description="Collection (default: GRAPHRAG_DEFAULT_COLLECTION).")
+    metadata: dict[str, Any] | None = Field(None, description="Metadata stored on the document, usable in filters.")
+    tags: list[str] = Field(default_factory=list, max_length=100, description="Tags stored on the document.")
+
+
+class IngestedDocument(_Out):
+    id: str
+    collection: str
+    source: str
+    title: str
+    status: Literal["created", "updated", "unchanged"]
+    chunks: int
+    entities: int
+    relations: int
+    seconds: float
+
+
+class DocumentSummary(_Out):
+    id: str
+    collection: str
+    source: str
+    title: str
+    metadata: dict[str, Any]
+    tags: list[str]
+    created_at: str
+    updated_at: str
+    chunks: int
+
+
+class DocumentPage(_Out):
+    documents: list[DocumentSummary]
+    total: int
+    limit: int
+    offset: int
+
+
+class ChunkOut(_Out):
+    id: str
+    index: int
+    content: str
+    heading_path: list[str]
+    char_start: int
+    char_end: int
+    token_count: int
+    metadata: dict[str, Any]
+
+
+class DocumentDetail(_Out):
+    id: str
+    collection: str
+    source: str
+    title: str
+    metadata: dict[str, Any]
+    tags: list[str]
+    created_at: str
+    updated_at: str
+    chunk_count: int
+    chunks: list[ChunkOut]
+
+
+class Deleted(_Out):
+    id: str
+    deleted: bool
+
+
+# --- entities ----------------------------------------------------------------------------------
+class EntityHit(_Out):
+    id: str
+    collection: str
+    name: str
+    label: str
+    mentions: int
+    score: float
+
+
+class EntitySearch(_Out):
+    query: str
+    entities: list[EntityHit]
+
+
+class ChunkRef(_Out):
+    chunk_id: str
+    document_id: str
+    source: str
+    title: str
+    heading_path: list[str]
+    content: str
+    count: int | None = None
+
+
+class EntityRelation(_Out):
+    source: str | None
+    type: str
+    target: str | None
+    entity: EntityRef
+    weight: float | None
+    predicates: list[str]
+    evidence: list[ChunkRef]
+
+
+class EntityDetail(_Out):
+    id: str
+    collection: str
+    name: str
+    label: str
+    key: str | None = None
+    mentions: int
+    relations: list[EntityRelation]
+    chunks: list[ChunkRef]
+
+
+# --- system ------------------------------------------------------------------------------------
+class Health(_Out):
+    status: Literal["ok"]
+    version: str
+
+
+class StoreReadiness(_Out):
+    ok: bool
+    version: str | None = None
+    error: str | None = None
+
+
+class Readiness(_Out):
+    ready: bool
+    postgres: StoreReadiness
+    neo4j: StoreReadiness
+
+
+class Stats(_Out):
+    collections: dict[str, dict[str, int]]
+    drift: list[dict[str, Any]]
+    services: dict[str, dict[str, Any]]
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details: every error response has this shape (``application/problem+json``)."""
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    instance: str | None = None
+    request_id: str | None = None
+    errors: list[dict[str, Any]] | None = None
