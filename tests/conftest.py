@@ -72,3 +72,45 @@ async def ingestor(runtime: object, models: object) -> object:
     from graphrag.ingest.pipeline import Ingestor
 
     return Ingestor(runtime.settings, runtime.postgres, runtime.neo4j, models)  # type: ignore[attr-defined]
+
+
+class ApiServer:
+    """The real REST API served by uvicorn on a free loopback port, in a thread with its own loop."""
+
+    def __init__(self, settings: Settings, models: object) -> None:
+        import socket
+
+        import uvicorn
+
+        from graphrag.api import create_app
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        app = create_app(settings, start_local=False, models=models)  # type: ignore[arg-type]
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+
+    def __enter__(self) -> ApiServer:
+        import threading
+        import time
+
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 120
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the API server did not start")
+            time.sleep(0.1)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(30)
+
+
+@pytest.fixture(scope="session")
+def api(settings: Settings, services: Endpoints, models: object) -> Iterator[ApiServer]:
+    """The API on the test services, without API keys."""
+    with ApiServer(settings, models) as server:
+        yield server

@@ -9,7 +9,8 @@ from litestar import Controller, Request, Response, delete, get, post
 from litestar.datastructures import State, UploadFile
 from litestar.exceptions import ValidationException
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import Parameter
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody, Parameter
 from pydantic import ValidationError
 
 from graphrag import __version__, documents, entities, health
@@ -33,6 +34,9 @@ from graphrag.errors import InvalidInput, UnsupportedMedia
 from graphrag.runtime import Runtime
 
 
+Rt = NamedDependency[Runtime]  # the "rt" dependency: the process-wide Runtime
+
+
 def checked(model: Any, data: Any) -> Any:
     """``data`` after checking it against its response model (the contract); returned as is so that
     optional keys a result does not have stay absent rather than ``null``."""
@@ -45,7 +49,7 @@ def runtime(state: State) -> Runtime:
     return state.runtime  # type: ignore[no-any-return]
 
 
-async def _search(rt: Runtime, body: SearchRequest, mode: str) -> SearchResponse:
+async def _search(rt: Rt, body: SearchRequest, mode: str) -> SearchResponse:
     router = await rt.router()
     response = await router.search(
         body.query, mode=mode, limit=body.limit, collections=body.collections, filters=body.filters,
@@ -70,27 +74,27 @@ class SearchController(Controller):
     tags = ["search"]
 
     @post("/", status_code=200, summary="Search (auto: all legs fused)", responses=_SEARCH_ERRORS)
-    async def search(self, data: SearchRequest, rt: Runtime) -> SearchResponse:
+    async def search(self, data: JSONBody[SearchRequest], rt: Rt) -> SearchResponse:
         """Hybrid search: vector, keyword and graph legs run concurrently and are fused into one ranked list."""
         return await _search(rt, data, data.mode)
 
     @post("/vector", status_code=200, summary="Vector search", responses=_SEARCH_ERRORS)
-    async def vector(self, data: ModeSearchRequest, rt: Runtime) -> SearchResponse:
+    async def vector(self, data: JSONBody[ModeSearchRequest], rt: Rt) -> SearchResponse:
         """Cosine similarity over chunk embeddings (pgvector HNSW)."""
         return await _search(rt, data, "vector")
 
     @post("/keyword", status_code=200, summary="Keyword search (BM25)", responses=_SEARCH_ERRORS)
-    async def keyword(self, data: ModeSearchRequest, rt: Runtime) -> SearchResponse:
+    async def keyword(self, data: JSONBody[ModeSearchRequest], rt: Rt) -> SearchResponse:
         """BM25-scored full-text search over chunks."""
         return await _search(rt, data, "keyword")
 
     @post("/hybrid", status_code=200, summary="Hybrid search (vector + keyword, RRF)", responses=_SEARCH_ERRORS)
-    async def hybrid(self, data: ModeSearchRequest, rt: Runtime) -> SearchResponse:
+    async def hybrid(self, data: JSONBody[ModeSearchRequest], rt: Rt) -> SearchResponse:
         """Vector and keyword legs fused with reciprocal-rank fusion."""
         return await _search(rt, data, "hybrid")
 
     @post("/graph", status_code=200, summary="Graph search", responses=_SEARCH_ERRORS)
-    async def graph(self, data: ModeSearchRequest, rt: Runtime) -> SearchResponse:
+    async def graph(self, data: JSONBody[ModeSearchRequest], rt: Rt) -> SearchResponse:
         """Entities linked from the query, expanded over the knowledge graph; chunks scored by personalised PageRank."""
         return await _search(rt, data, "graph")
 
@@ -101,7 +105,7 @@ class DocumentController(Controller):
 
     @post("/", summary="Add a document (JSON text or file upload)", operation_class=DocumentUploadOperation,
           responses={201: _created(), **problems(400, 401, 413, 415, 422, 503)})
-    async def create(self, request: Request[Any, Any, Any], rt: Runtime) -> Response[IngestedDocument]:
+    async def create(self, request: Request[Any, Any, Any], rt: Rt) -> Response[IngestedDocument]:
         """Ingest a document. 201 when created or updated, 200 when the same content was already there."""
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type == "application/json":
@@ -118,7 +122,7 @@ class DocumentController(Controller):
     @get("/", summary="List documents", responses=problems(400, 401, 503))
     async def list(
         self,
-        rt: Runtime,
+        rt: Rt,
         collection: Annotated[str | None, Parameter(description="Only this collection.", max_length=64)] = None,
         limit: Annotated[int, Parameter(ge=1, le=200, description="Page size.")] = 50,
         offset: Annotated[int, Parameter(ge=0, le=10_000_000, description="Documents to skip.")] = 0,
@@ -129,12 +133,12 @@ class DocumentController(Controller):
             await documents.list_documents(rt, collection=collection, limit=limit, offset=offset))
 
     @get("/{document_id:str}", summary="Get a document with its chunks", responses=problems(401, 404, 503))
-    async def detail(self, rt: Runtime, document_id: str) -> DocumentDetail:
+    async def detail(self, rt: Rt, document_id: FromPath[str]) -> DocumentDetail:
         """A document, its metadata and its chunks in order."""
         return checked(DocumentDetail, await documents.get_document(rt, document_id))
 
     @delete("/{document_id:str}", status_code=200, summary="Delete a document", responses=problems(401, 404, 503))
-    async def remove(self, rt: Runtime, document_id: str) -> Deleted:
+    async def remove(self, rt: Rt, document_id: FromPath[str]) -> Deleted:
         """Remove a document from both stores; its entities and relations are taken back."""
         return checked(Deleted, await documents.delete_document(rt, document_id))
 
@@ -144,7 +148,7 @@ def _pydantic_problem(exc: ValidationError) -> ValidationException:
     return ValidationException(detail="invalid document", extra=extra)
 
 
-async def _from_json(request: Request[Any, Any, Any], rt: Runtime) -> dict[str, Any]:
+async def _from_json(request: Request[Any, Any, Any], rt: Rt) -> dict[str, Any]:
     raw = await request.body()
     try:
         payload = json.loads(raw)
@@ -159,7 +163,7 @@ async def _from_json(request: Request[Any, Any, Any], rt: Runtime) -> dict[str, 
                                     metadata=body.metadata, tags=body.tags)
 
 
-async def _from_form(request: Request[Any, Any, Any], rt: Runtime) -> dict[str, Any]:
+async def _from_form(request: Request[Any, Any, Any], rt: Rt) -> dict[str, Any]:
     form = await request.form()
     upload = form.get("file")
     if not isinstance(upload, UploadFile):
@@ -190,7 +194,7 @@ class EntityController(Controller):
     @get("/", summary="Search entities by name", responses=problems(400, 401, 503))
     async def search(
         self,
-        rt: Runtime,
+        rt: Rt,
         q: Annotated[str, Parameter(description="Name or part of one.", min_length=1, max_length=200)],
         collection: Annotated[str | None, Parameter(description="Only this collection.", max_length=64)] = None,
         limit: Annotated[int, Parameter(ge=1, le=100, description="Number of entities.")] = 20,
@@ -199,7 +203,7 @@ class EntityController(Controller):
         return checked(EntitySearch, await entities.search_entities(rt, q, collection=collection, limit=limit))
 
     @get("/{entity_id:str}", summary="Get an entity with relations and mentions", responses=problems(401, 404, 503))
-    async def detail(self, rt: Runtime, entity_id: str) -> EntityDetail:
+    async def detail(self, rt: Rt, entity_id: FromPath[str]) -> EntityDetail:
         """An entity, its strongest relations with evidence chunks, and the chunks that mention it."""
         return checked(EntityDetail, await entities.get_entity(rt, entity_id))
 
@@ -213,13 +217,13 @@ async def health_check() -> Health:
 @get("/ready", summary="Readiness", tags=["system"],
      responses={503: ResponseSpec(data_container=Readiness, description="Not ready", generate_examples=False),
                 **{k: v for k, v in problems(401).items()}})
-async def ready(rt: Runtime) -> Response[Readiness]:
+async def ready(rt: Rt) -> Response[Readiness]:
     """Both stores reachable and their schema current; 503 otherwise, with the reason per store."""
     report = await health.readiness(rt)
     return Response(checked(Readiness, report), status_code=200 if report["ready"] else 503)
 
 
 @get("/stats", summary="Counts per collection and drift", tags=["system"], responses=problems(401, 503))
-async def stats(rt: Runtime) -> Stats:
+async def stats(rt: Rt) -> Stats:
     """Documents, chunks, entities and relations per collection in each store, and any drift between them."""
     return checked(Stats, await health.collect_status(rt))
