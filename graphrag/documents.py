@@ -53,14 +53,14 @@ async def add_text(rt: Runtime, text: str, *, title: str | None = None, source: 
     so posting the same text twice is a no-op."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("text is empty")
-    if "\x00" in text:
-        raise InvalidInput("text contains a NUL character")
+    check_text(text, "text")
+    if title is not None:
+        check_text(title, "title")
+    metadata = check_metadata(metadata)
     if len(text.encode("utf-8")) > rt.settings.max_file_mb * 1024 * 1024:
         from graphrag.errors import PayloadTooLarge
 
         raise PayloadTooLarge(f"text is over the {rt.settings.max_file_mb:g} MB limit (GRAPHRAG_MAX_FILE_MB)")
-    if metadata is not None and not isinstance(metadata, dict):
-        raise InvalidInput("metadata must be an object")
     if source is None:
         import hashlib
 
@@ -85,7 +85,7 @@ async def add_file(rt: Runtime, filename: str, data: bytes, *, source: str | Non
     doc = docs[0]
     src = source or doc.source
     _check_source(src)
-    extra = {**doc.metadata, **(metadata or {})}
+    extra = {**doc.metadata, **check_metadata(metadata)}
     doc = Document(source=src, title=doc.title, text=doc.text, kind=doc.kind, metadata=extra, pages=doc.pages)
     return await _ingest_one(rt, doc, collection, tags)
 
@@ -93,12 +93,52 @@ async def add_file(rt: Runtime, filename: str, data: bytes, *, source: str | Non
 def _check_source(source: Any) -> None:
     if not isinstance(source, str) or not _SOURCE_RE.match(source):
         raise InvalidInput("source must be 1-1000 characters without control characters")
+    check_text(source, "source")
+
+
+def check_text(value: str, name: str) -> str:
+    """``value`` when PostgreSQL can store it: no NUL character, no lone surrogate."""
+    if "\x00" in value:
+        raise InvalidInput(f"{name} contains a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(f"{name} is not valid Unicode (a lone surrogate)") from None
+    return value
+
+
+def _walk_strings(value: Any) -> None:
+    if isinstance(value, str):
+        check_text(value, "metadata")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_text(key, "metadata")
+            _walk_strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            _walk_strings(item)
+
+
+def check_metadata(metadata: Any) -> dict[str, Any]:
+    """Metadata that round-trips through jsonb: an object of JSON values, valid Unicode, no NUL, no NaN."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict):
+        raise InvalidInput("metadata must be an object")
+    try:
+        text = json.dumps(metadata, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"metadata is not plain JSON ({exc})") from None
+    _walk_strings(metadata)
+    if len(text) > 64 * 1024:
+        raise InvalidInput("metadata is over 64 kB")
+    return metadata
 
 
 def _check_tags(tags: Any) -> list[str]:
     if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) and 0 < len(t) <= 100 for t in tags):
         raise InvalidInput("tags must be a list of strings of 1-100 characters")
-    return list(tags)
+    return [check_text(t, "tags") for t in tags]
 
 
 async def _ingest_one(rt: Runtime, doc: Document, collection: str | None, tags: Sequence[str]) -> dict[str, Any]:

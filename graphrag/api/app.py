@@ -14,6 +14,7 @@ from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+from litestar.plugins.pydantic import PydanticPlugin
 
 from graphrag import __version__
 from graphrag.api import problems, routes
@@ -64,6 +65,8 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
             render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
         ),
         request_max_body_size=max_body,
+        # Strict: what the schema does not allow ("5" for a limit, 0 for a boolean) is a 400, not coerced.
+        plugins=[PydanticPlugin(validate_strict=True)],
         debug=False,
     )
 

@@ -61,6 +61,11 @@ async def _search(rt: Rt, body: SearchRequest, mode: str) -> SearchResponse:
     return checked(SearchResponse, response)
 
 
+def _unchanged() -> ResponseSpec:
+    return ResponseSpec(data_container=IngestedDocument, description="Unchanged: the same content was already stored",
+                        generate_examples=False)
+
+
 def _created() -> ResponseSpec:
     return ResponseSpec(data_container=IngestedDocument, description="Created or updated (200: unchanged)",
                         generate_examples=False)
@@ -104,7 +109,7 @@ class DocumentController(Controller):
     tags = ["documents"]
 
     @post("/", summary="Add a document (JSON text or file upload)", operation_class=DocumentUploadOperation,
-          responses={201: _created(), **problems(400, 401, 413, 415, 422, 503)})
+          responses={201: _created(), 200: _unchanged(), **problems(400, 401, 413, 415, 422, 503)})
     async def create(self, request: Request[Any, Any, Any], rt: Rt) -> Response[IngestedDocument]:
         """Ingest a document. 201 when created or updated, 200 when the same content was already there."""
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -148,11 +153,15 @@ def _pydantic_problem(exc: ValidationError) -> ValidationException:
     return ValidationException(detail="invalid document", extra=extra)
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 async def _from_json(request: Request[Any, Any, Any], rt: Rt) -> dict[str, Any]:
     raw = await request.body()
     try:
-        payload = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        payload = json.loads(raw, parse_constant=_no_constant)
+    except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"the body is not valid JSON ({exc})") from None
     try:
         body = DocumentIn.model_validate(payload)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 Mode = Literal["auto", "vector", "keyword", "hybrid", "graph"]
 CollectionName = str  # validated by the router: 1-64 of [A-Za-z0-9_.-], starting alphanumeric
@@ -22,22 +22,23 @@ class _Out(BaseModel):
 class SearchRequest(BaseModel):
     """A search. ``{"query": "...", "limit": 5}`` alone is enough."""
 
-    model_config = ConfigDict(extra="forbid")
+    # strict: "5" is not a limit and 0 is not a boolean; what the schema does not allow is a 400.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     query: str = Field(..., min_length=1, max_length=2000, description="The question or keywords.")
     mode: Mode = Field("auto", description="auto fuses every leg; vector, keyword, hybrid (vector+keyword), graph.")
-    limit: int = Field(10, ge=1, le=100, description="Number of results.")
+    limit: StrictInt = Field(10, ge=1, le=100, description="Number of results.")
     collections: list[CollectionName] | None = Field(None, max_length=50, description="Only these collections.")
     filters: dict[str, Any] | None = Field(
         None, description='Metadata filter, e.g. {"year": {"$gte": 2020}, "$or": [{"lang": "en"}, {"lang": "de"}]}.'
     )
     threshold: float | None = Field(None, ge=0.0, le=1.0, description="Minimum cosine similarity of vector hits.")
-    explain: bool = Field(False, description="Keep per-leg details and the graph path in each result.")
-    token_budget: int | None = Field(None, ge=1, le=1_000_000, description="Stop adding results past this many tokens.")
+    explain: StrictBool = Field(False, description="Keep per-leg details and the graph path in each result.")
+    token_budget: StrictInt | None = Field(None, ge=1, le=1_000_000, description="Stop adding results past this many tokens.")
     mmr: float | None = Field(None, ge=0.0, le=1.0, description="MMR diversification lambda (1 = relevance only).")
-    collapse: bool = Field(False, description="Keep only the best chunk per document.")
-    metadata_only: bool = Field(False, description="Leave chunk text out of the results.")
-    rerank: bool = Field(False, description="Rerank with the configured cross-encoder (GRAPHRAG_RERANKER_MODEL).")
+    collapse: StrictBool = Field(False, description="Keep only the best chunk per document.")
+    metadata_only: StrictBool = Field(False, description="Leave chunk text out of the results.")
+    rerank: StrictBool = Field(False, description="Rerank with the configured cross-encoder (GRAPHRAG_RERANKER_MODEL).")
 
 
 class ModeSearchRequest(SearchRequest):
@@ -113,7 +114,7 @@ class SearchResponse(_Out):
 class DocumentIn(BaseModel):
     """A document given as text (Markdown allowed; front matter becomes metadata)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     text: str = Field(..., min_length=1, description="The document's text.")
     title: str | None = Field(None, max_length=1000, description="Title; default: front matter or first heading.")

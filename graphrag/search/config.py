@@ -81,4 +81,8 @@ def validate_query(query: Any) -> str:
         raise InvalidInput(f"query is {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
     if "\x00" in text:
         raise InvalidInput("query contains a NUL character")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput("query is not valid Unicode (a lone surrogate)") from None
     return text
