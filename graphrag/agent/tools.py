@@ -1,0 +1,416 @@
+"""The agent tools: search (four modes), entity and document look-ups.
+
+Each tool is a plain async function taking :class:`AgentDeps` first; its docstring (Google style) is the
+tool's schema. :func:`build_toolset` wraps them for pydantic-ai (``deps`` comes from ``RunContext``,
+:class:`~graphrag.errors.UserError` becomes :class:`~pydantic_ai.ModelRetry`), and the MCP server
+(:mod:`graphrag.agent.mcp`) calls the same functions with the schemas pydantic-ai derived from them.
+Results are small pydantic models: an agent pays for every character it reads.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import typing
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
+from pydantic_ai import FunctionToolset, ModelRetry, RunContext, Tool
+
+from graphrag import documents, entities
+from graphrag.agent.deps import MAX_LIMIT, AgentDeps
+from graphrag.entities import check_collection
+from graphrag.errors import InvalidInput, NotFound, UserError
+from graphrag.search.config import LEGS
+
+log = logging.getLogger(__name__)
+
+TEXT_CHARS = 1200  # per search hit: enough to answer from, short enough for 20 hits in a context
+EVIDENCE_CHARS = 300  # per relation evidence: it supports a fact, the passage itself is one call away
+CHUNK_CHARS = 4000  # per chunk of get_document: chunks are bounded by the chunker; this is a backstop
+
+Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT)]
+Collections = list[str] | None
+Filters = dict[str, Any] | None
+
+
+# --- results -------------------------------------------------------------------------------------
+
+class SearchHit(BaseModel):
+    """One retrieved passage; cite it by ``source``."""
+
+    source: str
+    title: str | None
+    heading_path: list[str]
+    score: float
+    text: str
+    chunk_id: str
+    document_id: str
+    collection: str
+    found_by: list[str] = Field(description="the retrieval legs that found this passage")
+
+
+class SearchResult(BaseModel):
+    """Hits, best first, and the legs that did not answer (if any)."""
+
+    query: str
+    mode: str
+    hits: list[SearchHit]
+    warnings: list[str] = []
+
+
+class GraphFact(BaseModel):
+    """A relation between two entities, with the chunk that states it."""
+
+    source: str
+    type: str
+    target: str
+    evidence_chunk_id: str
+
+
+class LinkedEntity(BaseModel):
+    """An entity the query was linked to in the knowledge graph."""
+
+    id: str
+    name: str
+    label: str | None = None
+    score: float | None = None
+
+
+class GraphSearchResult(SearchResult):
+    """Hits plus the graph facts and entities that connected them."""
+
+    facts: list[GraphFact]
+    entities: list[LinkedEntity]
+
+
+class Passage(BaseModel):
+    """A chunk of a document, trimmed."""
+
+    source: str
+    title: str | None
+    chunk_id: str
+    document_id: str
+    heading_path: list[str]
+    text: str
+
+
+class EntityRelation(BaseModel):
+    """A relation of the entity, strongest first, with passages that evidence it."""
+
+    source: str
+    type: str
+    target: str
+    predicates: list[str]
+    weight: float | None
+    evidence: list[Passage]
+
+
+class EntityResult(BaseModel):
+    """An entity, its relations and the passages that mention it most."""
+
+    id: str
+    name: str
+    label: str | None
+    collection: str
+    mentions: int
+    relations: list[EntityRelation]
+    passages: list[Passage]
+    other_matches: list[LinkedEntity] = Field(
+        default=[], description="other entities the name matched, for disambiguation")
+
+
+class ChunkText(BaseModel):
+    """One chunk of a document, in order."""
+
+    chunk_id: str
+    index: int
+    heading_path: list[str]
+    text: str
+
+
+class DocumentResult(BaseModel):
+    """A document and one page of its chunks."""
+
+    id: str
+    collection: str
+    source: str
+    title: str | None
+    metadata: dict[str, Any]
+    chunk_count: int
+    chunks: list[ChunkText]
+    next_chunk: int | None = Field(description="first_chunk for the next page; null when this is the last")
+
+
+class DocumentInfo(BaseModel):
+    """A document in a listing."""
+
+    id: str
+    collection: str
+    source: str
+    title: str | None
+    chunks: int
+    tags: list[str]
+    updated_at: str
+
+
+class DocumentList(BaseModel):
+    """One page of documents, newest first."""
+
+    documents: list[DocumentInfo]
+    total: int
+    next_offset: int | None = Field(description="offset for the next page; null when this is the last")
+
+
+# --- tools ---------------------------------------------------------------------------------------
+
+async def search(deps: AgentDeps, query: str, limit: Limit | None = None, collections: Collections = None,
+                 filters: Filters = None) -> SearchResult:
+    """Search the knowledge base for passages that answer a question. Use this first.
+
+    Combines semantic (vector), keyword and knowledge-graph retrieval. Cite a passage by its source.
+
+    Args:
+        query: The question or keywords, in natural language.
+        limit: How many passages to return, 1-20 (default 5).
+        collections: Collections to search; omit to search the default ones.
+        filters: Optional metadata filter, e.g. {"year": {"$gte": 2020}} or
+            {"$and": [{"tags": "public"}, {"source": {"$contains": "guide"}}]}; operators $eq $ne $gt $gte
+            $lt $lte $in $nin $contains $and $or.
+    """
+    return _search_result(await _search(deps, "auto", query, limit, collections, filters))
+
+
+async def vector_search(deps: AgentDeps, query: str, limit: Limit | None = None, collections: Collections = None,
+                        filters: Filters = None) -> SearchResult:
+    """Semantic search only: passages whose meaning is close to the query, even without shared words.
+
+    Args:
+        query: The question or a description of what to find.
+        limit: How many passages to return, 1-20 (default 5).
+        collections: Collections to search; omit to search the default ones.
+        filters: Optional metadata filter, same language as in search.
+    """
+    return _search_result(await _search(deps, "vector", query, limit, collections, filters))
+
+
+async def hybrid_search(deps: AgentDeps, query: str, limit: Limit | None = None, collections: Collections = None,
+                        filters: Filters = None) -> SearchResult:
+    """Semantic plus keyword search, without the graph: good for exact names, codes and rare terms.
+
+    Args:
+        query: The question or keywords.
+        limit: How many passages to return, 1-20 (default 5).
+        collections: Collections to search; omit to search the default ones.
+        filters: Optional metadata filter, same language as in search.
+    """
+    return _search_result(await _search(deps, "hybrid", query, limit, collections, filters))
+
+
+async def graph_search(deps: AgentDeps, query: str, limit: Limit | None = None, collections: Collections = None,
+                       filters: Filters = None) -> GraphSearchResult:
+    """Knowledge-graph search: follows relations between the entities named in the query.
+
+    Use it for questions that connect facts across documents (who founded X, where did they study).
+    Returns passages plus the graph facts (entity relations, each with its evidence chunk) and the
+    entities the query was linked to.
+
+    Args:
+        query: The question; name the people, places or organisations it is about.
+        limit: How many passages to return, 1-20 (default 5).
+        collections: Collections to search; omit to search the default ones.
+        filters: Optional metadata filter, same language as in search.
+    """
+    response = await _search(deps, "graph", query, limit, collections, filters)
+    context = response.get("graph_context") or {}
+    return GraphSearchResult(
+        **_search_result(response).model_dump(),
+        facts=[GraphFact(source=r["source"], type=r["type"], target=r["target"],
+                         evidence_chunk_id=r["evidence_chunk_id"]) for r in context.get("relations", [])],
+        entities=[LinkedEntity(id=e["id"], name=e["name"], label=e.get("label"), score=e.get("score"))
+                  for e in context.get("entities", [])],
+    )
+
+
+async def get_entity(deps: AgentDeps, entity: str, collections: Collections = None) -> EntityResult:
+    """Look up an entity (person, place, organisation...) by name or id: its relations and mentions.
+
+    Args:
+        entity: The entity's name (best match is taken) or its id from an earlier result.
+        collections: Collections to look in; omit for the default ones.
+    """
+    if not isinstance(entity, str) or not entity.strip():
+        raise InvalidInput("entity is empty: give a name or an id")
+    rt = deps.runtime
+    entity = entity.strip()
+    others: list[LinkedEntity] = []
+    try:
+        entity_id = str(uuid.UUID(entity))
+    except ValueError:
+        matches = await _entities_named(deps, entity, collections)
+        entity_id = matches[0].id
+        others = matches[1:]
+    found = await entities.get_entity(rt, entity_id, relations=10, mentions=5)
+    return EntityResult(
+        id=found["id"],
+        name=found["name"],
+        label=found.get("label"),
+        collection=found["collection"],
+        mentions=int(found.get("mentions") or 0),
+        relations=[
+            EntityRelation(source=r["source"], type=r["type"], target=r["target"], predicates=r["predicates"],
+                           weight=r.get("weight"),
+                           evidence=[_passage(c, EVIDENCE_CHARS) for c in r["evidence"]])
+            for r in found["relations"]
+        ],
+        passages=[_passage(c, TEXT_CHARS) for c in found["chunks"]],
+        other_matches=others,
+    )
+
+
+async def get_document(deps: AgentDeps, document_id: str, first_chunk: Annotated[int, Field(ge=0)] = 0,
+                       max_chunks: Annotated[int, Field(ge=1, le=50)] = 10) -> DocumentResult:
+    """Read a document's text, chunk by chunk, in order (e.g. to see the context around a search hit).
+
+    Args:
+        document_id: The document's id (document_id of a search hit or of list_documents).
+        first_chunk: Index of the first chunk to return (for paging through long documents).
+        max_chunks: How many chunks to return, 1-50.
+    """
+    doc = await documents.get_document(deps.runtime, document_id)
+    count = doc["chunk_count"]
+    if count and first_chunk >= count:
+        raise InvalidInput(f"first_chunk is {first_chunk} but the document has {count} chunks (0-{count - 1})")
+    page = doc["chunks"][first_chunk:first_chunk + max_chunks]
+    end = first_chunk + len(page)
+    return DocumentResult(
+        id=doc["id"], collection=doc["collection"], source=doc["source"], title=doc["title"],
+        metadata=doc["metadata"], chunk_count=count,
+        chunks=[ChunkText(chunk_id=c["id"], index=c["index"], heading_path=c["heading_path"],
+                          text=_trim(c["content"], CHUNK_CHARS)) for c in page],
+        next_chunk=end if end < count else None,
+    )
+
+
+async def list_documents(deps: AgentDeps, collection: str | None = None,
+                         limit: Annotated[int, Field(ge=1, le=100)] = 20,
+                         offset: Annotated[int, Field(ge=0)] = 0) -> DocumentList:
+    """List the documents in the knowledge base, newest first, with their ids and sources.
+
+    Args:
+        collection: The collection to list; omit for the default ones (then limit applies per collection).
+        limit: How many documents to return, 1-100.
+        offset: How many to skip (for paging).
+    """
+    scopes: list[str | None] = [check_collection(collection)] if collection else list(deps.collections or [None])
+    listed: list[DocumentInfo] = []
+    total = 0
+    more = False
+    for scope in scopes:
+        page = await documents.list_documents(deps.runtime, collection=scope, limit=limit, offset=offset)
+        listed += [DocumentInfo(id=d["id"], collection=d["collection"], source=d["source"], title=d["title"],
+                                chunks=d["chunks"], tags=d["tags"], updated_at=d["updated_at"])
+                   for d in page["documents"]]
+        total += page["total"]
+        more = more or offset + len(page["documents"]) < page["total"]
+    return DocumentList(documents=listed, total=total, next_offset=offset + limit if more else None)
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+async def _search(deps: AgentDeps, mode: str, query: str, limit: int | None, collections: Collections,
+                  filters: Filters) -> dict[str, Any]:
+    router = await deps.runtime.router()
+    log.debug("%s search %r in %s", mode, query, collections or deps.collections or "all collections")
+    return await router.search(query, mode=mode, limit=limit or deps.limit,
+                               collections=collections or deps.collections, filters=filters)
+
+
+def _search_result(response: dict[str, Any]) -> SearchResult:
+    hits = [
+        SearchHit(source=r["source"], title=r["title"], heading_path=r["heading_path"], score=r["score"],
+                  text=_trim(r["content"], TEXT_CHARS), chunk_id=r["chunk_id"], document_id=r["document_id"],
+                  collection=r["collection"], found_by=[leg for leg in r["legs"] if leg in LEGS])
+        for r in response["results"]
+    ]
+    # A leg that failed still leaves an answer; the agent should know it is partial.
+    warnings = [f"{leg} retrieval {info['status']}: {info.get('error', '')}".rstrip(": ")
+                for leg, info in response["legs"].items() if info["status"] in ("error", "timeout")]
+    return SearchResult(query=response["query"], mode=response["mode"], hits=hits, warnings=warnings)
+
+
+async def _entities_named(deps: AgentDeps, name: str, collections: Collections) -> list[LinkedEntity]:
+    """Entities matching ``name`` in the scope, best first (NotFound when none)."""
+    scopes: list[str | None] = list(collections or deps.collections or [None])
+    rows: list[dict[str, Any]] = []
+    for scope in scopes:
+        rows += (await entities.search_entities(deps.runtime, name, collection=scope, limit=5))["entities"]
+    if not rows:
+        where = f" in {', '.join(s for s in scopes if s)}" if scopes != [None] else ""
+        raise NotFound(f"no entity named {name!r}{where}; try search to find how it is spelled")
+    rows.sort(key=lambda r: (-r["score"], -int(r.get("mentions") or 0)))
+    return [LinkedEntity(id=r["id"], name=r["name"], label=r.get("label"), score=r["score"]) for r in rows[:5]]
+
+
+def _passage(chunk: dict[str, Any], chars: int) -> Passage:
+    return Passage(source=chunk["source"], title=chunk["title"], chunk_id=chunk["chunk_id"],
+                   document_id=chunk["document_id"], heading_path=chunk["heading_path"],
+                   text=_trim(chunk["content"], chars))
+
+
+def _trim(text: str, chars: int) -> str:
+    """``text`` cut to about ``chars`` characters at a word boundary."""
+    if len(text) <= chars:
+        return text
+    cut = text[:chars]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > chars * 0.8 else cut).rstrip() + " …"
+
+
+# --- wiring --------------------------------------------------------------------------------------
+
+CoreTool = Callable[..., Awaitable[BaseModel]]
+
+TOOLS: dict[str, CoreTool] = {
+    fn.__name__: fn
+    for fn in (search, vector_search, hybrid_search, graph_search, get_entity, get_document, list_documents)
+}
+"""The tool functions by name; each takes :class:`AgentDeps` first, then its own arguments."""
+
+
+def agent_tool(core: CoreTool) -> Tool[AgentDeps]:
+    """``core`` as a pydantic-ai tool: same name, docstring and parameters, with ``RunContext`` in place of
+    ``deps``; a :class:`UserError` (bad argument, unknown id) goes back to the model as :class:`ModelRetry`."""
+
+    async def call(ctx: RunContext[AgentDeps], **kwargs: Any) -> Any:
+        try:
+            return await core(ctx.deps, **kwargs)
+        except UserError as exc:
+            log.info("tool %s rejected its arguments: %s", core.__name__, exc.message)
+            raise ModelRetry(exc.message) from exc
+
+    # pydantic-ai reads the schema from the signature, type hints and docstring: give it core's,
+    # with the context parameter it expects first.
+    hints = typing.get_type_hints(core, include_extras=True)
+    params = list(inspect.signature(core).parameters.values())[1:]
+    ctx_param = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=RunContext[AgentDeps])
+    call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [ctx_param, *(p.replace(annotation=hints[p.name]) for p in params)], return_annotation=hints["return"])
+    call.__annotations__ = {"ctx": RunContext[AgentDeps], **{p.name: hints[p.name] for p in params},
+                            "return": hints["return"]}
+    call.__name__ = call.__qualname__ = core.__name__
+    call.__doc__ = core.__doc__
+    call.__module__ = core.__module__
+    return Tool(call, takes_ctx=True, name=core.__name__, docstring_format="google",
+                require_parameter_descriptions=True)
+
+
+def build_toolset() -> FunctionToolset[AgentDeps]:
+    """A new pydantic-ai toolset with every graphrag tool."""
+    return FunctionToolset([agent_tool(fn) for fn in TOOLS.values()])
+
+
+toolset: FunctionToolset[AgentDeps] = build_toolset()
+"""The graphrag tools for a pydantic-ai ``Agent[AgentDeps, ...]`` (``toolsets=[toolset]``)."""
