@@ -9,10 +9,11 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 from graphrag.config import Settings
+from graphrag.ingest.outbox import GraphOutbox
 from graphrag.ingest.pipeline import IngestModels, Ingestor
 from graphrag.search.router import SearchRouter
 from graphrag.services.manager import endpoints
-from graphrag.stores.neo4j import Neo4jStore
+from graphrag.stores.neo4j import GraphWrites, Neo4jStore
 from graphrag.stores.postgres import PostgresStore
 
 log = logging.getLogger(__name__)
@@ -45,14 +46,17 @@ class Runtime:
                                         reranker_path=self.settings.reranker_model)
         return self._router
 
+    def __post_init__(self) -> None:
+        self.outbox = GraphOutbox(self.postgres, GraphWrites(self.neo4j))
+
     def deleter(self) -> Ingestor:
         """An Ingestor without models: deletion needs none, so no model is loaded for it."""
-        return Ingestor(self.settings, self.postgres, self.neo4j, None)
+        return Ingestor(self.settings, self.postgres, self.neo4j, None, self.outbox)
 
     async def ingestor(self) -> Ingestor:
         """The ingestion pipeline (models load on first use)."""
         if self._ingestor is None:
-            self._ingestor = Ingestor(self.settings, self.postgres, self.neo4j, await self.models())
+            self._ingestor = Ingestor(self.settings, self.postgres, self.neo4j, await self.models(), self.outbox)
         return self._ingestor
 
 

@@ -105,3 +105,6 @@ WHERE c.id = ANY($1::uuid[]) AND ($2::text[] IS NULL OR c.collection = ANY($2::t
 
 -- name: document_chunk_count
 SELECT count(*) AS chunks FROM chunks WHERE document_id = $1;
+
+-- name: collections_of
+SELECT collection, array_agg(id) AS ids FROM documents WHERE id = ANY($1::uuid[]) GROUP BY collection;

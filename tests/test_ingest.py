@@ -115,8 +115,10 @@ async def test_sync_and_changes_file(tmp_path: Path, ingestor: Ingestor, runtime
     assert facts["counts"]["graph_documents"] == 2
 
 
-async def test_graph_failure_leaves_no_trace_and_others_go_in(tmp_path: Path, ingestor: Ingestor, runtime: Runtime,
-                                                              collection: str, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_graph_write_neo4j_refuses_is_set_aside_and_others_go_in(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, collection: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PostgreSQL is the source of truth: both documents are stored; the graph write Neo4j refuses is set
+    aside (for `graphrag repair`) without holding back the other document's graph or leaving a trace."""
     (tmp_path / "good.md").write_text("# Good\n\nMarie Curie lived in Warsaw.")
     (tmp_path / "poison.md").write_text("# Poison\n\nZephyrine Quallsworth visited Ouagadougou.\n\n"
                                         + "Second paragraph about Ouagadougou. " * 60)
@@ -131,15 +133,19 @@ async def test_graph_failure_leaves_no_trace_and_others_go_in(tmp_path: Path, in
 
     monkeypatch.setattr(GraphWrites, "replace_documents", failing)
     report = await ingestor.ingest_paths([tmp_path], collection=collection)
-    assert report.ingested == 1
-    assert [f["path"].endswith("poison.md") for f in report.failed] == [True]
-    assert (await pg_counts(runtime, collection))["documents"] == 1
+    assert report.ingested == 2 and not report.failed
+    assert (await pg_counts(runtime, collection))["documents"] == 2
     facts = await graph_facts(runtime, collection)
     assert facts["counts"]["graph_documents"] == 1
+    assert any("Marie Curie" in name for name, _ in facts["entities"])
     assert not any("Ouagadougou" in name or "Zephyrine" in name for name, _ in facts["entities"])
     rows, _, _ = await runtime.neo4j.driver.execute_query(
         "MATCH (c:Chunk {collection: $c}) WHERE c.text CONTAINS 'Ouagadougou' RETURN count(c) AS n", c=collection)
     assert rows[0]["n"] == 0
+    aside = await runtime.postgres.pool.fetch(
+        "SELECT state, last_error, document_ids FROM graph_outbox WHERE collection = $1", collection)
+    assert [r["state"] for r in aside] == ["failed"] and "already exists" in aside[0]["last_error"]
+    await runtime.postgres.pool.execute("DELETE FROM graph_outbox WHERE collection = $1", collection)
 
 
 async def test_bad_inputs_are_reported_and_do_not_stop_the_rest(tmp_path: Path, ingestor: Ingestor,

@@ -31,7 +31,9 @@ from graphrag.ingest.chunk import CHUNKERS, DEFAULT_FOR_KIND, Chunker, ChunkOpti
 from graphrag.ingest.embed import Embedder
 from graphrag.ingest.extract import EXTRACTION_VERSION, ExtractOptions, SpacyExtractor, add_title_entity
 from graphrag.ingest.load import TYPES, Found, LoadError, discover, load_file
+from graphrag.ingest.outbox import GraphOutbox
 from graphrag.models import Chunk, Document, Extraction
+from graphrag.stores import queries
 from graphrag.stores.neo4j import GraphWrites, Neo4jStore
 from graphrag.stores.postgres import DocumentRow, PostgresStore
 
@@ -61,6 +63,7 @@ class IngestReport:
     entities: int = 0
     relations: int = 0
     seconds: float = 0.0
+    graph_pending: int = 0  # graph writes recorded but not yet applied (Neo4j away)
     stages: dict[str, float] = field(default_factory=dict)
     documents: list[dict[str, Any]] = field(default_factory=list)
 
@@ -141,10 +144,11 @@ class Ingestor:
     """Ingests into one pair of stores; create once per process and reuse."""
 
     def __init__(self, settings: Settings, postgres: PostgresStore, neo4j: Neo4jStore,
-                 models: IngestModels | None) -> None:
+                 models: IngestModels | None, outbox: GraphOutbox | None = None) -> None:
         self.settings = settings
         self.postgres = postgres
         self.graph = GraphWrites(neo4j)
+        self.outbox = outbox or GraphOutbox(postgres, self.graph)
         self._models = models  # None: a deleter only (deletion needs no models)
         self._entity_vectors: dict[str, list[float]] = {}
 
@@ -403,20 +407,15 @@ class Ingestor:
                     payload.add(str(doc_id), item, [str(c) for c in chunk_ids], self._entity_vectors)
                     outcomes.append((item, inserted, str(doc_id)))
                 await PostgresStore.update_stats(conn, ids, add=True)
-                # Every id is removed first: updates take back their old graph, and a stale graph left by
-                # an earlier failure can never double up.
-                t_graph = time.perf_counter()
-                await self.graph.replace_documents(doc_ids, payload.docs, payload.next_pairs,
-                                                   payload.entity_list(), payload.mentions, payload.relations)
-                report.add_time("write_neo4j", time.perf_counter() - t_graph)
+                # The graph work commits with the chunks (outbox); every id is removed first on apply, so
+                # updates take back their old graph and a replayed entry can never double up.
+                await GraphOutbox.enqueue_replace(conn, collection, doc_ids, payload.docs, payload.next_pairs,
+                                                  payload.entity_list(), payload.mentions, payload.relations)
             except BaseException:
                 await tx.rollback()
                 raise
-            try:
-                await tx.commit()
-            except BaseException:
-                await self.graph.remove_documents(doc_ids)  # compensate: the graph must not outlive the rows
-                raise
+            await tx.commit()
+        await self._apply_graph(report)
         for item, inserted, doc_id in outcomes:
             if inserted:
                 report.ingested += 1
@@ -428,17 +427,35 @@ class Ingestor:
             report.documents.append({"id": doc_id, "source": item.row.source, "chunks": len(item.chunks),
                                      "status": "ingested" if inserted else "updated"})
 
+    async def _apply_graph(self, report: IngestReport | None = None) -> None:
+        """Apply the outbox now, so the graph is current when ingest returns; if Neo4j is away the
+        entries stay pending (the API's worker, the next ingest or `graphrag repair` apply them)."""
+        t0 = time.perf_counter()
+        try:
+            result = await self.outbox.drain()
+        except Exception as exc:  # noqa: BLE001 - the rows are committed; the graph catches up later
+            log.warning("graph outbox not drained: %s", one_line(exc))
+            return
+        if report is not None:
+            report.add_time("write_neo4j", time.perf_counter() - t0)
+            report.graph_pending = result.pending
+        if result.error and result.pending:
+            log.warning("%s graph write(s) pending: %s", result.pending, result.error)
+
     async def _delete_ids(self, ids: list[uuid.UUID]) -> int:
         async with self.postgres.pool.acquire() as conn:
             tx = conn.transaction()
             await tx.start()
             try:
+                rows = await conn.fetch(queries.sql("documents", "collections_of"), ids)
                 deleted = await self.postgres.delete_documents(ids, conn)
-                await self.graph.remove_documents([str(i) for i in ids])
+                for r in rows:
+                    await GraphOutbox.enqueue_remove(conn, r["collection"], [str(i) for i in r["ids"]])
             except BaseException:
                 await tx.rollback()
                 raise
             await tx.commit()
+        await self._apply_graph()
         return len(deleted)
 
     async def _sync(self, collection: str, roots: list[Path], seen: set[str]) -> int:
