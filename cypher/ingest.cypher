@@ -92,3 +92,30 @@ MATCH (d:Document) WHERE d.collection = $collection RETURN d.id AS id;
 // name: entity_mentions_of_chunks
 MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) WHERE c.id IN $chunk_ids
 RETURN c.id AS chunk_id, e.name AS name, e.label AS label, m.count AS count;
+
+// name: chunk_ids_of_collection
+// For repair: every document of a collection with its chunk ids (documents without chunks included).
+MATCH (d:Document) WHERE d.collection = $collection
+OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
+RETURN d.id AS document_id, collect(c.id) AS chunk_ids;
+
+// name: stray_chunks
+// Chunks of the collection whose document node is gone.
+MATCH (c:Chunk) WHERE c.collection = $collection AND NOT EXISTS { (:Document)-[:HAS_CHUNK]->(c) }
+RETURN c.id AS id, c.document_id AS document_id;
+
+// name: delete_stray_chunks
+MATCH (c:Chunk) WHERE c.id IN $ids DETACH DELETE c;
+
+// name: prune_orphan_entities
+// Entities of the collection that no chunk mentions any more.
+MATCH (e:Entity) WHERE e.collection = $collection AND NOT EXISTS { (e)<-[:MENTIONS]-() }
+WITH collect(e) AS orphans
+FOREACH (e IN orphans | DETACH DELETE e)
+RETURN size(orphans) AS removed;
+
+// name: recount_entity_mentions
+MATCH (e:Entity) WHERE e.collection = $collection
+WITH e, COUNT { (e)<-[:MENTIONS]-() } AS n WHERE coalesce(e.mentions, -1) <> n
+SET e.mentions = n
+RETURN count(e) AS recounted;

@@ -89,7 +89,13 @@ def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
     else:
         print("no documents yet: try `graphrag ingest PATH`")
     for d in data["drift"]:
-        print(f"drift in {d['collection']}: documents {d['documents']}, chunks {d['chunks']}")
+        awaiting = f" ({d['awaiting_graph_writes']} awaiting graph writes)" if d["awaiting_graph_writes"] else ""
+        print(f"drift in {d['collection']}: documents {d['documents']}, chunks {d['chunks']}{awaiting}")
+    box = data["graph_outbox"]
+    if box["pending"] or box["failed"]:
+        print(f"graph writes: {box['pending']} pending, {box['failed']} set aside (oldest {box['oldest']}); "
+              f"last error: {box['last_error']}")
+        print("  pending ones apply when Neo4j answers; `graphrag repair` rebuilds the rest")
     return 0
 
 
@@ -264,6 +270,22 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_repair(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag.repair import describe, repair
+    from graphrag.runtime import open_services
+
+    async def run() -> dict[str, Any]:
+        async with open_services(settings) as rt:
+            return await repair(rt, args.collection)
+
+    report = asyncio.run(run())
+    if args.json:
+        _print_json(report)
+    else:
+        print(describe(report))
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     from graphrag.api.server import serve
 
@@ -331,6 +353,11 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--limit-queries", type=int, help="only the first N queries (quick runs)")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(func=cmd_eval)
+
+    repair = sub.add_parser("repair", help="reconcile the graph in Neo4j with PostgreSQL (the source of truth)")
+    repair.add_argument("--collection", help="only this collection")
+    repair.add_argument("--json", action="store_true")
+    repair.set_defaults(func=cmd_repair)
 
     serve = sub.add_parser("serve", help="run the REST API (OpenAPI at /schema)")
     serve.add_argument("--host", help="bind address (default: GRAPHRAG_API_HOST, 127.0.0.1)")

@@ -91,6 +91,9 @@ class Settings(BaseSettings):
         None, description="Local cross-encoder model path for optional reranking (none is bundled)."
     )
     leg_timeout_s: float = Field(5.0, description="Default per-leg timeout of a search, in seconds.")
+    outbox_interval_s: float = Field(
+        2.0, description="How often the API retries graph writes left pending by a Neo4j outage (backoff applies)."
+    )
 
     # --- API ---------------------------------------------------------------------------------
     api_host: str = Field("127.0.0.1", description="Host `graphrag serve` binds to.")

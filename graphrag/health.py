@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from graphrag.errors import one_line
 from graphrag.runtime import Runtime
 from graphrag.stores.neo4j import GraphWrites
 
@@ -13,18 +14,24 @@ async def collect_status(rt: Runtime) -> dict[str, Any]:
     """Counts per collection in both stores, drift between them, and service health."""
     graph = GraphWrites(rt.neo4j)
     pg_counts = await rt.postgres.collection_counts()
-    graph_counts = await graph.collection_counts()
+    try:
+        graph_counts = await graph.collection_counts()
+        graph_error = None
+    except Exception as exc:  # noqa: BLE001 - Neo4j away: report what PostgreSQL knows
+        graph_counts, graph_error = {}, one_line(exc)
     collections: dict[str, dict[str, int]] = {}
     drift: list[dict[str, Any]] = []
     for name in sorted(set(pg_counts) | set(graph_counts)):
         pg = pg_counts.get(name, {"documents": 0, "chunks": 0})
         gr = graph_counts.get(name, {"graph_documents": 0, "graph_chunks": 0, "entities": 0, "relations": 0})
         collections[name] = {**pg, **gr}
-        if pg["documents"] != gr["graph_documents"] or pg["chunks"] != gr["graph_chunks"]:
+        if graph_error is None and (pg["documents"] != gr["graph_documents"] or pg["chunks"] != gr["graph_chunks"]):
             pg_ids = await rt.postgres.document_ids(name)
             graph_ids = await graph.document_ids(name)
+            pending = {str(r["id"]) for r in await rt.postgres.fetch("outbox", "pending_documents", name)}
             drift.append({
                 "collection": name,
+                "awaiting_graph_writes": len(pending),  # drift the outbox will close by itself
                 "documents": {"postgres": pg["documents"], "neo4j": gr["graph_documents"]},
                 "chunks": {"postgres": pg["chunks"], "neo4j": gr["graph_chunks"]},
                 "missing_in_neo4j": sorted(pg_ids - graph_ids)[:50],
@@ -32,13 +39,17 @@ async def collect_status(rt: Runtime) -> dict[str, Any]:
             })
     pg_health = await rt.postgres.health()
     neo_health = await rt.neo4j.health()
+    services: dict[str, Any] = {
+        "postgres": {"ok": pg_health.ok, "version": pg_health.version, "pgvector": pg_health.pgvector},
+        "neo4j": {"ok": neo_health.ok, "version": neo_health.version, "edition": neo_health.edition},
+    }
+    if not neo_health.ok:
+        services["neo4j"]["error"] = graph_error or "unreachable"
     return {
         "collections": collections,
         "drift": drift,
-        "services": {
-            "postgres": {"ok": pg_health.ok, "version": pg_health.version, "pgvector": pg_health.pgvector},
-            "neo4j": {"ok": neo_health.ok, "version": neo_health.version, "edition": neo_health.edition},
-        },
+        "graph_outbox": await rt.outbox.summary(),
+        "services": services,
     }
 
 

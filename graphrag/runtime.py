@@ -8,7 +8,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
+from neo4j.exceptions import ServiceUnavailable as Neo4jUnavailable
+from neo4j.exceptions import SessionExpired
+
 from graphrag.config import Settings
+from graphrag.errors import ServiceUnavailable
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.ingest.pipeline import IngestModels, Ingestor
 from graphrag.search.router import SearchRouter
@@ -72,15 +76,22 @@ async def open_services(settings: Settings, *, start_local: bool = True,
         where.postgres_dsn, min_size=settings.postgres_pool_min, max_size=settings.postgres_pool_max
     )
     try:
+        if not where.neo4j_uri:
+            raise ServiceUnavailable("the local Neo4j is not running: start it with `graphrag services up`")
+        # Neo4j being away is not fatal: PostgreSQL is the source of truth, search degrades to the
+        # vector and keyword legs, and graph writes wait in the outbox.
         neo4j = await Neo4jStore.connect(
-            where.neo4j_uri, where.neo4j_user, where.neo4j_password, settings.neo4j_database
+            where.neo4j_uri, where.neo4j_user, where.neo4j_password, settings.neo4j_database, allow_unavailable=True
         )
     except BaseException:
         await postgres.close()
         raise
     try:
         await postgres.migrate()
-        await neo4j.apply_schema()
+        try:
+            await neo4j.apply_schema()
+        except (Neo4jUnavailable, SessionExpired, OSError) as exc:
+            log.warning("Neo4j schema not applied yet (%s); it will be when Neo4j is back", exc)
         yield Runtime(settings=settings, postgres=postgres, neo4j=neo4j, _models=models)
     finally:
         await neo4j.close()

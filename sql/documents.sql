@@ -108,3 +108,17 @@ SELECT count(*) AS chunks FROM chunks WHERE document_id = $1;
 
 -- name: collections_of
 SELECT collection, array_agg(id) AS ids FROM documents WHERE id = ANY($1::uuid[]) GROUP BY collection;
+
+-- name: documents_by_ids
+SELECT id, collection, source, title FROM documents WHERE id = ANY($1::uuid[]);
+
+-- name: chunks_of_documents
+SELECT id, document_id, chunk_index, content, heading_path, char_start, char_end
+FROM chunks WHERE document_id = ANY($1::uuid[]) ORDER BY document_id, chunk_index;
+
+-- name: chunk_ids_of_collection
+SELECT document_id, array_agg(id::text ORDER BY chunk_index) AS chunk_ids
+FROM chunks WHERE collection = $1 GROUP BY document_id;
+
+-- name: collections
+SELECT DISTINCT collection FROM documents ORDER BY collection;

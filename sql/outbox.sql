@@ -46,3 +46,6 @@ SELECT pg_advisory_unlock(hashtext('graphrag.graph_outbox'));
 -- One document's part of an entry Neo4j refused, kept for `graphrag repair` and `graphrag status`.
 INSERT INTO graph_outbox (collection, op, document_ids, payload, vectors, state, attempts, last_error)
 VALUES ($1, $2, $3::uuid[], $4::jsonb, $5, 'failed', 1, $6);
+
+-- name: failed_documents
+SELECT DISTINCT unnest(document_ids) AS id FROM graph_outbox WHERE state = 'failed' AND collection = $1;

@@ -21,6 +21,7 @@ from graphrag.api import problems, routes
 from graphrag.api.middleware import RequestContext, parse_keys
 from graphrag.config import Settings
 from graphrag.ingest.pipeline import IngestModels
+from graphrag.ingest.outbox import OutboxWorker
 from graphrag.runtime import Runtime, open_services
 
 log = logging.getLogger("graphrag.api")
@@ -33,18 +34,30 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
     ``models`` when they are already loaded."""
 
     @asynccontextmanager
-    async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        if runtime is not None:
-            app.state.runtime = runtime
-            await runtime.router()  # load the models before the first request
+    async def serving(rt: Runtime) -> AsyncIterator[None]:
+        app_state.runtime = rt
+        await rt.router()  # load the models before the first request
+        # Graph writes left pending by a Neo4j outage drain by themselves while the API runs.
+        worker = OutboxWorker(rt.outbox, interval=settings.outbox_interval_s)
+        worker.start()
+        try:
             yield
+        finally:
+            await worker.stop()
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        nonlocal app_state
+        app_state = app.state
+        if runtime is not None:
+            async with serving(runtime):
+                yield
             return
-        async with open_services(settings, start_local=start_local, models=models) as rt:
-            app.state.runtime = rt
-            await rt.router()
-            await rt.ingestor()
+        async with open_services(settings, start_local=start_local, models=models) as rt, serving(rt):
             log.info("API ready")
             yield
+
+    app_state: Any = None
 
     api_keys = parse_keys(settings.api_keys.get_secret_value() if settings.api_keys else None)
     max_body = int(settings.max_file_mb * 1024 * 1024) + 1024 * 1024  # the file plus multipart framing

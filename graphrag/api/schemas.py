@@ -255,6 +255,7 @@ class Readiness(_Out):
 class Stats(_Out):
     collections: dict[str, dict[str, int]]
     drift: list[dict[str, Any]]
+    graph_outbox: dict[str, Any]
     services: dict[str, dict[str, Any]]
 
 

@@ -136,6 +136,7 @@ class GraphOutbox:
         return result
 
     async def _drain_locked(self, conn: asyncpg.Connection, result: DrainResult, limit: int | None) -> None:
+        first = True
         while limit is None or result.applied < limit:
             rows = await conn.fetch(queries.sql("outbox", "head"), 16)
             if not rows:
@@ -144,6 +145,9 @@ class GraphOutbox:
                 if not row["due"]:
                     return
                 try:
+                    if first:
+                        await self.graph.store.ensure_schema()
+                        first = False
                     await self._apply(row)
                 except REFUSED as exc:
                     # Neo4j refuses this write itself (not an outage): apply the entry document by

@@ -259,6 +259,58 @@ class Ingestor:
                            f"{'' if document_id else ' in collection ' + repr(collection)}")
         return await self._delete_ids([rows[0]["id"]])
 
+    async def rebuild_graph(self, document_ids: Sequence[uuid.UUID], *, batch_size: int = 32) -> int:
+        """Re-derive the graph of stored documents from their chunks in PostgreSQL (the source of truth):
+        extract again, record a replace in the outbox, apply it. Returns how many documents were rebuilt."""
+        done = 0
+        for k in range(0, len(document_ids), batch_size):
+            ids = list(document_ids[k:k + batch_size])
+            docs = {r["id"]: r for r in await self.postgres.fetch("documents", "documents_by_ids", ids)}
+            chunk_rows = await self.postgres.fetch("documents", "chunks_of_documents", ids)
+            items: list[_Item] = []
+            chunk_ids: dict[uuid.UUID, list[str]] = {}
+            for doc_id, row in docs.items():
+                rows = [c for c in chunk_rows if c["document_id"] == doc_id]
+                if not rows:
+                    continue
+                doc = Document(source=row["source"], title=row["title"], text="", kind="markdown")
+                item = _Item(doc, row["source"], "", DocumentRow(row["collection"], row["source"], row["title"], "", {}))
+                item.chunks = [Chunk(index=c["chunk_index"], text=c["content"], char_start=c["char_start"],
+                                     char_end=c["char_end"], heading_path=tuple(c["heading_path"] or ()))
+                               for c in rows]
+                chunk_ids[doc_id] = [str(c["id"]) for c in rows]
+                items.append(item)
+            if not items:
+                continue
+            extractions = await asyncio.to_thread(self.models.extractor.extract_many,
+                                                  [[c.text for c in i.chunks] for i in items])
+            for item, extraction in zip(items, extractions, strict=True):
+                add_title_entity(extraction, item.doc.title)
+                item.extraction = extraction
+            await self._embed_entity_names(items)
+            by_collection: dict[str, _GraphPayload] = {}
+            for doc_id, item in zip([d for d in docs if d in chunk_ids], items, strict=True):
+                payload = by_collection.setdefault(item.row.collection, _GraphPayload(item.row.collection))
+                payload.add(str(doc_id), item, chunk_ids[doc_id], self._entity_vectors)
+            async with self.postgres.pool.acquire() as conn, conn.transaction():
+                for collection, payload in by_collection.items():
+                    await GraphOutbox.enqueue_replace(conn, collection, [d["id"] for d in payload.docs], payload.docs,
+                                                      payload.next_pairs, payload.entity_list(), payload.mentions,
+                                                      payload.relations)
+            await self._apply_graph()
+            done += len(items)
+        return done
+
+    async def _embed_entity_names(self, items: list[_Item]) -> None:
+        names = {k: e.name for item in items for k, e in item.extraction.entities.items()  # type: ignore[union-attr]
+                 if k not in self._entity_vectors}
+        if names:
+            keys = list(names)
+            vecs = await asyncio.to_thread(self.models.embedder.encode, [names[k] for k in keys])
+            if len(self._entity_vectors) > 200_000:
+                self._entity_vectors.clear()
+            self._entity_vectors.update({k: v.tolist() for k, v in zip(keys, vecs, strict=True)})
+
     # -- stages ---------------------------------------------------------------------------------
     async def _load(self, found: list[Found], report: IngestReport, progress: bool) -> list[tuple[Document, str]]:
         t0 = time.perf_counter()
@@ -357,14 +409,7 @@ class Ingestor:
             item.extraction = extraction
             pos += len(item.chunks)
         t1 = time.perf_counter()
-        names = {k: e.name for item in ready for k, e in item.extraction.entities.items()  # type: ignore[union-attr]
-                 if k not in self._entity_vectors}
-        if names:
-            keys = list(names)
-            vecs = await asyncio.to_thread(self.models.embedder.encode, [names[k] for k in keys])
-            if len(self._entity_vectors) > 200_000:
-                self._entity_vectors.clear()
-            self._entity_vectors.update({k: v.tolist() for k, v in zip(keys, vecs, strict=True)})
+        await self._embed_entity_names(ready)
         report.add_time("embed", time.perf_counter() - t1)
         return ready
 

@@ -164,10 +164,12 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str, 
         for h in row["hits"]:
             # Lucene finds candidates; how much of the name the mention covers decides the link.
             overlap = name_overlap(mention, h["name"] or "")
-            if overlap >= 0.5:
+            if overlap >= 0.5 and h["id"] is not None:
                 info[h["id"]] = h
                 seeds[h["id"]] = max(seeds.get(h["id"], 0.0), overlap)
     for r in vector_rows:
+        if r["id"] is None:
+            continue  # deleted by a concurrent write
         info.setdefault(r["id"], dict(r))
         seeds[r["id"]] = max(seeds.get(r["id"], 0.0), float(r["score"]))
     # Confidence: did the query itself name entities we know? Without any, the walk starts from
@@ -180,7 +182,7 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str, 
         rows = await neo4j.run("search", "chunk_entities", chunk_ids=[h[0] for h in prf.hits])
         for rank_weight, (chunk_id, similarity, _) in zip(_prf_weights(len(prf.hits)), prf.hits, strict=True):
             for r in rows:
-                if r["chunk_id"] == chunk_id:
+                if r["chunk_id"] == chunk_id and r["id"] is not None:
                     info.setdefault(r["id"], {"id": r["id"], "name": r["name"], "label": r["label"],
                                               "mentions": r.get("mentions")})
                     seeds[r["id"]] = max(seeds.get(r["id"], 0.0), config.graph_prf_weight * rank_weight * similarity)
@@ -204,6 +206,8 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str, 
         nxt = []
         for row in rows:
             for n in row["ns"]:
+                if n["id"] is None or row["id"] is None:
+                    continue  # a node deleted by a concurrent write while this read ran
                 info.setdefault(n["id"], n)
                 a, b = sorted((row["id"], n["id"]))
                 edges[(a, b)] = math.log1p(float(n["weight"] or 1))

@@ -37,10 +37,16 @@ class Neo4jStore:
     def __init__(self, driver: AsyncDriver, database: str) -> None:
         self.driver = driver
         self.database = database
+        self.schema_applied = False
 
     @classmethod
-    async def connect(cls, uri: str, user: str, password: str, database: str = "neo4j") -> Neo4jStore:
-        """Open the driver and verify the credentials, so a wrong password fails here, clearly."""
+    async def connect(cls, uri: str, user: str, password: str, database: str = "neo4j", *,
+                      allow_unavailable: bool = False) -> Neo4jStore:
+        """Open the driver and verify the credentials, so a wrong password fails here, clearly.
+
+        With ``allow_unavailable`` a server that cannot be reached is not an error: the store is
+        returned anyway (the driver reconnects by itself) and the graph catches up when it is back.
+        """
         # Notifications (e.g. "relationship type not in the database yet" on a fresh graph) are noise here.
         driver = AsyncGraphDatabase.driver(
             uri, auth=(user, password), connection_timeout=10, notifications_min_severity="OFF"
@@ -59,6 +65,9 @@ class Neo4jStore:
                 raise _auth_error(uri, user) from None
             raise
         except _CONNECT_ERRORS as exc:
+            if allow_unavailable:
+                log.warning("Neo4j at %s is unavailable (%s); starting without the graph", uri, exc)
+                return cls(driver, database)
             await driver.close()
             raise ServiceUnavailable(f"cannot connect to Neo4j at {uri}: {exc}") from None
         return cls(driver, database)
@@ -78,6 +87,12 @@ class Neo4jStore:
         for statement in queries.cypher_script("schema"):
             await self.driver.execute_query(statement, database_=self.database)
         await self.run("admin", "await_indexes", seconds=wait_seconds)
+        self.schema_applied = True
+
+    async def ensure_schema(self) -> None:
+        """Apply the schema if it was not yet (Neo4j was away at start)."""
+        if not self.schema_applied:
+            await self.apply_schema()
 
     async def missing_schema(self) -> list[str]:
         """Names of schema indexes/constraints from ``cypher/schema.cypher`` that are absent or not online."""
