@@ -31,6 +31,9 @@ _COLLECTION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 class SearchRouter:
     """Holds the stores and models a search needs; one per process, safe to share between requests."""
 
+    #: Entries of the query-embedding cache; 0 turns it off (benchmarks measure the embedding that way).
+    query_cache_size: int = 2048
+
     def __init__(self, postgres: PostgresStore, neo4j: Neo4jStore, embedder: Any, nlp: Any,
                  reranker_path: str | None = None) -> None:
         self.postgres = postgres
@@ -45,13 +48,15 @@ class SearchRouter:
 
     async def embed_query(self, query: str) -> np.ndarray:
         """The query embedding, cached (identical queries are common: retries, agents, pagination)."""
+        if self.query_cache_size <= 0:
+            return (await self.embedder.aencode([query]))[0]
         cached = self._cache.get(query)
         if cached is not None:
             self._cache.move_to_end(query)
             return cached
         vector = (await self.embedder.aencode([query]))[0]
         self._cache[query] = vector
-        if len(self._cache) > 2048:
+        if len(self._cache) > self.query_cache_size:
             self._cache.popitem(last=False)
         return vector
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from neo4j import AsyncDriver, AsyncGraphDatabase, GraphDatabase
-from neo4j.exceptions import AuthError, ClientError, Neo4jError, ServiceUnavailable as DriverUnavailable
+from neo4j.exceptions import AuthError, ClientError, Neo4jError, SessionExpired
+from neo4j.exceptions import ServiceUnavailable as DriverUnavailable
 
 from graphrag.errors import ConfigurationError, ServiceUnavailable
 from graphrag.stores import queries
@@ -38,6 +39,9 @@ class Neo4jStore:
         self.driver = driver
         self.database = database
         self.schema_applied = False
+        # A small circuit breaker: after a connection failure, reads fail at once for a moment
+        # instead of each waiting on the driver's retries (search stays fast while Neo4j is away).
+        self._down_until = 0.0
 
     @classmethod
     async def connect(cls, uri: str, user: str, password: str, database: str = "neo4j", *,
@@ -48,8 +52,11 @@ class Neo4jStore:
         returned anyway (the driver reconnects by itself) and the graph catches up when it is back.
         """
         # Notifications (e.g. "relationship type not in the database yet" on a fresh graph) are noise here.
+        # Few driver-level retries: the outbox retries graph writes with its own backoff, and a search
+        # leg must fail fast rather than wait out the driver's default 30 s of retrying.
         driver = AsyncGraphDatabase.driver(
-            uri, auth=(user, password), connection_timeout=10, notifications_min_severity="OFF"
+            uri, auth=(user, password), connection_timeout=5, max_transaction_retry_time=2.0,
+            notifications_min_severity="OFF",
         )
         try:
             await driver.verify_connectivity()
@@ -77,9 +84,17 @@ class Neo4jStore:
 
     async def run(self, file: str, name: str, **params: Any) -> list[dict[str, Any]]:
         """Run the named Cypher statement and return its records as dicts."""
-        result = await self.driver.execute_query(
-            queries.cypher(file, name), parameters_=params, database_=self.database
-        )
+        import time
+
+        if time.monotonic() < self._down_until:
+            raise ServiceUnavailable("Neo4j is unavailable (connection failed moments ago)")
+        try:
+            result = await self.driver.execute_query(
+                queries.cypher(file, name), parameters_=params, database_=self.database
+            )
+        except (*_CONNECT_ERRORS, SessionExpired) as exc:
+            self._down_until = time.monotonic() + 2.0
+            raise ServiceUnavailable(f"Neo4j is unavailable: {exc}") from None
         return [record.data() for record in result.records]
 
     async def apply_schema(self, wait_seconds: int = 120) -> None:
@@ -107,7 +122,7 @@ class Neo4jStore:
         """Version and edition, or the reason the server cannot be reached."""
         try:
             rows = await self.run("admin", "components")
-        except (Neo4jError, *_CONNECT_ERRORS) as exc:
+        except (Neo4jError, ServiceUnavailable, SessionExpired, *_CONNECT_ERRORS) as exc:
             return Neo4jHealth(ok=False, error=str(exc))
         kernel = next((r for r in rows if r["name"] == "Neo4j Kernel"), rows[0] if rows else {})
         return Neo4jHealth(ok=True, version=str(kernel.get("version", "")), edition=str(kernel.get("edition", "")))
