@@ -18,7 +18,7 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 RESULTS = BENCH / "results"
-SCIFACT = REPO.parent / "shared" / "eval" / "scifact"
+SCIFACT = Path(os.environ.get("GRAPHRAG_BENCH_SCIFACT", REPO.parent / "shared" / "eval" / "scifact"))
 
 
 @cache
