@@ -10,6 +10,13 @@ LIMIT $4;
 
 -- name: keyword_leg
 -- BM25 with OR semantics (see bm25_search in migrations/002_search.sql), restricted by the filter.
+-- Candidates come from the rarest query terms until their document frequencies add up to a budget of
+-- 80 x the candidates wanted (at least 2,000; the rarest term always counts; terms in more than half of
+-- the chunks never generate candidates), and every query term then scores them: the "continue"
+-- strategy of Moffat & Zobel (1996), which bounds the work per query instead of scoring every chunk
+-- that shares a common word with it. A chunk's matched terms are taken out of its tsvector with
+-- setweight/ts_filter (no unnest of the whole vector). The filter (which needs the documents row) is
+-- checked on the ranked candidates in score order, so it runs for about $3 rows, not for all of them.
 WITH cols AS (
     SELECT coalesce($2::text[], ARRAY(SELECT collection FROM collection_stats)) AS names
 ), stats AS (
@@ -18,33 +25,42 @@ WITH cols AS (
     FROM collection_stats s, cols WHERE s.collection = ANY(cols.names)
 ), terms AS (
     SELECT t.lexeme, coalesce(sum(ls.df), 0)::double precision AS df
-    FROM unnest(to_tsvector('english', $1)) t
+    FROM unnest(tsvector_to_array(to_tsvector('english', $1))) t(lexeme)
     CROSS JOIN cols
     LEFT JOIN lexeme_stats ls ON ls.collection = ANY(cols.names) AND ls.lexeme = t.lexeme
     GROUP BY t.lexeme
 ), weighted AS (
     SELECT terms.lexeme, ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) AS idf,
+           sum(terms.df) OVER (ORDER BY terms.df, terms.lexeme) AS df_through,
+           terms.df = min(terms.df) OVER () AS rarest,
            terms.df <= 0.5 * stats.n AS selective
     FROM terms, stats WHERE terms.df > 0
 ), q AS (
-    SELECT coalesce(
-        (SELECT string_agg(quote_literal(lexeme), ' | ') FROM weighted WHERE selective),
-        (SELECT string_agg(quote_literal(lexeme), ' | ') FROM weighted))::tsquery AS query
-), candidates AS (
-    SELECT c.id, c.tsv, c.token_count FROM chunks c JOIN documents d ON d.id = c.document_id, q, cols
-    WHERE q.query IS NOT NULL AND c.collection = ANY(cols.names) AND c.tsv @@ q.query AND (/*FILTER*/)
+    SELECT (SELECT string_agg(quote_literal(lexeme), ' | ') FROM weighted
+            WHERE rarest OR (selective AND df_through <= greatest(2000, 80 * $3)))::tsquery AS query,
+           ARRAY(SELECT lexeme FROM weighted ORDER BY lexeme) AS lexemes,
+           ARRAY(SELECT idf FROM weighted ORDER BY lexeme) AS idfs,
+           (SELECT avgdl FROM stats) AS avgdl
+), ranked AS (
+    SELECT c.id,
+           (SELECT sum(q.idfs[array_position(q.lexemes, u.lexeme)]
+                       * (coalesce(array_length(u.positions, 1), 1) * ($4::float8 + 1))
+                       / (coalesce(array_length(u.positions, 1), 1)
+                          + $4::float8 * (1 - $5::float8 + $5::float8 * greatest(c.token_count, 1) / q.avgdl)))
+            FROM unnest(ts_filter(setweight(setweight(c.tsv, 'D'), 'A', q.lexemes), '{a}')) u) AS score
+    FROM chunks c, q
+    WHERE q.query IS NOT NULL AND ($2::text[] IS NULL OR c.collection = ANY($2::text[])) AND c.tsv @@ q.query
+    ORDER BY score DESC
+    OFFSET 0  -- keeps the sort below the filter, so LIMIT stops the filter early
 )
-SELECT cand.id,
-       sum(w.idf * (coalesce(array_length(u.positions, 1), 1) * ($4::float8 + 1))
-           / (coalesce(array_length(u.positions, 1), 1)
-              + $4::float8 * (1 - $5::float8 + $5::float8 * greatest(cand.token_count, 1) / stats.avgdl))) AS score,
-       array_agg(u.lexeme) AS matched
-FROM candidates cand
-CROSS JOIN stats
-CROSS JOIN LATERAL unnest(cand.tsv) u
-JOIN weighted w ON w.lexeme = u.lexeme
-GROUP BY cand.id
-ORDER BY score DESC
+SELECT r.id, r.score,
+       tsvector_to_array(ts_filter(setweight(setweight(c.tsv, 'D'), 'A', q.lexemes), '{a}')) AS matched
+FROM ranked r
+CROSS JOIN q
+JOIN chunks c ON c.id = r.id
+JOIN documents d ON d.id = c.document_id
+WHERE (/*FILTER*/)
+ORDER BY r.score DESC
 LIMIT $3;
 
 -- name: chunk_rows
@@ -53,6 +69,11 @@ SELECT c.id, c.document_id, c.collection, c.chunk_index, c.content, c.heading_pa
        c.token_count, c.has_code, c.metadata, c.embedding, d.source, d.title, d.metadata AS document_metadata, d.tags
 FROM chunks c JOIN documents d ON d.id = c.document_id
 WHERE c.id = ANY($1::uuid[]) AND ($2::text[] IS NULL OR c.collection = ANY($2::text[])) AND (/*FILTER*/);
+
+-- name: checkout_settings
+-- Settings for the statements run on one pool checkout (PostgresStore.fetch_filtered); the pool runs
+-- RESET ALL when the connection goes back, which restores the defaults.
+SELECT set_config(s.name, s.value, false) FROM unnest($1::text[], $2::text[]) AS s(name, value);
 
 -- name: collection_chunk_count
 SELECT coalesce(sum(chunks), 0)::bigint FROM collection_stats WHERE $1::text[] IS NULL OR collection = ANY($1::text[]);

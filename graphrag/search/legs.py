@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import math
 import re
@@ -33,6 +34,7 @@ class LegResult:
     hits: list[tuple[str, float, dict[str, Any]]] = field(default_factory=list)
     context: dict[str, Any] = field(default_factory=dict)
     confidence: float = 1.0  # how much the leg trusts its own ranking; scales its fusion weight
+    rows: dict[str, dict[str, Any]] = field(default_factory=dict)  # chunk rows the leg already fetched
 
 
 def _collections(config: SearchConfig) -> list[str] | None:
@@ -72,9 +74,14 @@ def lucene_query(text: str) -> str:
     return f'"{phrase}"^3 {phrase}' if len(escaped) > 1 else phrase
 
 
+# Pipes a query's mentions do not need (entities and part-of-speech tags do not depend on them).
+_QUERY_SKIP_PIPES = ("parser", "lemmatizer")
+
+
 def query_mentions(nlp: Any, query: str) -> list[str]:
     """Names in the query worth linking to entities: named entities and runs of proper nouns."""
-    doc = nlp(query)
+    skip = [p for p in _QUERY_SKIP_PIPES if p in getattr(nlp, "pipe_names", ())]
+    doc = nlp(query, disable=skip) if skip else nlp(query)
     found: list[str] = [ent.text for ent in doc.ents if ent.label_ not in _NUMERIC_LABELS]
     run: list[str] = []
     for token in doc:
@@ -137,24 +144,45 @@ def personalized_pagerank(nodes: list[str], edges: dict[tuple[str, str], float],
     return {n: float(rank[index[n]]) for n in nodes}
 
 
-async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str, embedding: np.ndarray,
-                    config: SearchConfig, model: str,
+async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str,
+                    embedding: np.ndarray | Awaitable[np.ndarray], config: SearchConfig, model: str,
                     embed: Callable[[list[str]], Awaitable[np.ndarray]]) -> LegResult:
     """Link the query to entities, expand up to ``graph_hops`` over RELATED_TO, rank entities with
     personalised PageRank (hubs damped by an IDF-like factor), and score chunks through MENTIONS.
-    Every chunk and relation is re-checked against collections and filters in PostgreSQL."""
+    Every chunk and relation is re-checked against collections and filters in PostgreSQL.
+
+    ``embedding`` may be an awaitable (the router's query embedding still being computed): only the
+    passage feedback needs it, so the query parse and the entity linking do not wait for it."""
     collections = _collections(config)
     mentions = await asyncio.to_thread(query_mentions, nlp, query)
     lucene = {m: q for m in mentions if (q := lucene_query(m))}
-    mention_vectors = await embed(mentions) if mentions else np.zeros((0, 1))
     prf_config = config.model_copy(update={"overfetch": config.graph_prf, "threshold": None})
-    text_rows, vector_rows, total_rows, prf = await asyncio.gather(
-        neo4j.run("search", "link_entities_fulltext", queries=list(lucene.values()), collections=collections, k=8),
-        neo4j.run("search", "link_mentions_vector", k=3, embeddings=[v.tolist() for v in mention_vectors],
-                  collections=collections, min_score=0.8),
-        pg.fetch("search", "collection_chunk_count", collections),
-        vector_leg(pg, embedding, prf_config, model) if config.graph_prf else _no_hits(),
-    )
+
+    async def link_text() -> list[dict[str, Any]]:
+        if not lucene:
+            return []
+        return await neo4j.run("search", "link_entities_fulltext", queries=list(lucene.values()),
+                               collections=collections, k=8)
+
+    async def link_vectors() -> list[dict[str, Any]]:
+        if not mentions:
+            return []
+        vectors = await embed(mentions)
+        return await neo4j.run("search", "link_mentions_vector", k=3, embeddings=[v.tolist() for v in vectors],
+                               collections=collections, min_score=0.8)
+
+    async def feedback() -> tuple[LegResult, list[dict[str, Any]]]:
+        # The entities of the top passages, fetched as soon as those passages are known.
+        if not config.graph_prf:
+            return LegResult(), []
+        # Shielded: a timeout of this leg must not cancel the embedding the other legs share.
+        query_vector = await asyncio.shield(embedding) if inspect.isawaitable(embedding) else embedding
+        found = await vector_leg(pg, query_vector, prf_config, model)
+        rows = await neo4j.run("search", "chunk_entities", chunk_ids=[h[0] for h in found.hits]) if found.hits else []
+        return found, rows
+
+    text_rows, vector_rows, total_rows, (prf, prf_rows) = await asyncio.gather(
+        link_text(), link_vectors(), pg.fetch("search", "collection_chunk_count", collections), feedback())
     total_chunks = max(int(total_rows[0][0]) if total_rows else 1, 1)
     info: dict[str, dict[str, Any]] = {}
     seeds: dict[str, float] = {}
@@ -179,9 +207,8 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str, 
     # too (HippoRAG 2 links queries to passages as well as to entities), which lets the walk reach
     # bridge entities that the question never names.
     if prf.hits:
-        rows = await neo4j.run("search", "chunk_entities", chunk_ids=[h[0] for h in prf.hits])
         for rank_weight, (chunk_id, similarity, _) in zip(_prf_weights(len(prf.hits)), prf.hits, strict=True):
-            for r in rows:
+            for r in prf_rows:
                 if r["chunk_id"] == chunk_id and r["id"] is not None:
                     info.setdefault(r["id"], {"id": r["id"], "name": r["name"], "label": r["label"],
                                               "mentions": r.get("mentions")})
@@ -235,7 +262,8 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str, 
     top_set = set(top_entities[:15])
     context_edges = [(k, v) for k, v in edge_info.items() if k[0] in top_set and k[1] in top_set]
     evidence_ids = {e for _, v in context_edges for e in (v.get("evidence") or [])}
-    allowed = await _allowed_chunks(pg, set(ranked) | evidence_ids, config)
+    rows = await fetch_rows(pg, list(set(ranked) | evidence_ids), config)
+    allowed = set(rows)
     hits = []
     for chunk_id in ranked:
         if chunk_id in allowed and len(hits) < config.overfetch:
@@ -251,19 +279,13 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str, 
                           "target": info[b].get("name"), "evidence_chunk_id": evidence})
     linked = [{"id": e, "name": info[e].get("name"), "label": info[e].get("label"), "score": round(seeds[e], 4)}
               for e in seeds]
-    return LegResult(hits, {"entities": linked, "relations": relations}, confidence)
-
-
-async def _no_hits() -> LegResult:
-    return LegResult()
+    kept = {h[0] for h in hits}
+    return LegResult(hits, {"entities": linked, "relations": relations}, confidence,
+                     rows={cid: row for cid, row in rows.items() if cid in kept})
 
 
 def _prf_weights(n: int) -> list[float]:
     return [1.0 / (1 + i) for i in range(n)]
-
-
-async def _allowed_chunks(pg: PostgresStore, ids: set[str], config: SearchConfig) -> set[str]:
-    return set(await fetch_rows(pg, list(ids), config))
 
 
 async def fetch_rows(pg: PostgresStore, ids: list[str], config: SearchConfig) -> dict[str, dict[str, Any]]:

@@ -17,6 +17,7 @@ import numpy as np
 
 from graphrag.errors import InvalidInput, one_line
 from graphrag.search import fusion
+from graphrag.search.batching import EmbeddingBatcher
 from graphrag.search.config import LEGS, SearchConfig, validate_query
 from graphrag.search.filters import compile_filter, parse_filter
 from graphrag.search.legs import LegResult, fetch_rows, graph_leg, keyword_leg, vector_leg
@@ -43,18 +44,20 @@ class SearchRouter:
         self.reranker_path = reranker_path
         self._reranker: Any = None
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        # Query and mention embeddings of concurrent requests share model calls.
+        self._embed = EmbeddingBatcher(embedder.aencode)
         # Tests replace a leg to force failures or timeouts; production never touches this.
         self.leg_overrides: dict[str, Callable[..., Awaitable[LegResult]]] = {}
 
     async def embed_query(self, query: str) -> np.ndarray:
         """The query embedding, cached (identical queries are common: retries, agents, pagination)."""
         if self.query_cache_size <= 0:
-            return (await self.embedder.aencode([query]))[0]
+            return (await self._embed([query]))[0]
         cached = self._cache.get(query)
         if cached is not None:
             self._cache.move_to_end(query)
             return cached
-        vector = (await self.embedder.aencode([query]))[0]
+        vector = (await self._embed([query]))[0]
         self._cache[query] = vector
         if len(self._cache) > self.query_cache_size:
             self._cache.popitem(last=False)
@@ -86,8 +89,11 @@ class SearchRouter:
         config = self.build_config(mode, **options)
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        embedding = await self.embed_query(text)
-        timings["embed_ms"] = _ms(t0)
+        # The query is embedded while the work that does not need the embedding already runs: the
+        # keyword leg, and the graph leg's query parse and entity linking. The vector leg (and a leg
+        # replaced by a test) starts once the embedding is there; its timer and timeout start then.
+        embed_task = asyncio.ensure_future(self.embed_query(text))
+        embed_task.add_done_callback(lambda task: timings.setdefault("embed_ms", _ms(t0)))
 
         legs: dict[str, dict[str, Any]] = {}
         results: dict[str, LegResult] = {}
@@ -95,7 +101,10 @@ class SearchRouter:
         async def run(leg: str) -> None:
             t = time.perf_counter()
             try:
-                result = await asyncio.wait_for(self._leg(leg, text, embedding, config), config.leg_timeout_s)
+                if leg == "vector" or leg in self.leg_overrides:
+                    await embed_task
+                    t = time.perf_counter()
+                result = await asyncio.wait_for(self._leg(leg, text, embed_task, config), config.leg_timeout_s)
                 results[leg] = result
                 legs[leg] = {"status": "ok", "took_ms": _ms(t), "hits": len(result.hits)}
                 if result.confidence != 1.0:
@@ -109,7 +118,13 @@ class SearchRouter:
                 log.warning("%s leg failed: %s", leg, exc)
                 legs[leg] = {"status": "error", "took_ms": _ms(t), "hits": 0, "error": one_line(exc)}
 
-        await asyncio.gather(*(run(leg) for leg in config.legs))
+        try:
+            await asyncio.gather(*(run(leg) for leg in config.legs))
+            embedding = await embed_task  # a failed embedding fails the search, as it always did
+        finally:
+            if not embed_task.done():
+                embed_task.cancel()
+            embed_task.add_done_callback(lambda task: task.cancelled() or task.exception())
         for leg in LEGS:
             legs.setdefault(leg, {"status": "skipped", "took_ms": 0.0, "hits": 0})
 
@@ -122,7 +137,15 @@ class SearchRouter:
             for cand in candidates:
                 cand.score = cand.legs[config.legs[0]]["score"]
         pool = candidates[: max(config.limit * 4, 40)]
-        rows = await fetch_rows(self.postgres, [c.chunk_id for c in pool], config)
+        # Entities of the likely results are looked up while the rows are fetched; rows a leg already
+        # fetched (the graph leg re-checks its chunks in PostgreSQL) are not fetched again.
+        guess = [c.chunk_id for c in pool[: config.limit]]
+        entities_task = asyncio.ensure_future(self._entities_of(guess)) if guess else None
+        known = {cid: row for r in results.values() for cid, row in r.rows.items()}
+        missing = [c.chunk_id for c in pool if c.chunk_id not in known]
+        t_rows = time.perf_counter()
+        rows = {**known, **(await fetch_rows(self.postgres, missing, config) if missing else {})}
+        timings["rows_ms"] = _ms(t_rows)
         pool = [c for c in pool if c.chunk_id in rows]
         for cand in pool:
             cand.row = rows[cand.chunk_id]
@@ -144,10 +167,13 @@ class SearchRouter:
         pool = pool[: config.limit]
         if config.token_budget is not None:
             pool = fusion.within_budget(pool, config.token_budget)
-        timings["fusion_ms"] = _ms(t1)
+        timings["fusion_ms"] = round(_ms(t1) - timings["rows_ms"], 2)
 
         t2 = time.perf_counter()
-        entities = await self._entities_of([c.chunk_id for c in pool]) if pool else {}
+        entities = await entities_task if entities_task is not None else {}
+        unguessed = [c.chunk_id for c in pool if c.chunk_id not in set(guess)]
+        if unguessed:  # filters, rules, MMR or a rerank changed which chunks made it
+            entities.update(await self._entities_of(unguessed))
         timings["entities_ms"] = _ms(t2)
         graph_context = results["graph"].context if "graph" in results else {"entities": [], "relations": []}
         response = {
@@ -161,15 +187,15 @@ class SearchRouter:
         }
         return response
 
-    async def _leg(self, leg: str, text: str, embedding: np.ndarray, config: SearchConfig) -> LegResult:
+    async def _leg(self, leg: str, text: str, embedding: Awaitable[np.ndarray], config: SearchConfig) -> LegResult:
         if leg in self.leg_overrides:
-            return await self.leg_overrides[leg](text, embedding, config)
+            return await self.leg_overrides[leg](text, await embedding, config)
         if leg == "vector":
-            return await vector_leg(self.postgres, embedding, config, self.embedder.model_name)
+            return await vector_leg(self.postgres, await embedding, config, self.embedder.model_name)
         if leg == "keyword":
             return await keyword_leg(self.postgres, text, config)
         return await graph_leg(self.postgres, self.neo4j, self.nlp, text, embedding, config,
-                               self.embedder.model_name, self.embedder.aencode)
+                               self.embedder.model_name, self._embed)
 
     async def _entities_of(self, chunk_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
         try:

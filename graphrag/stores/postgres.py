@@ -131,16 +131,19 @@ class PostgresStore:
         """Run a named statement whose ``/*FILTER*/`` marker takes ``condition``.
 
         ``condition`` comes from :func:`graphrag.search.filters.compile_filter`: our own SQL fragments
-        with ``$n`` placeholders, the values being in ``args``. ``local_settings`` are applied with
-        ``set_config(..., is_local => true)`` for this statement's transaction only.
+        with ``$n`` placeholders, the values being in ``args``. ``local_settings`` hold for this
+        statement only: they are set in one round trip on the checked-out connection, and the pool's
+        reset (``RESET ALL`` when the connection is released) takes them back. No transaction is
+        opened: a single statement is atomic, and BEGIN/COMMIT would cost two more round trips.
         """
         text = queries.sql(file, name)
         if "/*FILTER*/" not in text:
             raise KeyError(f"sql/{file}.sql {name} has no /*FILTER*/ marker")
         text = text.replace("/*FILTER*/", condition)
-        async with self.pool.acquire() as conn, conn.transaction():
-            for key, value in (local_settings or {}).items():
-                await conn.execute(queries.sql("health", "set_local"), key, value)
+        async with self.pool.acquire() as conn:
+            if local_settings:
+                await conn.execute(queries.sql("search", "checkout_settings"), list(local_settings),
+                                   list(local_settings.values()))
             return await conn.fetch(text, *args)
 
     # -- documents and chunks -----------------------------------------------------------------
