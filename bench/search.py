@@ -251,16 +251,17 @@ async def python_api(router: SearchRouter, collection: str, claims: list[tuple[s
 class Server:
     """``bench/serve.py`` in a child process; its peak RSS comes from /proc (VmHWM)."""
 
-    def __init__(self, port: int, log_path: Path) -> None:
+    def __init__(self, port: int, log_path: Path, extra_args: list[str] | None = None) -> None:
         self.port = port
         self.log_path = log_path
+        self.extra_args = extra_args or []
         self.proc: subprocess.Popen[bytes] | None = None
 
     async def __aenter__(self) -> Server:
         log = self.log_path.open("wb")
         env = {**os.environ, "HF_HUB_OFFLINE": "1"}
         self.proc = subprocess.Popen([sys.executable, str(REPO / "bench" / "serve.py"), "--port", str(self.port),
-                                      "--no-query-cache"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+                                      "--no-query-cache", *self.extra_args], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.time() + 300
         async with httpx.AsyncClient() as client:
             while time.time() < deadline:
@@ -395,7 +396,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         out: dict[str, Any] = {
             "collection": args.collection, "label": args.label, "chunks": counts[args.collection]["chunks"],
             "documents": counts[args.collection]["documents"], "table_rows": table_rows,
-            "queries": len(claims), "limit": args.limit, "machine": await machine(rt),
+            "queries": len(claims), "limit": args.limit, "server_args": args.server_args, "machine": await machine(rt),
             "recall_definition": "share of a claim's relevant SciFact documents among the sources (metadata.src for "
                                  "scale documents) of the top-10 chunks, averaged over claims",
         }
@@ -451,7 +452,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         if not args.skip_rest:
             port = args.port or free_port()
             log_path = Path(f"/tmp/bench_serve_{args.collection}_{uuid.uuid4().hex[:6]}.log")
-            async with Server(port, log_path) as server:
+            async with Server(port, log_path, args.server_args.split()) as server:
                 out["api_rss_after_start_mb"] = server.memory()
                 async with httpx.AsyncClient(base_url=server.url, timeout=120) as client:
                     for _, text in warmup:
@@ -499,6 +500,7 @@ def main() -> None:
                                                        "hnsw.ef_search (on the --exact-queries claims)")
     parser.add_argument("--label", default="", help="suffix of the result file (e.g. baseline)")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--server-args", default="", help="extra bench/serve.py flags, e.g. --no-embed-batching")
     parser.add_argument("--skip-rest", action="store_true")
     parser.add_argument("--skip-python", action="store_true")
     parser.add_argument("--skip-plans", action="store_true")

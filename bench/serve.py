@@ -3,7 +3,7 @@
 ``--no-query-cache`` turns the router's query-embedding cache off, so every request pays for its
 embedding, as a stream of distinct user queries would.
 
-    python bench/serve.py --port 8765 --no-query-cache
+    python bench/serve.py --port 8765 --no-query-cache [--no-embed-batching]
 """
 
 from __future__ import annotations
@@ -26,9 +26,12 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--no-query-cache", action="store_true")
+    parser.add_argument("--no-embed-batching", action="store_true", help="one model call per embedding request")
     args = parser.parse_args()
     if args.no_query_cache:
         SearchRouter.query_cache_size = 0
+    if args.no_embed_batching:
+        SearchRouter.embed_batching = False
     serve(Settings(), host=args.host, port=args.port)
 
 

@@ -34,6 +34,8 @@ class SearchRouter:
 
     #: Entries of the query-embedding cache; 0 turns it off (benchmarks measure the embedding that way).
     query_cache_size: int = 2048
+    #: Concurrent requests share model calls for their query and mention embeddings (see batching.py).
+    embed_batching: bool = True
 
     def __init__(self, postgres: PostgresStore, neo4j: Neo4jStore, embedder: Any, nlp: Any,
                  reranker_path: str | None = None) -> None:
@@ -45,7 +47,7 @@ class SearchRouter:
         self._reranker: Any = None
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         # Query and mention embeddings of concurrent requests share model calls.
-        self._embed = EmbeddingBatcher(embedder.aencode)
+        self._embed = EmbeddingBatcher(embedder.aencode) if self.embed_batching else embedder.aencode
         # Tests replace a leg to force failures or timeouts; production never touches this.
         self.leg_overrides: dict[str, Callable[..., Awaitable[LegResult]]] = {}
 
