@@ -94,10 +94,10 @@ async def machine(rt: Any = None) -> dict[str, Any]:
         info["pgvector"] = pg.pgvector
         info["neo4j"] = f"{neo.version} {neo.edition}"
         rows = await rt.postgres.pool.fetch(
-            "SELECT name, setting, unit FROM pg_settings WHERE name = ANY($1::text[])",
+            "SELECT name, current_setting(name) AS value FROM pg_settings WHERE name = ANY($1::text[])",
             ["shared_buffers", "work_mem", "maintenance_work_mem", "effective_cache_size",
              "max_parallel_workers_per_gather", "max_parallel_maintenance_workers", "jit"])
-        info["postgres_settings"] = {r["name"]: f"{r['setting']}{r['unit'] or ''}" for r in rows}
+        info["postgres_settings"] = {r["name"]: r["value"] for r in rows}
         info["neo4j_memory"] = {"heap": rt.settings.neo4j_heap, "pagecache": rt.settings.neo4j_pagecache}
     return info
 
