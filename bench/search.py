@@ -15,7 +15,8 @@ SciFact claims (the first ``--queries`` of ``queries.jsonl`` that have relevance
    the top 10 chunks (a scale document maps to the SciFact document it derives from, metadata.src).
 4. Plans: EXPLAIN (ANALYZE, BUFFERS) of the statements every PostgreSQL leg ran for one claim
    (captured from a real search, so they are the exact texts and settings), Neo4j PROFILE of the
-   graph leg's statements, and whether each shows its index.
+   graph leg's statements, and whether each shows its index; also as text in plans_<collection>.txt
+   (``--plans-only`` writes just that file).
 5. The vector leg's recall against exact (sequential-scan) cosine top-10 on ``--exact-queries`` claims,
    and with ``--ef-sweep`` the same recall and the latency at several ``hnsw.ef_search`` values.
 
@@ -48,9 +49,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bench.common import REPO, bench_sql, machine, percentiles, read_qrels, read_queries, write_result  # noqa: E402
+from bench.common import REPO, RESULTS, bench_sql, machine, percentiles, read_qrels, read_queries, write_result  # noqa: E402
 from graphrag.config import Settings  # noqa: E402
 from graphrag.runtime import open_services  # noqa: E402
+from graphrag.search.legs import query_mentions  # noqa: E402
 from graphrag.search.router import SearchRouter  # noqa: E402
 from graphrag.stores import queries as named  # noqa: E402
 
@@ -365,6 +367,17 @@ async def naive_run(rt: Any, router: SearchRouter, collection: str, claims: list
             "_results": results}
 
 
+def write_plans(collection: str, found: dict[str, Any], chunks: int) -> None:
+    """The plans as text, one file per collection (bench/results/plans_<collection>.txt)."""
+    lines = [f"# Plans of one auto search on {collection} ({chunks:,} chunks)", f"# claim: {found['query']}", ""]
+    for name, entry in found["postgres"].items():
+        lines += [f"## PostgreSQL {name}" + (f" (uses {entry['index']}: {entry['uses_index']})" if "index" in entry else ""),
+                  f"-- settings: {entry['settings']}", entry["plan"], ""]
+    for name, entry in found["neo4j"].items():
+        lines += [f"## Neo4j {name} (index: {entry['uses_index']}, db hits {entry['db_hits']})", entry["operators"], ""]
+    (RESULTS / f"plans_{collection}.txt").write_text("\n".join(lines))
+
+
 def strip(obj: Any) -> Any:
     """Drop the private ``_`` keys (per-query data) before writing the JSON."""
     if isinstance(obj, dict):
@@ -406,9 +419,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 await router.search(text, mode=mode, limit=args.limit, collections=[args.collection])
 
         if not args.skip_plans:
-            out["plans"] = await plans(rt, router, args.collection, claims[0][1])
+            # A claim that names entities, so the graph leg runs every one of its statements.
+            sample = next((t for _, t in claims if query_mentions(router.nlp, t)), claims[0][1])
+            out["plans"] = await plans(rt, router, args.collection, sample)
             print("plans:", {k: v.get("uses_index") for k, v in out["plans"]["postgres"].items()},
                   {k: v["uses_index"] for k, v in out["plans"]["neo4j"].items()}, flush=True)
+            write_plans(args.collection, out["plans"], out["chunks"])
+            if args.plans_only:
+                return out
         if args.exact_queries:
             out["vector_vs_exact"] = await exact_recall(rt, router, args.collection, claims[: args.exact_queries])
             print("vector vs exact:", out["vector_vs_exact"], flush=True)
@@ -478,6 +496,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     rest[mode] = entry
                 out["api_memory_mb"] = server.memory()
             out["rest"] = rest
+    if args.plans_only:
+        return out
     out["bench_seconds"] = round(time.time() - started, 1)
     out = strip(out)
     name = f"search_{args.collection}{'_' + args.label if args.label else ''}.json"
@@ -504,6 +524,7 @@ def main() -> None:
     parser.add_argument("--skip-rest", action="store_true")
     parser.add_argument("--skip-python", action="store_true")
     parser.add_argument("--skip-plans", action="store_true")
+    parser.add_argument("--plans-only", action="store_true", help="only write bench/results/plans_<collection>.txt")
     args = parser.parse_args()
     asyncio.run(run(args))
 
