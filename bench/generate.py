@@ -21,6 +21,7 @@ covers every collection in it (reported as ``table_rows``).
     python bench/generate.py --chunks 100000 --replace      # drop and regenerate scale_100k
     python bench/generate.py --chunks 1000000 --collection scale_1m
     python bench/generate.py --drop scale_1m                # remove a collection from both stores
+    python bench/generate.py --finish scale_1m              # complete a run that stopped after the load
 
 Writes bench/results/generate_<collection>.json (times, sizes, machine). Run from the repository root
 (the local services under ./.graphrag are started on demand).
@@ -55,6 +56,7 @@ from graphrag.stores.postgres import CHUNK_COLUMNS  # noqa: E402
 SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[(])")
 NOISE_SIGMA = 0.35
 OTHER_WEIGHT = 0.2
+INDEX_TIMEOUT_S = 4 * 3600  # index builds outlast the pool's 60 s command timeout
 DOC_COLUMNS = ("id", "collection", "source", "title", "content_hash", "metadata", "tags")
 
 
@@ -288,6 +290,8 @@ async def generate(args: argparse.Namespace) -> dict[str, Any]:
             result = await drop_collection(rt, neo, args.drop)
             print(json.dumps({"dropped": args.drop, **result}))
             return {}
+        if args.finish:
+            return await finish(rt, neo, args)
         existing = await pool.fetchval(bench_sql("scale", "collection_documents"), collection)
         if existing:
             if not args.replace:
@@ -350,18 +354,18 @@ async def generate(args: argparse.Namespace) -> dict[str, Any]:
                     await conn.execute("SET maintenance_work_mem = '4GB'")
                     await conn.execute("SET max_parallel_maintenance_workers = 2")
                     t = time.perf_counter()
-                    await conn.execute(bench_sql("scale", "create_gin"))
+                    await conn.execute(bench_sql("scale", "create_gin"), timeout=INDEX_TIMEOUT_S)
                     times["pg_gin_build_s"] = round(time.perf_counter() - t, 2)
                     print(f"  GIN built in {times['pg_gin_build_s']} s", flush=True)
                     t = time.perf_counter()
-                    await conn.execute(bench_sql("scale", "create_hnsw"))
+                    await conn.execute(bench_sql("scale", "create_hnsw"), timeout=INDEX_TIMEOUT_S)
                     times["pg_hnsw_build_s"] = round(time.perf_counter() - t, 2)
                     print(f"  HNSW built in {times['pg_hnsw_build_s']} s", flush=True)
                 dropped = False
         finally:
             if dropped:  # a failure between drop and rebuild must not leave the table without its indexes
-                await pool.execute(bench_sql("scale", "create_gin"))
-                await pool.execute(bench_sql("scale", "create_hnsw"))
+                await pool.execute(bench_sql("scale", "create_gin"), timeout=INDEX_TIMEOUT_S)
+                await pool.execute(bench_sql("scale", "create_hnsw"), timeout=INDEX_TIMEOUT_S)
 
         t = time.perf_counter()
         async with pool.acquire() as conn, conn.transaction():
@@ -413,6 +417,51 @@ async def generate(args: argparse.Namespace) -> dict[str, Any]:
         return result
 
 
+async def finish(rt: Any, neo: Neo4jRunner, args: argparse.Namespace) -> dict[str, Any]:
+    """The steps after the bulk COPY/UNWIND, for a run that stopped after loading (indexes, BM25 statistics,
+    entity mention counts, relations), rebuilt from what the stores hold."""
+    collection, pool = args.finish, rt.postgres.pool
+    times: dict[str, float] = {}
+    async with pool.acquire() as conn:
+        await conn.execute("SET maintenance_work_mem = '4GB'")
+        await conn.execute("SET max_parallel_maintenance_workers = 2")
+        for name in ("create_gin", "create_hnsw"):
+            t = time.perf_counter()
+            await conn.execute(bench_sql("scale", name), timeout=INDEX_TIMEOUT_S)
+            times[f"pg_{name}_if_missing_s"] = round(time.perf_counter() - t, 2)
+    t = time.perf_counter()
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute(bench_sql("scale", "delete_lexeme_stats"), collection)
+        await conn.execute(bench_sql("scale", "delete_collection_stats"), collection)
+        await conn.execute(bench_sql("scale", "add_lexeme_stats"), collection, timeout=INDEX_TIMEOUT_S)
+        await conn.execute(bench_sql("scale", "add_collection_stats"), collection, timeout=INDEX_TIMEOUT_S)
+    times["pg_stats_s"] = round(time.perf_counter() - t, 2)
+    t = time.perf_counter()
+    await pool.execute(bench_sql("scale", "analyze"), timeout=INDEX_TIMEOUT_S)
+    times["pg_analyze_s"] = round(time.perf_counter() - t, 2)
+    t = time.perf_counter()
+    counts = await neo.run_raw(bench_cypher("scale", "refresh_collection_mentions"), collection=collection)
+    await neo.run_raw(bench_cypher("scale", "delete_unmentioned_entities"), collection=collection)
+    times["neo4j_entity_counts_s"] = round(time.perf_counter() - t, 2)
+    t = time.perf_counter()
+    docs, entities, relations, model = await load_source(rt, neo, args.source)
+    deriver = Deriver(docs, entities, collection, model, args.seed)
+    deriver.mention_counts = {r["id"]: int(r["mentions"]) for r in counts if r["mentions"]}
+    for r in await pool.fetch(bench_sql("scale", "derived_chunks"), collection, args.source, timeout=INDEX_TIMEOUT_S):
+        deriver.derived_of.setdefault(r["source_id"], []).append(r["derived_id"])
+    rels = deriver.relation_rows(relations)
+    for k in range(0, len(rels), 500):
+        await neo.run_raw(bench_cypher("scale", "bulk_relations"), relations=rels[k:k + 500])
+    times["neo4j_relations_s"] = round(time.perf_counter() - t, 2)
+    result = {"collection": collection, "finished_steps_s": times, "entities": len(deriver.mention_counts),
+              "relations": len(rels), "sizes_after": await sizes(rt),
+              "table_rows": {r["collection"]: r["n"] for r in await pool.fetch(bench_sql("scale", "table_rows"))}}
+    path = write_result(f"generate_{collection}_finish.json", result)
+    print(json.dumps({k: v for k, v in result.items() if k != "sizes_after"}, indent=2))
+    print(f"wrote {path}")
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--chunks", type=int, default=10000, help="chunks to generate (default 10000)")
@@ -424,6 +473,9 @@ def main() -> None:
                         help="rebuild: drop HNSW+GIN, COPY, build them (bulk load); live: COPY into indexed table")
     parser.add_argument("--replace", action="store_true", help="drop the collection first when it exists")
     parser.add_argument("--drop", metavar="COLLECTION", help="only remove COLLECTION from both stores")
+    parser.add_argument("--finish", metavar="COLLECTION",
+                        help="only run the steps after the bulk load (indexes if missing, BM25 statistics, entity "
+                             "counts, relations) for a generated COLLECTION whose run stopped after loading")
     args = parser.parse_args()
     asyncio.run(generate(args))
 

@@ -70,3 +70,8 @@ CALL (e) { DETACH DELETE e } IN TRANSACTIONS OF 2000 ROWS;
 
 // name: count_collection
 MATCH (d:Document {collection: $collection}) RETURN count(d) AS n;
+
+// name: refresh_collection_mentions
+MATCH (e:Entity) WHERE e.collection = $collection
+SET e.mentions = COUNT { (e)<-[:MENTIONS]-() }
+RETURN e.id AS id, e.mentions AS mentions;

@@ -71,3 +71,12 @@ SELECT d.id, coalesce(d.metadata ->> 'src', d.source) AS src FROM documents d WH
 SELECT c.id FROM chunks c
 WHERE c.collection = $2 AND c.embedding_model = $3
 ORDER BY c.embedding <=> $1 LIMIT $4;
+
+-- name: derived_chunks
+-- Source chunk -> derived chunk of a generated collection (same chunk_index in the document it copies).
+SELECT s.id::text AS source_id, c.id::text AS derived_id
+FROM chunks c
+JOIN documents d ON d.id = c.document_id
+JOIN documents sd ON sd.collection = $2 AND sd.source = d.metadata ->> 'src'
+JOIN chunks s ON s.document_id = sd.id AND s.chunk_index = c.chunk_index
+WHERE c.collection = $1;
