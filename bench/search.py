@@ -359,7 +359,7 @@ async def naive_run(rt: Any, router: SearchRouter, collection: str, claims: list
         t0 = time.perf_counter()
         emb = await router.embed_query(text)  # cache off: the same embedding cost as ours
         t1 = time.perf_counter()
-        rows = await rt.postgres.pool.fetch(statement, text, emb, limit, collection)
+        rows = await rt.postgres.pool.fetch(statement, text, emb, limit, collection, timeout=3600)  # minutes at 1M
         sql_ms.append((time.perf_counter() - t1) * 1000)
         latencies.append((time.perf_counter() - t0) * 1000)
         results[qid] = [str(r["document_id"]) for r in rows]
