@@ -9,13 +9,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import asyncpg
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from neo4j.exceptions import ServiceUnavailable as Neo4jUnavailable
 from neo4j.exceptions import SessionExpired
 
 from graphrag.errors import GraphRAGError
+from graphrag.stores.postgres import CONNECTION_ERRORS
 
 log = logging.getLogger("graphrag.api")
 PROBLEM_JSON = "application/problem+json"
@@ -67,7 +67,7 @@ def handle(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     if isinstance(exc, UnicodeEncodeError):
         return problem(request, 400, "the request holds text that is not valid Unicode (a lone surrogate)",
                        title="Invalid input")
-    if isinstance(exc, (asyncpg.PostgresConnectionError, asyncpg.InterfaceError, ConnectionError, OSError)):
+    if isinstance(exc, CONNECTION_ERRORS):
         log.warning("%s %s: PostgreSQL unavailable: %s", request.method, request.url.path, type(exc).__name__)
         return problem(request, 503, "PostgreSQL is unavailable; retry shortly", headers={"Retry-After": "5"})
     if isinstance(exc, (Neo4jUnavailable, SessionExpired)):

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from graphrag.errors import InvalidInput, one_line
+from graphrag.errors import InvalidInput, ServiceUnavailable, one_line
 from graphrag.search import fusion
 from graphrag.search.batching import EmbeddingBatcher
 from graphrag.search.config import LEGS, SearchConfig, validate_query
@@ -23,7 +23,7 @@ from graphrag.search.filters import compile_filter, parse_filter
 from graphrag.search.legs import LegResult, fetch_rows, graph_leg, keyword_leg, vector_leg
 from graphrag.search.recipes import derive
 from graphrag.stores.neo4j import Neo4jStore
-from graphrag.stores.postgres import PostgresStore
+from graphrag.stores.postgres import PostgresStore, is_connection_error
 
 log = logging.getLogger(__name__)
 _COLLECTION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
@@ -99,6 +99,7 @@ class SearchRouter:
 
         legs: dict[str, dict[str, Any]] = {}
         results: dict[str, LegResult] = {}
+        failures: dict[str, BaseException] = {}
 
         async def run(leg: str) -> None:
             t = time.perf_counter()
@@ -118,6 +119,7 @@ class SearchRouter:
                 raise
             except Exception as exc:  # noqa: BLE001 - a failing leg must not sink the others
                 log.warning("%s leg failed: %s", leg, exc)
+                failures[leg] = exc
                 legs[leg] = {"status": "error", "took_ms": _ms(t), "hits": 0, "error": one_line(exc)}
 
         try:
@@ -127,6 +129,10 @@ class SearchRouter:
             if not embed_task.done():
                 embed_task.cancel()
             embed_task.add_done_callback(lambda task: task.cancelled() or task.exception())
+        down = [exc for exc in failures.values() if is_connection_error(exc)]
+        if down and not results:
+            # Every leg reads PostgreSQL: with it unreachable an empty 200 would be a silent lie.
+            raise ServiceUnavailable(f"PostgreSQL is unavailable; retry shortly ({one_line(down[0], 120)})")
         for leg in LEGS:
             legs.setdefault(leg, {"status": "skipped", "took_ms": 0.0, "hits": 0})
 

@@ -36,6 +36,18 @@ def redact_dsn(dsn: str) -> str:
     return f"{scheme}://{user}@{host}" if ":" in creds else dsn
 
 
+#: Exceptions that mean "PostgreSQL cannot be reached" rather than "this statement failed".
+CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
+    asyncpg.PostgresConnectionError, asyncpg.InterfaceError, ConnectionError, OSError,
+    asyncpg.CannotConnectNowError,
+)
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    """True when ``exc`` says PostgreSQL is down or the connection broke (a 503, not a 500)."""
+    return isinstance(exc, CONNECTION_ERRORS) or isinstance(exc, ServiceUnavailable) and "PostgreSQL" in exc.message
+
+
 async def _init_connection(conn: asyncpg.Connection) -> None:
     # The vector extension may not exist yet on a brand-new database: migrations create it,
     # and the pool is re-initialised afterwards (see PostgresStore.migrate).
