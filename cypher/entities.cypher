@@ -24,7 +24,7 @@ SET n.collection = e.collection, n.name = e.name, n.label = e.label, n.key = e.k
 // name: search_entities
 // Name search over the fulltext index, most mentioned first among equally good matches.
 CALL db.index.fulltext.queryNodes('entity_name', $query) YIELD node, score
-WHERE $collection IS NULL OR node.collection = $collection
+WHERE $collections IS NULL OR node.collection IN $collections
 RETURN node.id AS id, node.collection AS collection, node.name AS name, node.label AS label,
        coalesce(node.mentions, 0) AS mentions, score
 ORDER BY score DESC, mentions DESC

@@ -300,6 +300,20 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_keys(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag.api.auth import new_key
+
+    collections = [c.strip() for c in (args.collections or "").split(",") if c.strip()] or None
+    key, entry = new_key(args.name, collections, args.read_only)
+    if args.json:
+        _print_json({"key": key, "entry": entry})
+        return 0
+    print(f"key (give it to the client; it is not stored anywhere): {key}")
+    print("entry for GRAPHRAG_API_KEYS (a JSON list of such entries):")
+    print(json.dumps(entry))
+    return 0
+
+
 def _k(value: str) -> int:
     try:
         k = int(value)
@@ -366,6 +380,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     mcp = sub.add_parser("mcp", help="serve the agent tools to MCP clients over stdio")
     mcp.set_defaults(func=cmd_mcp)
+
+    keys = sub.add_parser("keys", help="API keys for the REST API")
+    keys.add_argument("action", choices=["new"])
+    keys.add_argument("--name", required=True, help="a name for logs and errors (never the key itself)")
+    keys.add_argument("--collections", help="comma-separated collections the key may use (default: all)")
+    keys.add_argument("--read-only", action="store_true", help="search and read only; no adding or deleting")
+    keys.add_argument("--json", action="store_true")
+    keys.set_defaults(func=cmd_keys)
 
     delete = sub.add_parser("delete", help="remove a document from both stores")
     which = delete.add_mutually_exclusive_group(required=True)

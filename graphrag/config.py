@@ -100,8 +100,16 @@ class Settings(BaseSettings):
     api_port: int = Field(8000, description="Port `graphrag serve` binds to.")
     api_keys: SecretStr | None = Field(
         None,
-        description="Comma-separated API keys (or `sha256:<hex>` digests of keys); when set, every endpoint "
-        "except /health needs `Authorization: Bearer <key>` or `X-API-Key`.",
+        description="API keys: comma-separated keys or `sha256:<hex>` digests (full access), or a JSON list of "
+        '`{"name", "sha256"|"key", "collections"?, "access": "read"|"read-write"}` for keys scoped to collections '
+        "(`graphrag keys new` makes one). When set, every endpoint except /health needs `Authorization: Bearer "
+        "<key>` or `X-API-Key`.",
+    )
+    rate_limit_per_minute: float = Field(
+        0.0, ge=0, description="Requests per minute allowed per API key (per client address without keys); 0 = off."
+    )
+    rate_limit_burst: int | None = Field(
+        None, ge=1, description="Requests a caller may make at once before the rate applies; unset = one minute's worth."
     )
     cors_origins: list[str] = Field([], description="Origins allowed by CORS (JSON list); empty = CORS off.")
 

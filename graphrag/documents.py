@@ -172,18 +172,20 @@ async def _ingest_one(rt: Runtime, doc: Document, collection: str | None, tags: 
     }
 
 
-async def list_documents(rt: Runtime, *, collection: str | None = None, limit: int = 50,
-                         offset: int = 0) -> dict[str, Any]:
-    """One page of documents, newest first, with their chunk counts and the total."""
+async def list_documents(rt: Runtime, *, collection: str | None = None, limit: int = 50, offset: int = 0,
+                         collections: Sequence[str] | None = None) -> dict[str, Any]:
+    """One page of documents, newest first, with their chunk counts and the total; of ``collection``
+    or of any of ``collections`` when given (an API key's scope), else of all."""
+    scope = list(collections) if collections is not None else ([collection] if collection else None)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
         raise InvalidInput(f"limit must be an integer from 1 to {MAX_PAGE}")
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise InvalidInput("offset must be a non-negative integer")
-    rows = await rt.postgres.fetch("documents", "list_documents", collection, limit, offset)
+    rows = await rt.postgres.fetch("documents", "list_documents", scope, limit, offset)
     if rows:
         total = rows[0]["total"]
     else:
-        total = (await rt.postgres.fetch("documents", "count_documents", collection))[0]["total"]
+        total = (await rt.postgres.fetch("documents", "count_documents", scope))[0]["total"]
     return {
         "documents": [{**_doc_row(r), "chunks": r["chunks"]} for r in rows],
         "total": total,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from graphrag.errors import InvalidInput, NotFound
@@ -20,8 +21,10 @@ def check_collection(collection: str | None) -> str | None:
     return collection
 
 
-async def search_entities(rt: Runtime, q: str, *, collection: str | None = None, limit: int = 20) -> dict[str, Any]:
-    """Entities whose name matches ``q`` (fulltext index; any word, the whole name ranked first)."""
+async def search_entities(rt: Runtime, q: str, *, collection: str | None = None, limit: int = 20,
+                          collections: Sequence[str] | None = None) -> dict[str, Any]:
+    """Entities whose name matches ``q`` (fulltext index; any word, the whole name ranked first), in
+    ``collection`` or any of ``collections`` (an API key's scope) when given."""
     if not isinstance(q, str) or not q.strip():
         raise InvalidInput("q is empty: give a name or part of one")
     if len(q) > 200:
@@ -29,21 +32,24 @@ async def search_entities(rt: Runtime, q: str, *, collection: str | None = None,
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
         raise InvalidInput("limit must be an integer from 1 to 100")
     check_collection(collection)
+    scope = list(collections) if collections is not None else ([collection] if collection else None)
     query = lucene_query(q)
     if not query:
         return {"query": q, "entities": []}
-    rows = await rt.neo4j.run("entities", "search_entities", query=query, collection=collection, k=limit)
+    rows = await rt.neo4j.run("entities", "search_entities", query=query, collections=scope, k=limit)
     return {"query": q, "entities": [{**r, "score": round(float(r["score"]), 4)} for r in rows]}
 
 
-async def get_entity(rt: Runtime, entity_id: str, *, relations: int = 25, mentions: int = 10) -> dict[str, Any]:
-    """An entity with its strongest relations (each with evidence chunks) and the chunks that mention it."""
+async def get_entity(rt: Runtime, entity_id: str, *, relations: int = 25, mentions: int = 10,
+                     visible: Callable[[str], bool] = lambda collection: True) -> dict[str, Any]:
+    """An entity with its strongest relations (each with evidence chunks) and the chunks that mention it.
+    An entity whose collection is not ``visible`` (an API key's scope) is reported as not found."""
     try:
         uuid.UUID(str(entity_id))
     except ValueError:
         raise NotFound(f"no entity with id {entity_id!r}") from None
     found = await rt.neo4j.run("entities", "entity_detail", id=str(entity_id))
-    if not found:
+    if not found or not visible(found[0]["collection"]):
         raise NotFound(f"no entity with id {entity_id!r}")
     entity = found[0]
     rels = await rt.neo4j.run("entities", "entity_relations", id=str(entity_id), k=relations, evidence=3)

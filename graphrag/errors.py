@@ -5,6 +5,7 @@
     GraphRAGError
     ├── UserError                 the caller sent something wrong -> HTTP 4xx, CLI exit 2
     │   ├── InvalidInput          bad value, malformed filter, unsupported type   (400/422)
+    │   ├── Forbidden             the API key's scope does not cover this          (403)
     │   ├── NotFound              unknown document / entity id                     (404)
     │   ├── PayloadTooLarge       file or upload over the size limit               (413)
     │   └── UnsupportedMedia      content type we cannot read                      (415)
@@ -38,6 +39,11 @@ class UserError(GraphRAGError):
 class InvalidInput(UserError):
     status_code = 400
     title = "Invalid input"
+
+
+class Forbidden(UserError):
+    status_code = 403
+    title = "Forbidden"
 
 
 class NotFound(UserError):

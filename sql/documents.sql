@@ -82,17 +82,17 @@ ON CONFLICT (collection) DO UPDATE
     SET chunks = collection_stats.chunks + EXCLUDED.chunks, tokens = collection_stats.tokens + EXCLUDED.tokens;
 
 -- name: list_documents
--- One page of documents (newest first), optionally of one collection, with chunk counts and the total.
+-- One page of documents (newest first), optionally of some collections, with chunk counts and the total.
 SELECT d.id, d.collection, d.source, d.title, d.metadata, d.tags, d.created_at, d.updated_at,
        (SELECT count(*) FROM chunks c WHERE c.document_id = d.id) AS chunks,
        count(*) OVER () AS total
 FROM documents d
-WHERE $1::text IS NULL OR d.collection = $1
+WHERE $1::text[] IS NULL OR d.collection = ANY($1::text[])
 ORDER BY d.updated_at DESC, d.id
 LIMIT $2 OFFSET $3;
 
 -- name: count_documents
-SELECT count(*) AS total FROM documents WHERE $1::text IS NULL OR collection = $1;
+SELECT count(*) AS total FROM documents WHERE $1::text[] IS NULL OR collection = ANY($1::text[]);
 
 -- name: document_chunks
 SELECT id, chunk_index, content, heading_path, char_start, char_end, token_count, metadata

@@ -18,7 +18,8 @@ from litestar.plugins.pydantic import PydanticPlugin
 
 from graphrag import __version__
 from graphrag.api import problems, routes
-from graphrag.api.middleware import RequestContext, parse_keys
+from graphrag.api.auth import RateLimiter, parse_keys
+from graphrag.api.middleware import RequestContext
 from graphrag.config import Settings
 from graphrag.ingest.pipeline import IngestModels
 from graphrag.ingest.outbox import OutboxWorker
@@ -60,14 +61,16 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
     app_state: Any = None
 
     api_keys = parse_keys(settings.api_keys.get_secret_value() if settings.api_keys else None)
+    limiter = RateLimiter(settings.rate_limit_per_minute, settings.rate_limit_burst)
     max_body = int(settings.max_file_mb * 1024 * 1024) + 1024 * 1024  # the file plus multipart framing
     return Litestar(
         route_handlers=[routes.SearchController, routes.DocumentController, routes.EntityController,
                         routes.health_check, routes.ready, routes.stats],
-        dependencies={"rt": Provide(routes.runtime, sync_to_thread=False)},
+        dependencies={"rt": Provide(routes.runtime, sync_to_thread=False),
+                      "caller": Provide(routes.principal, sync_to_thread=False)},
         lifespan=[lifespan],
         exception_handlers={Exception: problems.handle},
-        middleware=[DefineMiddleware(RequestContext, api_keys=api_keys)],
+        middleware=[DefineMiddleware(RequestContext, api_keys=api_keys, limiter=limiter)],
         cors_config=CORSConfig(allow_origins=list(settings.cors_origins)) if settings.cors_origins else None,
         openapi_config=OpenAPIConfig(
             title="graphrag",

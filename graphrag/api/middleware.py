@@ -1,19 +1,21 @@
-"""ASGI middleware of the REST API: a request id and an access-log line per request, and API keys.
+"""ASGI middleware of the REST API: a request id and an access-log line per request, API keys (the
+caller's :class:`~graphrag.api.auth.Principal` goes into the request state) and a per-key rate limit.
 
 Plain ASGI (no per-request objects) because it wraps every call, search included.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import logging
+import math
 import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+
+from graphrag.api.auth import OPEN, ApiKey, Principal, RateLimiter, identify
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -24,21 +26,6 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 access_log = logging.getLogger("graphrag.api.access")
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
 OPEN_PATHS = frozenset({"/health"})
-
-
-def parse_keys(raw: str | None) -> list[bytes]:
-    """SHA-256 digests of the configured keys. Entries are keys, or ``sha256:<hex>`` digests of keys,
-    so a deployment need not keep the keys themselves in its environment."""
-    digests = []
-    for entry in (raw or "").split(","):
-        entry = entry.strip()
-        if not entry:
-            continue
-        if entry.startswith("sha256:") and re.fullmatch(r"[0-9a-fA-F]{64}", entry[7:]):
-            digests.append(bytes.fromhex(entry[7:]))
-        else:
-            digests.append(hashlib.sha256(entry.encode()).digest())
-    return digests
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -57,25 +44,28 @@ def presented_key(scope: Scope) -> str | None:
 
 
 class RequestContext:
-    """Gives each request an id (``X-Request-ID``, kept from the client when sane), checks API keys,
-    and writes one access-log line: method, path, status, milliseconds, request id."""
+    """Gives each request an id (``X-Request-ID``, kept from the client when sane), identifies the
+    caller by API key, applies the rate limit, and writes one access-log line: method, path, status,
+    milliseconds, request id and key name (never the key)."""
 
-    def __init__(self, app: ASGIApp, api_keys: list[bytes]) -> None:
+    def __init__(self, app: ASGIApp, api_keys: list[ApiKey], limiter: RateLimiter | None = None) -> None:
         self.app = app
         self.api_keys = api_keys
+        self.limiter = limiter
 
-    def _authorised(self, scope: Scope) -> bool:
-        if not self.api_keys or scope["path"] in OPEN_PATHS or scope.get("method") == "OPTIONS":
-            return True
+    def _principal(self, scope: Scope) -> Principal | None:
+        if not self.api_keys:
+            return OPEN
+        if scope["path"] in OPEN_PATHS or scope.get("method") == "OPTIONS":
+            return OPEN
         key = presented_key(scope)
-        if not key:
-            return False
-        digest = hashlib.sha256(key.encode("utf-8", "replace")).digest()
-        # Compare against every key so timing does not reveal which one matched.
-        found = False
-        for stored in self.api_keys:
-            found |= hmac.compare_digest(digest, stored)
-        return found
+        return identify(self.api_keys, key) if key else None
+
+    def _caller(self, scope: Scope, principal: Principal) -> str:
+        if principal is not OPEN:
+            return "key:" + principal.name
+        client = scope.get("client")
+        return "ip:" + (client[0] if client else "?")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -83,9 +73,11 @@ class RequestContext:
             return
         given = _header(scope, b"x-request-id")
         request_id = given if given and _REQUEST_ID.match(given) else uuid.uuid4().hex
-        scope.setdefault("state", {})["request_id"] = request_id
+        state = scope.setdefault("state", {})
+        state["request_id"] = request_id
         started = time.perf_counter()
         status = 500
+        principal: Principal | None = None
 
         async def send_with_id(message: Message) -> None:
             nonlocal status
@@ -96,13 +88,34 @@ class RequestContext:
             await send(message)
 
         try:
-            if self._authorised(scope):
-                await self.app(scope, receive, send_with_id)
-            else:
+            principal = self._principal(scope)
+            if principal is None:
                 await _unauthorised(scope, send_with_id, request_id)
+                return
+            state["principal"] = principal
+            if self.limiter is not None and self.limiter.enabled and scope["path"] not in OPEN_PATHS:
+                wait = self.limiter.take(self._caller(scope, principal))
+                if wait > 0:
+                    await _too_many(scope, send_with_id, request_id, wait)
+                    return
+            await self.app(scope, receive, send_with_id)
         finally:
-            access_log.info("%s %s %s %.1fms id=%s", scope.get("method"), scope["path"], status,
-                            (time.perf_counter() - started) * 1000, request_id)
+            who = principal.name if principal is not None else "-"
+            access_log.info("%s %s %s %.1fms id=%s key=%s", scope.get("method"), scope["path"], status,
+                            (time.perf_counter() - started) * 1000, request_id, who)
+
+
+async def _too_many(scope: Scope, send: Send, request_id: str, wait: float) -> None:
+    body = json.dumps({
+        "type": "about:blank", "title": "Too Many Requests", "status": 429,
+        "detail": f"rate limit reached (GRAPHRAG_RATE_LIMIT_PER_MINUTE); retry in {wait:.1f}s",
+        "instance": scope["path"], "request_id": request_id,
+    }).encode()
+    await send({"type": "http.response.start", "status": 429, "headers": [
+        (b"content-type", b"application/problem+json"), (b"content-length", str(len(body)).encode()),
+        (b"retry-after", str(max(1, math.ceil(wait))).encode()),
+    ]})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _unauthorised(scope: Scope, send: Send, request_id: str) -> None:

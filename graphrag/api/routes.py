@@ -30,11 +30,12 @@ from graphrag.api.schemas import (
     SearchResponse,
     Stats,
 )
+from graphrag.api.auth import OPEN, Principal
 from graphrag.errors import InvalidInput, UnsupportedMedia
 from graphrag.runtime import Runtime
 
-
 Rt = NamedDependency[Runtime]  # the "rt" dependency: the process-wide Runtime
+Caller = NamedDependency[Principal]  # the "caller" dependency: who sent the request (API key scope)
 
 
 def checked(model: Any, data: Any) -> Any:
@@ -49,10 +50,17 @@ def runtime(state: State) -> Runtime:
     return state.runtime  # type: ignore[no-any-return]
 
 
-async def _search(rt: Rt, body: SearchRequest, mode: str) -> SearchResponse:
+def principal(request: Request[Any, Any, Any]) -> Principal:
+    """The caller the middleware identified (everyone, when no API keys are configured)."""
+    return request.scope.get("state", {}).get("principal", OPEN)  # type: ignore[no-any-return]
+
+
+async def _search(rt: Rt, caller: Principal, body: SearchRequest, mode: str) -> SearchResponse:
     router = await rt.router()
+    # The key's scope becomes the search's collections, which every leg (graph included) enforces.
+    collections = caller.readable(body.collections)
     response = await router.search(
-        body.query, mode=mode, limit=body.limit, collections=body.collections, filters=body.filters,
+        body.query, mode=mode, limit=body.limit, collections=collections, filters=body.filters,
         threshold=body.threshold, explain=body.explain, token_budget=body.token_budget, mmr_lambda=body.mmr,
         collapse=body.collapse, metadata_only=body.metadata_only, rerank=body.rerank,
     )
@@ -71,7 +79,7 @@ def _created() -> ResponseSpec:
                         generate_examples=False)
 
 
-_SEARCH_ERRORS = problems(400, 401, 503)
+_SEARCH_ERRORS = problems(400, 401, 403, 429, 503)
 
 
 class SearchController(Controller):
@@ -79,29 +87,29 @@ class SearchController(Controller):
     tags = ["search"]
 
     @post("/", status_code=200, summary="Search (auto: all legs fused)", responses=_SEARCH_ERRORS)
-    async def search(self, data: JSONBody[SearchRequest], rt: Rt) -> SearchResponse:
+    async def search(self, data: JSONBody[SearchRequest], rt: Rt, caller: Caller) -> SearchResponse:
         """Hybrid search: vector, keyword and graph legs run concurrently and are fused into one ranked list."""
-        return await _search(rt, data, data.mode)
+        return await _search(rt, caller, data, data.mode)
 
     @post("/vector", status_code=200, summary="Vector search", responses=_SEARCH_ERRORS)
-    async def vector(self, data: JSONBody[ModeSearchRequest], rt: Rt) -> SearchResponse:
+    async def vector(self, data: JSONBody[ModeSearchRequest], rt: Rt, caller: Caller) -> SearchResponse:
         """Cosine similarity over chunk embeddings (pgvector HNSW)."""
-        return await _search(rt, data, "vector")
+        return await _search(rt, caller, data, "vector")
 
     @post("/keyword", status_code=200, summary="Keyword search (BM25)", responses=_SEARCH_ERRORS)
-    async def keyword(self, data: JSONBody[ModeSearchRequest], rt: Rt) -> SearchResponse:
+    async def keyword(self, data: JSONBody[ModeSearchRequest], rt: Rt, caller: Caller) -> SearchResponse:
         """BM25-scored full-text search over chunks."""
-        return await _search(rt, data, "keyword")
+        return await _search(rt, caller, data, "keyword")
 
     @post("/hybrid", status_code=200, summary="Hybrid search (vector + keyword, RRF)", responses=_SEARCH_ERRORS)
-    async def hybrid(self, data: JSONBody[ModeSearchRequest], rt: Rt) -> SearchResponse:
+    async def hybrid(self, data: JSONBody[ModeSearchRequest], rt: Rt, caller: Caller) -> SearchResponse:
         """Vector and keyword legs fused with reciprocal-rank fusion."""
-        return await _search(rt, data, "hybrid")
+        return await _search(rt, caller, data, "hybrid")
 
     @post("/graph", status_code=200, summary="Graph search", responses=_SEARCH_ERRORS)
-    async def graph(self, data: JSONBody[ModeSearchRequest], rt: Rt) -> SearchResponse:
+    async def graph(self, data: JSONBody[ModeSearchRequest], rt: Rt, caller: Caller) -> SearchResponse:
         """Entities linked from the query, expanded over the knowledge graph; chunks scored by personalised PageRank."""
-        return await _search(rt, data, "graph")
+        return await _search(rt, caller, data, "graph")
 
 
 class DocumentController(Controller):
@@ -109,14 +117,14 @@ class DocumentController(Controller):
     tags = ["documents"]
 
     @post("/", summary="Add a document (JSON text or file upload)", operation_class=DocumentUploadOperation,
-          responses={201: _created(), 200: _unchanged(), **problems(400, 401, 413, 415, 422, 503)})
-    async def create(self, request: Request[Any, Any, Any], rt: Rt) -> Response[IngestedDocument]:
+          responses={201: _created(), 200: _unchanged(), **problems(400, 401, 403, 413, 415, 422, 429, 503)})
+    async def create(self, request: Request[Any, Any, Any], rt: Rt, caller: Caller) -> Response[IngestedDocument]:
         """Ingest a document. 201 when created or updated, 200 when the same content was already there."""
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type == "application/json":
-            result = await _from_json(request, rt)
+            result = await _from_json(request, rt, caller)
         elif content_type == "multipart/form-data":
-            result = await _from_form(request, rt)
+            result = await _from_form(request, rt, caller)
         else:
             raise UnsupportedMedia(
                 f"content type {content_type or '(none)'!r} is not accepted: send application/json "
@@ -124,27 +132,35 @@ class DocumentController(Controller):
             )
         return Response(checked(IngestedDocument, result), status_code=200 if result["status"] == "unchanged" else 201)
 
-    @get("/", summary="List documents", responses=problems(400, 401, 503))
+    @get("/", summary="List documents", responses=problems(400, 401, 403, 429, 503))
     async def list(
         self,
         rt: Rt,
+        caller: Caller,
         collection: Annotated[str | None, Parameter(description="Only this collection.", max_length=64)] = None,
         limit: Annotated[int, Parameter(ge=1, le=200, description="Page size.")] = 50,
         offset: Annotated[int, Parameter(ge=0, le=10_000_000, description="Documents to skip.")] = 0,
     ) -> DocumentPage:
         """One page of documents, newest first, with chunk counts and the total."""
         entities.check_collection(collection)
-        return checked(DocumentPage, 
-            await documents.list_documents(rt, collection=collection, limit=limit, offset=offset))
+        scope = caller.readable([collection] if collection else None)
+        return checked(DocumentPage,
+                       await documents.list_documents(rt, collections=scope, limit=limit, offset=offset))
 
-    @get("/{document_id:str}", summary="Get a document with its chunks", responses=problems(401, 404, 503))
-    async def detail(self, rt: Rt, document_id: FromPath[str]) -> DocumentDetail:
+    @get("/{document_id:str}", summary="Get a document with its chunks", responses=problems(401, 404, 429, 503))
+    async def detail(self, rt: Rt, caller: Caller, document_id: FromPath[str]) -> DocumentDetail:
         """A document, its metadata and its chunks in order."""
+        doc = await documents.get_document(rt, document_id, chunks=False)
+        caller.check_visible(doc["collection"], f"no document with id {document_id!r}")
         return checked(DocumentDetail, await documents.get_document(rt, document_id))
 
-    @delete("/{document_id:str}", status_code=200, summary="Delete a document", responses=problems(401, 404, 503))
-    async def remove(self, rt: Rt, document_id: FromPath[str]) -> Deleted:
+    @delete("/{document_id:str}", status_code=200, summary="Delete a document",
+            responses=problems(401, 403, 404, 429, 503))
+    async def remove(self, rt: Rt, caller: Caller, document_id: FromPath[str]) -> Deleted:
         """Remove a document from both stores; its entities and relations are taken back."""
+        doc = await documents.get_document(rt, document_id, chunks=False)
+        caller.check_visible(doc["collection"], f"no document with id {document_id!r}")
+        caller.check_write(doc["collection"])
         return checked(Deleted, await documents.delete_document(rt, document_id))
 
 
@@ -157,7 +173,14 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-async def _from_json(request: Request[Any, Any, Any], rt: Rt) -> dict[str, Any]:
+def _writable(rt: Rt, caller: Principal, collection: str | None) -> str:
+    """The collection a new document goes to, checked against the key's scope before any work."""
+    name = entities.check_collection(collection) or rt.settings.default_collection
+    caller.check_write(name)
+    return name
+
+
+async def _from_json(request: Request[Any, Any, Any], rt: Rt, caller: Principal) -> dict[str, Any]:
     raw = await request.body()
     try:
         payload = json.loads(raw, parse_constant=_no_constant)
@@ -168,11 +191,11 @@ async def _from_json(request: Request[Any, Any, Any], rt: Rt) -> dict[str, Any]:
     except ValidationError as exc:
         raise _pydantic_problem(exc) from None
     return await documents.add_text(rt, body.text, title=body.title, source=body.source,
-                                    collection=entities.check_collection(body.collection),
+                                    collection=_writable(rt, caller, body.collection),
                                     metadata=body.metadata, tags=body.tags)
 
 
-async def _from_form(request: Request[Any, Any, Any], rt: Rt) -> dict[str, Any]:
+async def _from_form(request: Request[Any, Any, Any], rt: Rt, caller: Principal) -> dict[str, Any]:
     form = await request.form()
     upload = form.get("file")
     if not isinstance(upload, UploadFile):
@@ -190,9 +213,10 @@ async def _from_form(request: Request[Any, Any, Any], rt: Rt) -> dict[str, Any]:
         if not isinstance(metadata, dict):
             raise InvalidInput("form field 'metadata' must be a JSON object")
     tags = [t.strip() for t in (fields["tags"] or "").split(",") if t.strip()]
+    collection = _writable(rt, caller, fields["collection"] or None)
     data = await upload.read()
     return await documents.add_file(rt, upload.filename or "upload", data, source=fields["source"] or None,
-                                    collection=entities.check_collection(fields["collection"] or None),
+                                    collection=collection,
                                     metadata=metadata, tags=tags)
 
 
@@ -200,21 +224,27 @@ class EntityController(Controller):
     path = "/entities"
     tags = ["entities"]
 
-    @get("/", summary="Search entities by name", responses=problems(400, 401, 503))
+    @get("/", summary="Search entities by name", responses=problems(400, 401, 403, 429, 503))
     async def search(
         self,
         rt: Rt,
+        caller: Caller,
         q: Annotated[str, Parameter(description="Name or part of one.", min_length=1, max_length=200)],
         collection: Annotated[str | None, Parameter(description="Only this collection.", max_length=64)] = None,
         limit: Annotated[int, Parameter(ge=1, le=100, description="Number of entities.")] = 20,
     ) -> EntitySearch:
         """Entities whose name matches ``q`` (fulltext index over entity names)."""
-        return checked(EntitySearch, await entities.search_entities(rt, q, collection=collection, limit=limit))
+        entities.check_collection(collection)
+        scope = caller.readable([collection] if collection else None)
+        return checked(EntitySearch, await entities.search_entities(rt, q, collections=scope, limit=limit))
 
-    @get("/{entity_id:str}", summary="Get an entity with relations and mentions", responses=problems(401, 404, 503))
-    async def detail(self, rt: Rt, entity_id: FromPath[str]) -> EntityDetail:
+    @get("/{entity_id:str}", summary="Get an entity with relations and mentions",
+         responses=problems(401, 404, 429, 503))
+    async def detail(self, rt: Rt, caller: Caller, entity_id: FromPath[str]) -> EntityDetail:
         """An entity, its strongest relations with evidence chunks, and the chunks that mention it."""
-        return checked(EntityDetail, await entities.get_entity(rt, entity_id))
+        # Entities, their relations and their evidence all belong to one collection (the data model).
+        found = await entities.get_entity(rt, entity_id, visible=caller.can_see)
+        return checked(EntityDetail, found)
 
 
 @get("/health", summary="Liveness", tags=["system"])
@@ -232,7 +262,12 @@ async def ready(rt: Rt) -> Response[Readiness]:
     return Response(checked(Readiness, report), status_code=200 if report["ready"] else 503)
 
 
-@get("/stats", summary="Counts per collection and drift", tags=["system"], responses=problems(401, 503))
-async def stats(rt: Rt) -> Stats:
-    """Documents, chunks, entities and relations per collection in each store, and any drift between them."""
-    return checked(Stats, await health.collect_status(rt))
+@get("/stats", summary="Counts per collection and drift", tags=["system"], responses=problems(401, 429, 503))
+async def stats(rt: Rt, caller: Caller) -> Stats:
+    """Documents, chunks, entities and relations per collection in each store, and any drift between them
+    (only the collections the API key may read)."""
+    report = await health.collect_status(rt)
+    if caller.collections is not None:
+        report["collections"] = {k: v for k, v in report["collections"].items() if caller.can_see(k)}
+        report["drift"] = [d for d in report["drift"] if caller.can_see(d["collection"])]
+    return checked(Stats, report)
