@@ -135,30 +135,38 @@ def load_text(path: Path, data: bytes) -> list[Document]:
     return [Document(source=str(path), title=title, text=text, kind="text")]
 
 
+# Limits on hostile HTML. bs4 keeps about 1 KB per element, so the element cap bounds memory (~0.5 GB);
+# a legitimate page has far fewer (a very long Wikipedia article: ~50,000).
+HTML_MAX_ELEMENTS = 500_000
+_HTML_BLOCKS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "blockquote", "td", "th"})
+_HTML_OWNERS = frozenset({"li", "td", "th"})  # a <p>/<blockquote> inside one of these is part of its text
+
+
 def load_html(path: Path, data: bytes) -> list[Document]:
     from bs4 import BeautifulSoup
 
     if b"\x00" in data:
         raise LoadError(f"{path.name}: binary content (NUL bytes) in an HTML file")
-    soup = BeautifulSoup(data, "html.parser")
+    elements = data.count(b"<") - data.count(b"</")  # an upper bound on start tags, counted before parsing
+    if elements > HTML_MAX_ELEMENTS:
+        raise LoadError(f"{path.name}: about {elements} HTML elements is over the {HTML_MAX_ELEMENTS} limit")
+    # lxml, not the stdlib "html.parser": on Python < 3.13.4 html.parser is quadratic on crafted input
+    # (60 KB of "<a " took ~50 s), and it nests every unclosed <p>/<li>, where lxml closes them as
+    # browsers do. lxml is always installed (python-docx needs it).
+    soup = BeautifulSoup(data, "lxml")
     for tag in soup(["script", "style", "noscript", "template", "svg"]):
         tag.decompose()
     title_tag = soup.find("title")
     blocks: list[str] = []
-    for el in soup.find_all(["h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "blockquote", "td", "th"]):
-        if el.find_parent(["pre"]) is not None:
+    for name, text in _html_blocks(soup):
+        if not text or name in ("td", "th"):
             continue
-        text = el.get_text(" ", strip=True) if el.name != "pre" else el.get_text()
-        if not text:
-            continue
-        if el.name[0] == "h" and el.name[1:].isdigit():
-            blocks.append("#" * int(el.name[1]) + " " + text)
-        elif el.name == "pre":
+        if name[0] == "h":
+            blocks.append("#" * int(name[1]) + " " + text)
+        elif name == "pre":
             blocks.append("```\n" + text.strip("\n") + "\n```")
-        elif el.name == "li":
+        elif name == "li":
             blocks.append("- " + text)
-        elif el.name in ("td", "th") or el.find_parent(["li", "td", "th"]) is not None:
-            continue
         else:
             blocks.append(text)
     body = "\n\n".join(blocks) or soup.get_text("\n", strip=True)
@@ -169,6 +177,37 @@ def load_html(path: Path, data: bytes) -> list[Document]:
         if name in ("author", "description", "keywords") and content:
             meta[name] = content
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
+
+
+def _html_blocks(soup: Any) -> list[tuple[str, str]]:
+    """``(tag name, text)`` of each block element, in document order, in one pass over the tree.
+
+    Each piece of text belongs to its innermost block only. Calling ``get_text`` on every block (as
+    this used to) copies a nested block's text into each enclosing one: quadratic time and output on
+    deeply nested input (4,000 nested <p> gave 40 MB of text). The walk keeps its own stack, so
+    100,000 nested elements cannot raise RecursionError.
+    """
+    from bs4.element import CData, NavigableString, Tag
+
+    out: list[tuple[str, list[str]]] = []
+    # (children still to visit, collecting block or None, inside <pre>, inside <li>/<td>/<th>)
+    stack: list[tuple[Iterator[Any], tuple[str, list[str]] | None, bool, bool]] = [
+        (iter(soup.contents), None, False, False)]
+    while stack:
+        children, current, in_pre, in_owner = stack[-1]
+        node = next(children, None)
+        if node is None:
+            stack.pop()
+        elif isinstance(node, Tag):
+            name, collector = node.name, current
+            if not in_pre and name in _HTML_BLOCKS and (not in_owner or name not in ("p", "blockquote")):
+                collector = (name, [])
+                out.append(collector)
+            stack.append((iter(node.contents), collector, in_pre or name == "pre", in_owner or name in _HTML_OWNERS))
+        elif current is not None and (type(node) is NavigableString or isinstance(node, CData)):
+            current[1].append(str(node))
+    return [(name, "".join(parts) if name == "pre" else " ".join(s for s in (p.strip() for p in parts) if s))
+            for name, parts in out]
 
 
 def load_pdf(path: Path, data: bytes) -> list[Document]:
@@ -205,22 +244,45 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
                      pages=tuple(pages))]
 
 
+# A real .docx has tens of entries and its XML compresses about 5-15x.
+DOCX_MAX_ENTRIES = 10_000
+DOCX_MAX_RATIO = 100
+
+
 def load_docx(path: Path, data: bytes) -> list[Document]:
     import io
     import zipfile
+    import zlib
 
     import docx
+    from lxml import etree
 
+    # Zip bomb guards, all from the archive's directory, before anything is inflated. zipfile never
+    # inflates an entry past its declared size (it stops, then fails the CRC), so declared sizes are
+    # a real bound. The entry count is checked before ZipFile parses the directory: it builds an object
+    # per entry (~0.5 KB), so a 50 MB file of empty entries would otherwise cost ~0.3 GB.
+    entries = data.count(b"PK\x01\x02")  # central directory signatures: an upper bound on entries
+    if entries > DOCX_MAX_ENTRIES:
+        raise LoadError(f"{path.name}: DOCX has {entries} zip entries, over the {DOCX_MAX_ENTRIES} limit "
+                        "(zip bomb guard)")
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            total = sum(info.file_size for info in archive.infolist())
+            infos = archive.infolist()
+        total = sum(info.file_size for info in infos)
         if total > 20 * len(data) + 50_000_000:
             raise LoadError(f"{path.name}: DOCX expands to {total} bytes (zip bomb guard)")
+        for info in infos:
+            if info.file_size > 10_000_000 and info.file_size > DOCX_MAX_RATIO * max(info.compress_size, 1):
+                raise LoadError(f"{path.name}: DOCX entry {info.filename[:100]!r} expands {info.compress_size} "
+                                f"bytes to {info.file_size} (over {DOCX_MAX_RATIO}x; zip bomb guard)")
         document = docx.Document(io.BytesIO(data))
     except LoadError:
         raise
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
-        raise LoadError(f"{path.name}: unreadable DOCX ({type(exc).__name__}: {exc})") from None
+    # zlib.error (a corrupt deflate stream) and XMLSyntaxError (malformed XML parts, or an entity
+    # expansion that lxml stops) used to escape as raw errors (a 500 on upload).
+    except (zipfile.BadZipFile, zlib.error, etree.XMLSyntaxError, KeyError, ValueError, OSError) as exc:
+        kind = "corrupt compressed data" if isinstance(exc, zlib.error) else type(exc).__name__
+        raise LoadError(f"{path.name}: unreadable DOCX ({kind}: {str(exc)[:200]})") from None
     lines: list[str] = []
     for para in document.paragraphs:
         text = para.text.strip()
