@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -36,22 +38,32 @@ class Embedder:
                 f"GRAPHRAG_EMBEDDING_MODEL gives {self.dim}-dim vectors but the schema expects {dim} (GRAPHRAG_EMBEDDING_DIM)"
             )
         self.max_seq_length = int(self.model.max_seq_length)
+        # A fast tokenizer is not thread-safe: each call sets padding/truncation on the one Rust object,
+        # so a token count (no padding) racing an encode (padding) broke batches ("expected sequence of
+        # length 25 ... got 18") under concurrent ingest and search. Encodes take turns (two forward
+        # passes on the same cores gain nothing), and token counting gets a tokenizer of its own.
+        self._lock = threading.Lock()
+        self._counting_tokenizer: object | None = None
         name = Path(model_path).name
         # The packaged MiniLM lives in a folder called "model": name it after what it is.
         self.model_name = "all-MiniLM-L6-v2" if name == "model" and "minilm" in model_path.lower() else name
 
     @property
     def tokenizer(self) -> object:
-        return self.model.tokenizer
+        """A copy of the model's tokenizer for counting tokens (safe beside :meth:`encode`)."""
+        if self._counting_tokenizer is None:
+            self._counting_tokenizer = copy.deepcopy(self.model.tokenizer)
+        return self._counting_tokenizer
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self.model.encode(
-            texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        with self._lock:
+            vectors = self.model.encode(
+                texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         return np.asarray(vectors, dtype=np.float32)
 
     async def aencode(self, texts: list[str]) -> np.ndarray:
