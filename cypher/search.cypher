@@ -49,3 +49,13 @@ WITH chunk_id, e, m ORDER BY m.count DESC
 WITH chunk_id, collect({id: e.id, name: e.name, label: e.label, mentions: e.mentions})[0..8] AS ents
 UNWIND ents AS e
 RETURN chunk_id, e.id AS id, e.name AS name, e.label AS label, e.mentions AS mentions;
+
+// name: entity_named_documents
+// How entity-centric a collection is: of a sample of its documents, how many are named after an
+// entity their first chunk mentions (encyclopedic pages are; papers and reports mostly are not).
+MATCH (d:Document)
+WHERE $collections IS NULL OR d.collection IN $collections
+WITH d LIMIT $sample
+OPTIONAL MATCH (d)-[:HAS_CHUNK]->(:Chunk {index: 0})-[:MENTIONS]->(e:Entity)
+WHERE toLower(e.name) = toLower(d.title) OR toLower(d.title) STARTS WITH toLower(e.name) + ' ('
+RETURN count(DISTINCT d) AS documents, count(DISTINCT CASE WHEN e IS NOT NULL THEN d END) AS named;

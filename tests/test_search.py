@@ -243,3 +243,26 @@ async def test_rules_and_a_configured_cross_encoder_reranker(runtime: Runtime, c
     response = await reranking.search("food", mode="hybrid", limit=3, collections=[corpus], rerank=True)
     scores = [h["legs"]["rerank"]["score"] for h in response["results"]]
     assert scores == sorted(scores, reverse=True)
+
+
+async def test_graph_prior_follows_how_entity_centric_a_collection_is(
+        router: SearchRouter, corpus: str, tmp_path: Path, ingestor: Ingestor) -> None:
+    """Documents named after entities (wiki pages) give the graph leg its full weight in auto; papers
+    with sentence titles give it little, so it cannot drag the text legs down there."""
+    papers = f"{corpus}_papers"
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    for i, (title, body) in enumerate([
+        ("Effects of green tea extract on liver enzymes in mice", "Mice in Kyoto received extract for 8 weeks."),
+        ("a survey of river sediment transport under flood conditions", "Samples from the Danube were studied."),
+        ("Low-dose aspirin reduces the risk of colorectal cancer", "A cohort in Boston was followed for 10 years."),
+        ("on the stability of warehouse robot fleets", "Fleets of robots from Apex Logistics were observed."),
+    ]):
+        (folder / f"p{i}.md").write_text(f"# {title}\n\n{body}")
+    assert (await ingestor.ingest_paths([folder], collection=papers)).ingested == 4
+    wiki = await router.graph_prior((corpus,))
+    low = await router.graph_prior((papers,))
+    assert wiki == 1.0 and low < 0.2
+    response = await router.search("Who founded Apex Logistics?", mode="auto", limit=3, collections=[papers])
+    assert response["legs"]["graph"]["prior"] == round(low, 3)
+    assert "prior" not in (await router.search("Apex Logistics", mode="graph", collections=[papers]))["legs"]["graph"]

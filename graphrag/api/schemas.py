@@ -52,7 +52,8 @@ class LegStatus(_Out):
     took_ms: float
     hits: int
     error: str | None = None
-    confidence: float | None = None
+    confidence: float | None = Field(None, description="how much the leg trusts its own ranking (scales its weight)")
+    prior: float | None = Field(None, description="graph leg: how entity-centric the collections are (scales its weight)")
 
 
 class EntityRef(_Out):

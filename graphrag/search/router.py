@@ -36,6 +36,10 @@ class SearchRouter:
     query_cache_size: int = 2048
     #: Concurrent requests share model calls for their query and mention embeddings (see batching.py).
     embed_batching: bool = True
+    #: Seconds a collection's graph prior (how entity-centric it is) is reused before it is measured again.
+    graph_prior_ttl_s: float = 300.0
+    #: Share of documents named after an entity from which the graph leg gets its full fusion weight.
+    graph_prior_full_share: float = 0.5
 
     def __init__(self, postgres: PostgresStore, neo4j: Neo4jStore, embedder: Any, nlp: Any,
                  reranker_path: str | None = None) -> None:
@@ -46,6 +50,7 @@ class SearchRouter:
         self.reranker_path = reranker_path
         self._reranker: Any = None
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._graph_priors: dict[tuple[str, ...] | None, tuple[float, float]] = {}
         # Query and mention embeddings of concurrent requests share model calls.
         self._embed = EmbeddingBatcher(embedder.aencode) if self.embed_batching else embedder.aencode
         # Tests replace a leg to force failures or timeouts; production never touches this.
@@ -139,6 +144,10 @@ class SearchRouter:
         t1 = time.perf_counter()
         rankings = {leg: r.hits for leg, r in results.items()}
         weights = {leg: config.weights.get(leg, 1.0) * results[leg].confidence for leg in results}
+        if "graph" in weights and len(results) > 1:
+            prior = await self.graph_prior(config.collections)
+            weights["graph"] *= prior
+            legs["graph"]["prior"] = round(prior, 3)
         candidates = fusion.rrf(rankings, weights, config.rrf_k)
         if len(config.legs) == 1:
             # One leg: its own score (cosine similarity, BM25, graph relevance) says more than an RRF value.
@@ -194,6 +203,32 @@ class SearchRouter:
             "timings": timings,
         }
         return response
+
+    async def graph_prior(self, collections: tuple[str, ...] | None) -> float:
+        """How much fusion should trust the graph leg on these collections, from 0.05 to 1.
+
+        Graph traversal helps where documents are about entities and link to each other through
+        them (encyclopedic pages, wikis, CRM records: the multi-hop questions of HotpotQA); on
+        collections whose documents are not named after entities (papers, reports: SciFact) the
+        walk mostly adds noise to the text legs. The prior is the share of (a sample of) documents
+        named after an entity they mention, scaled so that ``graph_prior_full_share`` gives 1. It is
+        measured without labels, per collection set, and cached for ``graph_prior_ttl_s``.
+        """
+        now = time.monotonic()
+        cached = self._graph_priors.get(collections)
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        try:
+            rows = await asyncio.wait_for(self.neo4j.run(
+                "search", "entity_named_documents", collections=list(collections) if collections else None,
+                sample=2000), timeout=2.0)
+        except Exception as exc:  # noqa: BLE001 - without the measure the graph keeps its full weight
+            log.info("graph prior unavailable: %s", one_line(exc))
+            return 1.0
+        documents, named = int(rows[0]["documents"]), int(rows[0]["named"])
+        prior = 1.0 if not documents else max(0.05, min(1.0, named / documents / self.graph_prior_full_share))
+        self._graph_priors[collections] = (prior, now + self.graph_prior_ttl_s)
+        return prior
 
     async def _leg(self, leg: str, text: str, embedding: Awaitable[np.ndarray], config: SearchConfig) -> LegResult:
         if leg in self.leg_overrides:
