@@ -150,9 +150,9 @@ class DocumentController(Controller):
     @get("/{document_id:str}", summary="Get a document with its chunks", responses=problems(401, 404, 429, 503))
     async def detail(self, rt: Rt, caller: Caller, document_id: FromPath[str]) -> DocumentDetail:
         """A document, its metadata and its chunks in order."""
-        doc = await documents.get_document(rt, document_id, chunks=False)
+        doc = await documents.get_document(rt, document_id)
         caller.check_visible(doc["collection"], f"no document with id {document_id!r}")
-        return checked(DocumentDetail, await documents.get_document(rt, document_id))
+        return checked(DocumentDetail, doc)
 
     @delete("/{document_id:str}", status_code=200, summary="Delete a document",
             responses=problems(401, 403, 404, 429, 503))

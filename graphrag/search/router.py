@@ -105,6 +105,9 @@ class SearchRouter:
         legs: dict[str, dict[str, Any]] = {}
         results: dict[str, LegResult] = {}
         failures: dict[str, BaseException] = {}
+        # The graph prior (cached; a Neo4j read when not) is fetched beside the legs, not after them.
+        prior_task = (asyncio.ensure_future(self.graph_prior(config.collections))
+                      if "graph" in config.legs and len(config.legs) > 1 else None)
 
         async def run(leg: str) -> None:
             t = time.perf_counter()
@@ -130,10 +133,15 @@ class SearchRouter:
         try:
             await asyncio.gather(*(run(leg) for leg in config.legs))
             embedding = await embed_task  # a failed embedding fails the search, as it always did
+        except BaseException:
+            if prior_task is not None:
+                prior_task.cancel()
+            raise
         finally:
             if not embed_task.done():
                 embed_task.cancel()
             embed_task.add_done_callback(lambda task: task.cancelled() or task.exception())
+        prior = await prior_task if prior_task is not None else 1.0
         down = [exc for exc in failures.values() if is_connection_error(exc)]
         if down and not results:
             # Every leg reads PostgreSQL: with it unreachable an empty 200 would be a silent lie.
@@ -144,8 +152,7 @@ class SearchRouter:
         t1 = time.perf_counter()
         rankings = {leg: r.hits for leg, r in results.items()}
         weights = {leg: config.weights.get(leg, 1.0) * results[leg].confidence for leg in results}
-        if "graph" in weights and len(results) > 1:
-            prior = await self.graph_prior(config.collections)
+        if "graph" in weights and prior_task is not None:
             weights["graph"] *= prior
             legs["graph"]["prior"] = round(prior, 3)
         candidates = fusion.rrf(rankings, weights, config.rrf_k)
@@ -221,12 +228,14 @@ class SearchRouter:
         try:
             rows = await asyncio.wait_for(self.neo4j.run(
                 "search", "entity_named_documents", collections=list(collections) if collections else None,
-                sample=2000), timeout=2.0)
+                sample=2000), timeout=1.0)
         except Exception as exc:  # noqa: BLE001 - without the measure the graph keeps its full weight
             log.info("graph prior unavailable: %s", one_line(exc))
             return 1.0
         documents, named = int(rows[0]["documents"]), int(rows[0]["named"])
         prior = 1.0 if not documents else max(0.05, min(1.0, named / documents / self.graph_prior_full_share))
+        if len(self._graph_priors) >= 1024:  # one entry per collection set seen: keep it bounded
+            self._graph_priors.clear()
         self._graph_priors[collections] = (prior, now + self.graph_prior_ttl_s)
         return prior
 
