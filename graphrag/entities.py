@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from graphrag.errors import InvalidInput, NotFound
+from graphrag.models import is_collection_name
 from graphrag.runtime import Runtime
 from graphrag.search.legs import lucene_query
 
-_COLLECTION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 
 
 def check_collection(collection: str | None) -> str | None:
     """``None`` or a valid collection name (else :class:`InvalidInput`)."""
-    if collection is not None and not _COLLECTION_RE.match(collection):
+    if collection is not None and not is_collection_name(collection):
         raise InvalidInput(f"invalid collection name {collection!r}")
     return collection
 

@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import Any
+
+
+_COLLECTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
+
+
+def is_collection_name(name: object) -> bool:
+    """1-64 letters, digits, '_', '.', '-', starting alphanumeric: the one rule for collection names."""
+    return isinstance(name, str) and _COLLECTION_NAME.fullmatch(name) is not None
 
 
 @dataclass(frozen=True)

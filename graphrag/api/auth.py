@@ -24,9 +24,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from graphrag.errors import ConfigurationError, Forbidden, InvalidInput, NotFound
+from graphrag.models import is_collection_name
 
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
-_COLLECTION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 ACCESS = ("read", "read-write")
 
@@ -117,7 +117,7 @@ def _scoped(raw: str) -> list[ApiKey]:
         collections = entry.get("collections")
         if collections is not None:
             if not isinstance(collections, list) or not collections or not all(
-                    isinstance(c, str) and _COLLECTION_RE.match(c) for c in collections):
+                    is_collection_name(c) for c in collections):
                 raise ConfigurationError(f"GRAPHRAG_API_KEYS {where}: collections must be a non-empty list of names")
             collections = frozenset(collections)
         keys.append(ApiKey(_entry_digest(entry, where), Principal(name, collections, access == "read-write")))
@@ -156,7 +156,7 @@ def new_key(name: str, collections: Sequence[str] | None, read_only: bool) -> tu
     if not _NAME_RE.match(name):
         raise InvalidInput(f"invalid key name {name!r}: letters, digits, '_', '.', '-'")
     for c in collections or ():
-        if not _COLLECTION_RE.match(c):
+        if not is_collection_name(c):
             raise InvalidInput(f"invalid collection name {c!r}")
     key = "grk_" + secrets.token_urlsafe(32)
     entry: dict[str, object] = {"name": name, "sha256": digest(key).hex(),

@@ -32,7 +32,7 @@ from graphrag.ingest.embed import Embedder
 from graphrag.ingest.extract import EXTRACTION_VERSION, ExtractOptions, SpacyExtractor, add_title_entity
 from graphrag.ingest.load import TYPES, Found, LoadError, discover, load_file
 from graphrag.ingest.outbox import GraphOutbox
-from graphrag.models import Chunk, Document, Extraction
+from graphrag.models import Chunk, Document, Extraction, is_collection_name
 from graphrag.stores import queries
 from graphrag.stores.neo4j import GraphWrites, Neo4jStore
 from graphrag.stores.postgres import DocumentRow, PostgresStore
@@ -557,9 +557,7 @@ class _GraphPayload:
 
 
 def _check_options(collection: str, chunker: str | None, file_types: set[str] | None) -> None:
-    import re
-
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}", collection or ""):
+    if not is_collection_name(collection):
         raise InvalidInput(
             f"invalid collection name {collection!r}: use 1-64 letters, digits, '_', '-', '.', starting alphanumeric"
         )

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from graphrag.errors import InvalidInput, ServiceUnavailable, one_line
+from graphrag.models import is_collection_name
 from graphrag.search import fusion
 from graphrag.search.batching import EmbeddingBatcher
 from graphrag.search.config import LEGS, SearchConfig, validate_query
@@ -26,7 +27,6 @@ from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore, is_connection_error
 
 log = logging.getLogger(__name__)
-_COLLECTION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 
 
 class SearchRouter:
@@ -78,7 +78,7 @@ class SearchRouter:
                 collections = [collections]
             if not isinstance(collections, (list, tuple)) or not all(isinstance(c, str) for c in collections):
                 raise InvalidInput("collections must be a list of collection names")
-            bad = [c for c in collections if not _COLLECTION_RE.match(c)]
+            bad = [c for c in collections if not is_collection_name(c)]
             if bad:
                 raise InvalidInput(f"invalid collection name {bad[0]!r}")
             collections = tuple(collections) or None

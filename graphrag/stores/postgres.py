@@ -45,7 +45,7 @@ CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
 
 def is_connection_error(exc: BaseException) -> bool:
     """True when ``exc`` says PostgreSQL is down or the connection broke (a 503, not a 500)."""
-    return isinstance(exc, CONNECTION_ERRORS) or isinstance(exc, ServiceUnavailable) and "PostgreSQL" in exc.message
+    return isinstance(exc, CONNECTION_ERRORS)
 
 
 async def _init_connection(conn: asyncpg.Connection) -> None:
