@@ -241,7 +241,7 @@ async def python_api(router: SearchRouter, collection: str, claims: list[tuple[s
         t0 = time.perf_counter()
         response = await router.search(text, mode=mode, limit=limit, collections=[collection])
         latencies.append((time.perf_counter() - t0) * 1000)
-        embed.append(response["timings"]["embed_ms"])
+        embed.append(response["timings"].get("embed_ms", 0.0))
         results[qid] = [r["document_id"] for r in response["results"]]
     return {"latency_ms": percentiles(latencies), "embed_ms": percentiles(embed),
             "latency_minus_embed_ms": percentiles([a - b for a, b in zip(latencies, embed, strict=True)]),

@@ -266,3 +266,24 @@ async def test_graph_prior_follows_how_entity_centric_a_collection_is(
     response = await router.search("Who founded Apex Logistics?", mode="auto", limit=3, collections=[papers])
     assert response["legs"]["graph"]["prior"] == round(low, 3)
     assert "prior" not in (await router.search("Apex Logistics", mode="graph", collections=[papers]))["legs"]["graph"]
+
+
+async def test_keyword_mode_does_not_embed_the_query(runtime: Runtime, corpus: str, models: Any) -> None:
+    calls: list[list[str]] = []
+
+    class Counting:
+        """The real embedder, counting what it is asked to encode."""
+
+        model_name = models.embedder.model_name
+
+        async def aencode(self, texts: list[str]) -> Any:
+            calls.append(list(texts))
+            return await models.embedder.aencode(texts)
+
+    router = SearchRouter(runtime.postgres, runtime.neo4j, Counting(), models.nlp)
+    keyword = await router.search("Roman carbonara with guanciale", mode="keyword", limit=3, collections=[corpus])
+    assert [h["title"] for h in keyword["results"]] == ["Pasta"]
+    assert calls == [] and "embed_ms" not in keyword["timings"]
+    # MMR compares result embeddings with the query's, so it still needs the query embedded.
+    diverse = await router.search("Roman carbonara", mode="keyword", limit=3, collections=[corpus], mmr_lambda=0.5)
+    assert diverse["results"] and calls == [["Roman carbonara"]] and "embed_ms" in diverse["timings"]
