@@ -20,27 +20,48 @@ WITH node, score WHERE ($collections IS NULL OR node.collection IN $collections)
 RETURN node.id AS id, node.name AS name, node.label AS label, node.mentions AS mentions, score;
 
 // name: neighbours
-UNWIND $ids AS id
-MATCH (e:Entity {id: id})-[r:RELATED_TO]-(n:Entity)
-WITH e, r, n ORDER BY r.weight DESC
-WITH e, collect({id: n.id, name: n.name, label: n.label, mentions: n.mentions, weight: r.weight,
-                 predicates: r.predicates, evidence: r.evidence_chunk_ids[0..5]})[0..$per_node] AS ns
-RETURN e.id AS id, ns;
-
-// name: entity_chunks
-// For each entity, the chunks that mention it most, with how many entities the chunk mentions in all
-// (focus) and whether the entity names the chunk's document (aboutness).
-// Entities with the same normalised name but another NER label count as the same thing here.
+// One hop of the walk. Only what the walk needs (names, labels and evidence of the few relations
+// shown as context come from context_relations): the Python driver's cost is per value returned.
 UNWIND $ids AS id
 MATCH (e:Entity {id: id})
-MATCH (v:Entity {collection: e.collection, norm: e.norm})<-[m:MENTIONS]-(c:Chunk)
-WITH e, c, m ORDER BY m.count DESC
-WITH e, collect({c: c, count: m.count})[0..$per_entity] AS top
-UNWIND top AS t
-WITH e, t.c AS c, t.count AS count
+CALL (e) {
+  MATCH (e)-[r:RELATED_TO]-(n:Entity)
+  RETURN n.id AS nid, n.mentions AS mentions, r.weight AS weight ORDER BY weight DESC LIMIT $per_node
+}
+RETURN e.id AS id, collect([nid, mentions, weight]) AS ns;
+
+// name: score_chunks
+// Chunks scored through MENTIONS from the walk's top entities ($entities: [{id, w}], w = the entity's
+// PageRank times its hub damping, in PageRank order). For each entity, the chunks that mention it
+// most (entities with the same normalised name but another NER label count as the same thing). A
+// chunk gains w x focus x aboutness from each entity: focus = (1 + ln count) / sqrt(entities the
+// chunk mentions), aboutness = $title_boost when the entity names the chunk's document. Summed here
+// so that only the best $limit chunks travel, not every (entity, chunk) pair.
+UNWIND range(0, size($entities) - 1) AS i
+WITH i, $entities[i] AS ent
+MATCH (e:Entity {id: ent.id})
+CALL (e) {
+  MATCH (v:Entity {collection: e.collection, norm: e.norm})<-[m:MENTIONS]-(c:Chunk)
+  RETURN c, m.count AS count ORDER BY count DESC LIMIT $per_entity
+}
 MATCH (d:Document {id: c.document_id})
-RETURN e.id AS id, c.id AS chunk, count, COUNT { (c)-[:MENTIONS]->() } AS degree,
-       toLower(d.title) CONTAINS toLower(e.name) AS in_title;
+WITH i, ent, e, c, count, d, COUNT { (c)-[:MENTIONS]->() } AS degree
+WITH i, e, c, ent.w * (1 + log(toFloat(coalesce(count, 1)))) / sqrt(toFloat(CASE WHEN degree > 1 THEN degree ELSE 1 END))
+     * CASE WHEN toLower(d.title) CONTAINS toLower(e.name) THEN $title_boost ELSE 1.0 END AS part
+ORDER BY i
+WITH c, sum(part) AS score, collect([e.id, e.name, e.label])[0..5] AS via
+ORDER BY score DESC, c.id
+LIMIT $limit
+RETURN c.id AS chunk, score, via;
+
+// name: context_relations
+// The relations among the walk's top entities, strongest first, with their evidence chunks.
+MATCH (a:Entity)-[r:RELATED_TO]-(b:Entity)
+WHERE a.id IN $ids AND b.id IN $ids AND a.id < b.id
+RETURN a.name AS source, b.name AS target, r.predicates AS predicates, r.weight AS weight,
+       r.evidence_chunk_ids[0..5] AS evidence
+ORDER BY weight DESC, source, target
+LIMIT $limit;
 
 // name: chunk_entities
 UNWIND $chunk_ids AS chunk_id

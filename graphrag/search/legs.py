@@ -223,7 +223,6 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str,
     if not seeds:
         return LegResult(context={"entities": [], "relations": []}, confidence=0.0)
     edges: dict[tuple[str, str], float] = {}
-    edge_info: dict[tuple[str, str], dict[str, Any]] = {}
     frontier = list(seeds)
     visited = set(frontier)
     for hop in range(config.graph_hops):
@@ -232,51 +231,46 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str,
         rows = await neo4j.run("search", "neighbours", ids=frontier, per_node=25 if hop == 0 else 8)
         nxt = []
         for row in rows:
-            for n in row["ns"]:
-                if n["id"] is None or row["id"] is None:
+            for n_id, n_mentions, n_weight in row["ns"]:
+                if n_id is None or row["id"] is None:
                     continue  # a node deleted by a concurrent write while this read ran
-                info.setdefault(n["id"], n)
-                a, b = sorted((row["id"], n["id"]))
-                edges[(a, b)] = math.log1p(float(n["weight"] or 1))
-                edge_info[(a, b)] = n
-                if n["id"] not in visited:
-                    visited.add(n["id"])
-                    nxt.append(n["id"])
+                info.setdefault(n_id, {"id": n_id, "mentions": n_mentions})
+                a, b = sorted((row["id"], n_id))
+                edges[(a, b)] = math.log1p(float(n_weight or 1))
+                if n_id not in visited:
+                    visited.add(n_id)
+                    nxt.append(n_id)
         frontier = nxt[:100]
     nodes = sorted(visited)
     damp = {n: max(idf(n), 0.05) for n in nodes}
     ppr = personalized_pagerank(nodes, edges, seeds, damp, config.ppr_alpha)
     top_entities = sorted(ppr, key=lambda n: -ppr[n] * damp[n])[:30]
-    chunk_rows = await neo4j.run("search", "entity_chunks", ids=top_entities, per_entity=40)
-    scores: dict[str, float] = {}
-    via: dict[str, list[str]] = {}
-    for row in sorted(chunk_rows, key=lambda r: -ppr[r["id"]]):
-        # A chunk counts an entity more when it is about it (names its document) and when the
-        # entity is a large share of what the chunk mentions.
-        weight = ppr[row["id"]] * damp[row["id"]] * (config.graph_title_boost if row["in_title"] else 1.0)
-        focus = (1 + math.log(row["count"])) / math.sqrt(max(row["degree"], 1))
-        scores[row["chunk"]] = scores.get(row["chunk"], 0.0) + weight * focus
-        via.setdefault(row["chunk"], []).append(row["id"])
-    ranked = sorted(scores, key=lambda c: -scores[c])[: config.overfetch * 2]
-    # Context relations among the top entities, with their evidence chunks.
-    top_set = set(top_entities[:15])
-    context_edges = [(k, v) for k, v in edge_info.items() if k[0] in top_set and k[1] in top_set]
-    evidence_ids = {e for _, v in context_edges for e in (v.get("evidence") or [])}
+    # Chunks are scored in Neo4j (only the best travel back); the relations shown as context, among
+    # the top entities, are read beside them.
+    weighted = [{"id": e, "w": ppr[e] * damp[e]} for e in sorted(top_entities, key=lambda n: -ppr[n])]
+    chunk_rows, relation_rows = await asyncio.gather(
+        neo4j.run("search", "score_chunks", entities=weighted, per_entity=40,
+                  title_boost=config.graph_title_boost, limit=config.overfetch * 2),
+        neo4j.run("search", "context_relations", ids=top_entities[:15], limit=20))
+    scores = {row["chunk"]: float(row["score"]) for row in chunk_rows if row["chunk"] is not None}
+    via = {row["chunk"]: row["via"] for row in chunk_rows}
+    ranked = sorted(scores, key=lambda c: -scores[c])
+    evidence_ids = {e for r in relation_rows for e in (r["evidence"] or [])}
     rows = await fetch_rows(pg, list(set(ranked) | evidence_ids), config)
     allowed = set(rows)
     hits = []
     for chunk_id in ranked:
         if chunk_id in allowed and len(hits) < config.overfetch:
-            ents = [{"id": e, "name": info[e].get("name"), "label": info[e].get("label")} for e in via[chunk_id][:5]]
+            ents = [{"id": e, "name": name, "label": label} for e, name, label in via[chunk_id][:5]]
             hits.append((chunk_id, scores[chunk_id], {"entities": ents}))
     relations = []
-    for (a, b), v in sorted(context_edges, key=lambda kv: -float(kv[1].get("weight") or 0))[:20]:
-        evidence = next((e for e in (v.get("evidence") or []) if e in allowed), None)
+    for r in relation_rows:
+        evidence = next((e for e in (r["evidence"] or []) if e in allowed), None)
         if evidence is None:
             continue  # every piece of evidence is outside the request's scope
-        predicates = v.get("predicates") or []
-        relations.append({"source": info[a].get("name"), "type": predicates[0] if predicates else "RELATED_TO",
-                          "target": info[b].get("name"), "evidence_chunk_id": evidence})
+        predicates = r["predicates"] or []
+        relations.append({"source": r["source"], "type": predicates[0] if predicates else "RELATED_TO",
+                          "target": r["target"], "evidence_chunk_id": evidence})
     linked = [{"id": e, "name": info[e].get("name"), "label": info[e].get("label"), "score": round(seeds[e], 4)}
               for e in seeds]
     kept = {h[0] for h in hits}
