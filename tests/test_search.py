@@ -268,22 +268,36 @@ async def test_graph_prior_follows_how_entity_centric_a_collection_is(
     assert "prior" not in (await router.search("Apex Logistics", mode="graph", collections=[papers]))["legs"]["graph"]
 
 
-async def test_keyword_mode_does_not_embed_the_query(runtime: Runtime, corpus: str, models: Any) -> None:
+def counting_router(runtime: Runtime, models: Any) -> tuple[SearchRouter, list[list[str]]]:
+    """A router whose (real) embedder records every list of texts it is asked to encode."""
     calls: list[list[str]] = []
 
     class Counting:
-        """The real embedder, counting what it is asked to encode."""
-
         model_name = models.embedder.model_name
 
         async def aencode(self, texts: list[str]) -> Any:
             calls.append(list(texts))
             return await models.embedder.aencode(texts)
 
-    router = SearchRouter(runtime.postgres, runtime.neo4j, Counting(), models.nlp)
+    return SearchRouter(runtime.postgres, runtime.neo4j, Counting(), models.nlp), calls
+
+
+async def test_keyword_mode_does_not_embed_the_query(runtime: Runtime, corpus: str, models: Any) -> None:
+    router, calls = counting_router(runtime, models)
     keyword = await router.search("Roman carbonara with guanciale", mode="keyword", limit=3, collections=[corpus])
     assert [h["title"] for h in keyword["results"]] == ["Pasta"]
     assert calls == [] and "embed_ms" not in keyword["timings"]
     # MMR compares result embeddings with the query's, so it still needs the query embedded.
     diverse = await router.search("Roman carbonara", mode="keyword", limit=3, collections=[corpus], mmr_lambda=0.5)
     assert diverse["results"] and calls == [["Roman carbonara"]] and "embed_ms" in diverse["timings"]
+
+
+async def test_graph_leg_embeds_only_mentions_the_name_index_did_not_match(runtime: Runtime, corpus: str,
+                                                                         models: Any) -> None:
+    router, calls = counting_router(runtime, models)
+    exact = await router.search("Where did Sarah Johnson study?", mode="graph", limit=3, collections=[corpus])
+    assert "Sarah Johnson" in [e["name"] for e in exact["graph_context"]["entities"]]
+    assert calls == [["Where did Sarah Johnson study?"]]  # the query only: the name matched exactly
+    calls.clear()
+    await router.search("Where did Sarah Jonsonn study?", mode="graph", limit=3, collections=[corpus])
+    assert any("Sarah Jonsonn" in texts for texts in calls), calls  # no exact match: linked by embedding

@@ -164,10 +164,15 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str,
         return await neo4j.run("search", "link_entities_fulltext", queries=list(lucene.values()),
                                collections=collections, k=8)
 
-    async def link_vectors() -> list[dict[str, Any]]:
-        if not mentions:
+    async def link_vectors(text_task: Awaitable[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        # Names the full-text index matched exactly need no fuzzy link: only the others are embedded
+        # (a model call saved on most queries; the full-text lookup is faster than the model anyway).
+        exact = {by_query.get(row["query"], "") for row in await text_task
+                 if any(name_overlap(by_query.get(row["query"], ""), h["name"] or "") >= 1.0 for h in row["hits"])}
+        rest = [m for m in mentions if m not in exact]
+        if not rest:
             return []
-        vectors = await embed(mentions)
+        vectors = await embed(rest)
         return await neo4j.run("search", "link_mentions_vector", k=3, embeddings=[v.tolist() for v in vectors],
                                collections=collections, min_score=0.8)
 
@@ -181,12 +186,17 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str,
         rows = await neo4j.run("search", "chunk_entities", chunk_ids=[h[0] for h in found.hits]) if found.hits else []
         return found, rows
 
-    text_rows, vector_rows, total_rows, (prf, prf_rows) = await asyncio.gather(
-        link_text(), link_vectors(), pg.fetch("search", "collection_chunk_count", collections), feedback())
+    by_query = {q: m for m, q in lucene.items()}
+    text_task = asyncio.ensure_future(link_text())
+    try:
+        text_rows, vector_rows, total_rows, (prf, prf_rows) = await asyncio.gather(
+            text_task, link_vectors(text_task), pg.fetch("search", "collection_chunk_count", collections),
+            feedback())
+    finally:
+        text_task.cancel()  # a no-op once done; stops the lookup when the leg times out
     total_chunks = max(int(total_rows[0][0]) if total_rows else 1, 1)
     info: dict[str, dict[str, Any]] = {}
     seeds: dict[str, float] = {}
-    by_query = {q: m for m, q in lucene.items()}
     for row in text_rows:
         mention = by_query.get(row["query"], "")
         for h in row["hits"]:
