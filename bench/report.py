@@ -76,6 +76,22 @@ def before_after(size: str) -> None:
               f"{fmt(a['latency_ms']['p95'])} | {fmt(q(b))} | {fmt(q(a))} |")
 
 
+def ab(size: str, before_label: str = "ab_before", after_label: str = "ab_after") -> None:
+    """Same-machine A/B of one change (the modes both runs measured), REST."""
+    before, after = load(f"search_{size}_{before_label}.json"), load(f"search_{size}_{after_label}.json")
+    if not (before and after):
+        return
+    b_rev, a_rev = before["machine"]["versions"]["graphrag_commit"], after["machine"]["versions"]["graphrag_commit"]
+    print(f"| {size} mode | p50 {b_rev} | p50 {a_rev} | p95 {b_rev} | p95 {a_rev} | QPS c=8 {b_rev} | QPS c=8 {a_rev} |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    q = lambda r: next((t["qps"] for t in r["throughput"] if t["concurrency"] == 8), None)  # noqa: E731
+    for mode in MODES:
+        if mode in before["rest"] and mode in after["rest"]:
+            b, a = before["rest"][mode], after["rest"][mode]
+            print(f"| {mode} | {fmt(b['latency_ms']['p50'])} | {fmt(a['latency_ms']['p50'])} | {fmt(b['latency_ms']['p95'])} "
+                  f"| {fmt(a['latency_ms']['p95'])} | {fmt(q(b))} | {fmt(q(a))} |")
+
+
 def throughput(size: str, label: str = "") -> None:
     r = load(f"search_{size}{'_' + label if label else ''}.json")
     if not r or "rest" not in r:
@@ -128,6 +144,8 @@ def main() -> None:
     for size in ("scifact", *SIZES):
         print(f"\n### {size}\n")
         before_after(size)
+        print()
+        ab(size)
         print()
         throughput(size)
         print()

