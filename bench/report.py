@@ -136,7 +136,33 @@ def naive() -> None:
               f"| {n['naive']['recall@10']:.3f} | {h.get('recall@10', 0):.3f} | {a.get('recall@10', 0):.3f} |")
 
 
+# Reference figures from ../shared/eval/README.md, and the issue's targets, per dataset and mode.
+EVAL_NOTES = {
+    "scifact": {"keyword": "BM25 0.695; target >= 0.675", "vector": "MiniLM 0.660", "hybrid": "RRF 0.720",
+                "auto": "target >= 0.73"},
+    "hotpotqa": {"keyword": "BM25 0.578 / 0.785", "vector": "MiniLM 0.610 / 0.795", "hybrid": "RRF 0.620 / 0.813",
+                 "auto": "target >= 0.66 / 0.86, and hybrid + 0.03 R@5"},
+}
+
+
+def eval_tables() -> None:
+    """The README's retrieval-quality tables, from bench/results/eval_<dataset>.json."""
+    for dataset, ref in (("scifact", "nDCG@10"), ("hotpotqa", "R@2 / R@5")):
+        r = load(f"eval_{dataset}.json")
+        if not r:
+            continue
+        print(f"\n{dataset} ({r['documents']:,} documents, {r['queries']} queries)\n")
+        print(f"| mode | nDCG@10 | R@2 | R@5 | R@10 | MRR@10 | latency p50 / p95 ms | reference / target ({ref}) |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for mode, m in r["modes"].items():
+            print(f"| {mode} | {m['ndcg@10']:.3f} | {m['recall@2']:.3f} | {m['recall@5']:.3f} | {m['recall@10']:.3f} "
+                  f"| {m['mrr@10']:.3f} | {m['latency_ms']['p50']:.0f} / {m['latency_ms']['p95']:.0f} "
+                  f"| {EVAL_NOTES[dataset].get(mode, '')} |")
+
+
 def main() -> None:
+    print("\n### Retrieval quality")
+    eval_tables()
     for title, fn in (("Bulk load", generation), ("REST latency (ms)", lambda: latency("rest")),
                       ("Python API latency (ms)", lambda: latency("python_api")), ("Naive side by side", naive)):
         print(f"\n### {title}\n")
