@@ -42,6 +42,9 @@ WITH i, $entities[i] AS ent
 MATCH (e:Entity {id: ent.id})
 CALL (e) {
   MATCH (v:Entity {collection: e.collection, norm: e.norm})<-[m:MENTIONS]-(c:Chunk)
+  // Bounded work per entity: a hub mentioned in more than $scan chunks (damped by its IDF anyway)
+  // has its best chunks picked among $scan of its mentions, not among all of them.
+  WITH c, m LIMIT $scan
   RETURN c, m.count AS count ORDER BY count DESC LIMIT $per_entity
 }
 MATCH (d:Document {id: c.document_id})

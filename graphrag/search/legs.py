@@ -267,7 +267,7 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str,
     # the top entities, are read beside them.
     weighted = [{"id": e, "w": ppr[e] * damp[e]} for e in sorted(top_entities, key=lambda n: -ppr[n])]
     chunk_rows, relation_rows = await asyncio.gather(
-        neo4j.run("search", "score_chunks", entities=weighted, per_entity=40,
+        neo4j.run("search", "score_chunks", entities=weighted, per_entity=40, scan=config.graph_mention_scan,
                   title_boost=config.graph_title_boost, limit=config.overfetch * 2),
         neo4j.run("search", "context_relations", ids=top_entities[:15], limit=20))
     scores = {row["chunk"]: float(row["score"]) for row in chunk_rows if row["chunk"] is not None}
