@@ -6,6 +6,7 @@ Bench-only SQL and Cypher live next to the scripts (``bench/*.sql``, ``bench/*.c
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -155,3 +156,15 @@ def dir_size(path: Path) -> int:
             except OSError:
                 pass
     return total
+
+
+def dump_study_parser(doc: str | None) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The ``dump FOLDER OUT`` / ``study DUMP`` command line shared by the offline study scripts."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    dump = sub.add_parser("dump")
+    dump.add_argument("folder", type=Path)
+    dump.add_argument("out", type=Path)
+    study = sub.add_parser("study")
+    study.add_argument("dump", type=Path)
+    return parser, dump, study

@@ -16,7 +16,6 @@ legs really return. Tune for the method, not for one set's queries: held-out set
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import itertools
 import json
@@ -111,14 +110,10 @@ def study(path: Path, sort: str, top: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("dump")
-    d.add_argument("folder", type=Path)
-    d.add_argument("out", type=Path)
+    from bench.common import dump_study_parser
+
+    parser, d, s = dump_study_parser(__doc__)
     d.add_argument("--limit-queries", type=int)
-    s = sub.add_parser("study")
-    s.add_argument("dump", type=Path)
     s.add_argument("--sort", default="ndcg@10", choices=["ndcg@10", "recall@2", "recall@5", "recall@10"])
     s.add_argument("--top", type=int, default=15)
     args = parser.parse_args()

@@ -16,7 +16,6 @@ to documents in the top 40) and prints document-level nDCG@10 and Recall@2/5/10 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import itertools
 import pickle
@@ -118,14 +117,9 @@ def study(path: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("dump")
-    d.add_argument("folder", type=Path)
-    d.add_argument("out", type=Path)
-    s = sub.add_parser("study")
-    s.add_argument("dump", type=Path)
-    args = parser.parse_args()
+    from bench.common import dump_study_parser
+
+    args = dump_study_parser(__doc__)[0].parse_args()
     if args.command == "dump":
         asyncio.run(dump(args.folder, args.out))
     else:
