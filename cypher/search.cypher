@@ -20,8 +20,8 @@ WITH node, score WHERE ($collections IS NULL OR node.collection IN $collections)
 RETURN node.id AS id, node.name AS name, node.label AS label, node.mentions AS mentions, score;
 
 // name: neighbours
-// One hop of the walk. Only what the walk needs (names, labels and evidence of the few relations
-// shown as context come from context_relations): the Python driver's cost is per value returned.
+// One hop of the walk, with only what the walk needs (names and labels come back with the scored
+// chunks, relation evidence from context_relations): the Python driver's cost is per value returned.
 UNWIND $ids AS id
 MATCH (e:Entity {id: id})
 CALL (e) {

@@ -166,17 +166,22 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str,
     lucene = {m: q for m in mentions if (q := lucene_query(m))}
     prf_config = config.model_copy(update={"overfetch": config.graph_prf, "threshold": None})
 
-    async def link_text() -> list[dict[str, Any]]:
+    by_query = {q: m for m, q in lucene.items()}
+
+    async def link_text() -> list[tuple[str, dict[str, Any], float]]:
+        """(mention, entity hit, name overlap) for each full-text candidate of each mention."""
         if not lucene:
             return []
-        return await neo4j.run("search", "link_entities_fulltext", queries=list(lucene.values()),
+        rows = await neo4j.run("search", "link_entities_fulltext", queries=list(lucene.values()),
                                collections=collections, k=8)
+        # Lucene finds candidates; how much of the name the mention covers decides the link.
+        return [(mention, h, name_overlap(mention, h["name"] or ""))
+                for row in rows for mention in (by_query.get(row["query"], ""),) for h in row["hits"]]
 
-    async def link_vectors(text_task: Awaitable[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    async def link_vectors(text_task: Awaitable[list[tuple[str, dict[str, Any], float]]]) -> list[dict[str, Any]]:
         # Names the full-text index matched exactly need no fuzzy link: only the others are embedded
         # (a model call saved on most queries; the full-text lookup is faster than the model anyway).
-        exact = {by_query.get(row["query"], "") for row in await text_task
-                 if any(name_overlap(by_query.get(row["query"], ""), h["name"] or "") >= 1.0 for h in row["hits"])}
+        exact = {mention for mention, _, overlap in await text_task if overlap >= 1.0}
         rest = [m for m in mentions if m not in exact]
         if not rest:
             return []
@@ -194,10 +199,9 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str,
         rows = await neo4j.run("search", "chunk_entities", chunk_ids=[h[0] for h in found.hits]) if found.hits else []
         return found, rows
 
-    by_query = {q: m for m, q in lucene.items()}
     text_task = asyncio.ensure_future(link_text())
     try:
-        text_rows, vector_rows, total_rows, (prf, prf_rows) = await asyncio.gather(
+        text_links, vector_rows, total_rows, (prf, prf_rows) = await asyncio.gather(
             text_task, link_vectors(text_task), pg.fetch("search", "collection_chunk_count", collections),
             feedback())
     finally:
@@ -205,14 +209,10 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str,
     total_chunks = max(int(total_rows[0][0]) if total_rows else 1, 1)
     info: dict[str, dict[str, Any]] = {}
     seeds: dict[str, float] = {}
-    for row in text_rows:
-        mention = by_query.get(row["query"], "")
-        for h in row["hits"]:
-            # Lucene finds candidates; how much of the name the mention covers decides the link.
-            overlap = name_overlap(mention, h["name"] or "")
-            if overlap >= 0.5 and h["id"] is not None:
-                info[h["id"]] = h
-                seeds[h["id"]] = max(seeds.get(h["id"], 0.0), overlap)
+    for _, h, overlap in text_links:
+        if overlap >= 0.5 and h["id"] is not None:
+            info[h["id"]] = h
+            seeds[h["id"]] = max(seeds.get(h["id"], 0.0), overlap)
     for r in vector_rows:
         if r["id"] is None:
             continue  # deleted by a concurrent write
