@@ -39,7 +39,7 @@ FOREACH (_ IN CASE WHEN n > 0 THEN [1] ELSE [] END | SET e.mentions = n);
 // name: write_documents
 UNWIND $docs AS doc
 MERGE (d:Document {id: doc.id})
-SET d.collection = doc.collection, d.source = doc.source, d.title = doc.title
+SET d.collection = doc.collection, d.source = doc.source, d.title = doc.title, d.title_norm = doc.title_norm
 WITH d, doc
 UNWIND doc.chunks AS ch
 CREATE (c:Chunk {id: ch.id, document_id: doc.id, collection: doc.collection, index: ch.index, text: ch.text})
@@ -119,3 +119,14 @@ MATCH (e:Entity) WHERE e.collection = $collection
 WITH e, COUNT { (e)<-[:MENTIONS]-() } AS n WHERE coalesce(e.mentions, -1) <> n
 SET e.mentions = n
 RETURN count(e) AS recounted;
+
+// name: documents_without_title_norm
+// Graphs written before documents carried their title key (see backfill.py).
+MATCH (d:Document) WHERE d.title_norm IS NULL
+RETURN d.id AS id, coalesce(d.title, '') AS title
+LIMIT $limit;
+
+// name: set_title_norms
+UNWIND $rows AS row
+MATCH (d:Document {id: row.id})
+SET d.title_norm = row.title_norm;

@@ -8,6 +8,7 @@ CREATE INDEX entity_collection_key IF NOT EXISTS FOR (e:Entity) ON (e.collection
 CREATE INDEX entity_collection_norm IF NOT EXISTS FOR (e:Entity) ON (e.collection, e.norm);
 CREATE INDEX chunk_document IF NOT EXISTS FOR (c:Chunk) ON (c.document_id);
 CREATE INDEX document_collection IF NOT EXISTS FOR (d:Document) ON (d.collection);
+CREATE INDEX document_title_norm IF NOT EXISTS FOR (d:Document) ON (d.title_norm);
 CREATE VECTOR INDEX entity_embedding IF NOT EXISTS FOR (e:Entity) ON (e.embedding)
   OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}};
 CREATE FULLTEXT INDEX entity_name IF NOT EXISTS FOR (e:Entity) ON EACH [e.name];

@@ -57,6 +57,17 @@ ORDER BY score DESC, c.id
 LIMIT $limit
 RETURN c.id AS chunk, score, via;
 
+// name: named_documents
+// Documents named after what the query names ($norms: normalised mentions, in query order), with
+// their first chunk: an encyclopedic page about an entity the question names is direct evidence.
+UNWIND range(0, size($norms) - 1) AS i
+MATCH (d:Document {title_norm: $norms[i]})
+WHERE $collections IS NULL OR d.collection IN $collections
+MATCH (d)-[:HAS_CHUNK]->(c:Chunk {index: 0})
+WITH i, d, c ORDER BY i, size(d.title), d.title
+RETURN c.id AS chunk, d.title AS title
+LIMIT $limit;
+
 // name: context_relations
 // The relations among the walk's top entities, strongest first, with their evidence chunks.
 MATCH (a:Entity)-[r:RELATED_TO]-(b:Entity)

@@ -301,3 +301,57 @@ async def test_graph_leg_embeds_only_mentions_the_name_index_did_not_match(runti
     calls.clear()
     await router.search("Where did Sarah Jonsonn study?", mode="graph", limit=3, collections=[corpus])
     assert any("Sarah Jonsonn" in texts for texts in calls), calls  # no exact match: linked by embedding
+
+
+NAMED_DOCS = {
+    "femmes.md": ("---\naudience: public\n---\n# Violent Femmes (band)\n\n"
+                  "Violent Femmes is an American folk punk band from Milwaukee, formed in 1980."),
+    "hallowed.md": ("---\naudience: public\n---\n# Hallowed Ground (album)\n\nHallowed Ground is an album by "
+                    "Violent Femmes. Violent Femmes recorded it in Milwaukee, and Violent Femmes toured it in 1984."),
+    "cky.md": "---\naudience: internal\n---\n# CKY\n\nCKY is an American rock band from West Chester, formed in 1998.",
+    "volcano.md": ("---\naudience: public\n---\n# Volcano (CKY album)\n\nVolcano is an album by CKY. "
+                   "CKY released it in 2005, and CKY toured it across America with the band Violent Femmes."),
+}
+
+
+async def test_documents_named_after_what_the_query_names_rank_first(
+        router: SearchRouter, tmp_path: Path, ingestor: Ingestor, collection: str) -> None:
+    """A comparison question names two bands; their own pages (titles with or without a disambiguation)
+    beat the albums that mention the bands more often, in auto and in graph mode, and obey filters."""
+    named = f"{collection}_named"
+    folder = tmp_path / "named"
+    folder.mkdir()
+    for name, text in NAMED_DOCS.items():
+        (folder / name).write_text(text)
+    assert (await ingestor.ingest_paths([folder], collection=named)).ingested == len(NAMED_DOCS)
+    query = "Which American band was formed the earliest, CKY or Violent Femmes?"
+    for mode in ("auto", "graph"):
+        response = await router.search(query, mode=mode, limit=4, collections=[named])
+        assert set(titles(response)[:2]) == {"CKY", "Violent Femmes (band)"}, (mode, titles(response))
+        assert response["legs"]["graph"]["named"] == 2
+        page = next(h for h in response["results"] if h["title"] == "CKY")
+        assert page["legs"]["named"]["title"] == "CKY" and page["chunk_index"] == 0
+        assert all("named" not in h["legs"] for h in response["results"] if "album" in h["title"])
+    # The named ranking can be switched off per request; the graph leg still answers.
+    plain = await router.search(query, mode="auto", limit=4, collections=[named], graph_named_weight=0)
+    assert all("named" not in h["legs"] for h in plain["results"])
+    assert plain["legs"]["graph"]["status"] == "ok" and "named" not in plain["legs"]["graph"]
+    # A named document outside the filter never comes back, not even through the named ranking.
+    public = await router.search(query, mode="auto", limit=4, collections=[named],
+                                 filters={"audience": "public"})
+    assert "CKY" not in titles(public) and public["legs"]["graph"]["named"] == 1
+    assert titles(public)[0] == "Violent Femmes (band)"
+
+
+async def test_title_keys_are_backfilled_on_graphs_written_before_them(
+        runtime: Runtime, corpus: str) -> None:
+    from graphrag.ingest.backfill import backfill_title_keys
+
+    await runtime.neo4j.driver.execute_query(
+        "MATCH (d:Document {collection: $c}) REMOVE d.title_norm", c=corpus)
+    assert await backfill_title_keys(runtime.neo4j) >= len(DOCS)
+    records, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (d:Document {collection: $c}) RETURN d.title AS title, d.title_norm AS norm", c=corpus)
+    keys = {r["title"]: r["norm"] for r in records}
+    assert keys["Apex Logistics Inc."] == "apex logistics" and keys["Sarah Johnson"] == "sarah johnson"
+    assert await backfill_title_keys(runtime.neo4j) == 0  # idempotent

@@ -163,6 +163,12 @@ EXTRACTION_VERSION = 3  # bump when chunking/extraction changes, so documents ar
 _DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
 
 
+def title_key(title: str) -> str:
+    """The key a document is found by when a query names its subject: the normalised title without
+    a trailing disambiguation ("Manon (opera)" -> "manon"); the same function keys query mentions."""
+    return normalise_name(display_name(_DISAMBIGUATION.sub("", title or "")))
+
+
 def looks_like_a_name(title: str) -> bool:
     """Short, capitalised titles name something ("Neil Peart", "Summer Wars"); file names do not."""
     words = title.split()

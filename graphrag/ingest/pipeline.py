@@ -29,7 +29,7 @@ from graphrag.config import Settings
 from graphrag.errors import InvalidInput, NotFound, one_line
 from graphrag.ingest.chunk import CHUNKERS, DEFAULT_FOR_KIND, Chunker, ChunkOptions, HFTokenCounter
 from graphrag.ingest.embed import Embedder
-from graphrag.ingest.extract import EXTRACTION_VERSION, ExtractOptions, SpacyExtractor, add_title_entity
+from graphrag.ingest.extract import EXTRACTION_VERSION, ExtractOptions, SpacyExtractor, add_title_entity, title_key
 from graphrag.ingest.load import TYPES, Found, LoadError, discover, load_file
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.models import Chunk, Document, Extraction, is_collection_name
@@ -529,6 +529,7 @@ class _GraphPayload:
     def add(self, doc_id: str, item: _Item, chunk_ids: list[str], vectors: dict[str, list[float]]) -> None:
         self.docs.append({
             "id": doc_id, "collection": self.collection, "source": item.row.source, "title": item.row.title,
+            "title_norm": title_key(item.row.title),
             "chunks": [{"id": cid, "index": c.index, "text": c.text} for cid, c in zip(chunk_ids, item.chunks, strict=True)],
         })
         self.next_pairs.extend([[a, b] for a, b in zip(chunk_ids, chunk_ids[1:], strict=False)])

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from graphrag.ingest.extract import normalise_name
+from graphrag.ingest.extract import normalise_name, title_key
 from graphrag.search.config import SearchConfig
 from graphrag.search.filters import compile_filter
 from graphrag.stores.neo4j import Neo4jStore
@@ -35,6 +35,8 @@ class LegResult:
     context: dict[str, Any] = field(default_factory=dict)
     confidence: float = 1.0  # how much the leg trusts its own ranking; scales its fusion weight
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)  # chunk rows the leg already fetched
+    # The graph leg's second ranking: first chunks of documents named after an entity the query names.
+    named: list[tuple[str, float, dict[str, Any]]] = field(default_factory=list)
 
 
 def _collections(config: SearchConfig) -> list[str] | None:
@@ -199,11 +201,20 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str,
         rows = await neo4j.run("search", "chunk_entities", chunk_ids=[h[0] for h in found.hits]) if found.hits else []
         return found, rows
 
+    async def named_documents() -> list[dict[str, Any]]:
+        # Documents whose title is what a mention names ("Who lived longer, Edward Albee or J. M.
+        # Barrie?" -> the pages "Edward Albee" and "J. M. Barrie"), found by the Document title index.
+        norms = list(dict.fromkeys(k for m in mentions if (k := title_key(m))))
+        if not norms:
+            return []
+        return await neo4j.run("search", "named_documents", norms=norms, collections=collections,
+                               limit=2 * len(norms) + 2)
+
     text_task = asyncio.ensure_future(link_text())
     try:
-        text_links, vector_rows, total_rows, (prf, prf_rows) = await asyncio.gather(
+        text_links, vector_rows, total_rows, (prf, prf_rows), named_rows = await asyncio.gather(
             text_task, link_vectors(text_task), pg.fetch("search", "collection_chunk_count", collections),
-            feedback())
+            feedback(), named_documents())
     finally:
         text_task.cancel()  # a no-op once done; stops the lookup when the leg times out
     total_chunks = max(int(total_rows[0][0]) if total_rows else 1, 1)
@@ -239,7 +250,9 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str,
     ranked_seeds = sorted(seeds, key=lambda e: -seeds[e] * idf(e))[: config.graph_seeds + 2 * config.graph_prf]
     seeds = {e: seeds[e] * idf(e) for e in ranked_seeds}
     if not seeds:
-        return LegResult(context={"entities": [], "relations": []}, confidence=0.0)
+        named = await _named_hits(pg, named_rows, config)
+        return LegResult(context={"entities": [], "relations": []}, confidence=0.0 if not named else 1.0,
+                         named=named)
     edges: dict[tuple[str, str], float] = {}
     frontier = list(seeds)
     visited = set(frontier)
@@ -274,7 +287,8 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str,
     via = {row["chunk"]: row["via"] for row in chunk_rows}
     ranked = sorted(scores, key=lambda c: -scores[c])
     evidence_ids = {e for r in relation_rows for e in (r["evidence"] or [])}
-    rows = await fetch_rows(pg, list(set(ranked) | evidence_ids), config)
+    named_ids = {r["chunk"] for r in named_rows if r["chunk"] is not None}
+    rows = await fetch_rows(pg, list(set(ranked) | evidence_ids | named_ids), config)
     allowed = set(rows)
     hits = []
     for chunk_id in ranked:
@@ -291,9 +305,25 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str,
                           "target": r["target"], "evidence_chunk_id": evidence})
     linked = [{"id": e, "name": info[e].get("name"), "label": info[e].get("label"), "score": round(seeds[e], 4)}
               for e in seeds]
-    kept = {h[0] for h in hits}
+    named = _named(named_rows, allowed)
+    kept = {h[0] for h in hits} | {h[0] for h in named}
     return LegResult(hits, {"entities": linked, "relations": relations}, confidence,
-                     rows={cid: row for cid, row in rows.items() if cid in kept})
+                     rows={cid: row for cid, row in rows.items() if cid in kept}, named=named)
+
+
+def _named(named_rows: list[dict[str, Any]], allowed: set[str]) -> list[tuple[str, float, dict[str, Any]]]:
+    """The named documents' first chunks that passed the collection and filter check, in query order."""
+    out: list[tuple[str, float, dict[str, Any]]] = []
+    for r in named_rows:
+        if r["chunk"] in allowed and all(r["chunk"] != h[0] for h in out):
+            out.append((r["chunk"], 1.0, {"title": r["title"]}))
+    return out
+
+
+async def _named_hits(pg: PostgresStore, named_rows: list[dict[str, Any]],
+                      config: SearchConfig) -> list[tuple[str, float, dict[str, Any]]]:
+    ids = [r["chunk"] for r in named_rows if r["chunk"] is not None]
+    return _named(named_rows, set(await fetch_rows(pg, ids, config))) if ids else []
 
 
 def _prf_weights(n: int) -> list[float]:

@@ -28,6 +28,9 @@ from graphrag.stores.postgres import PostgresStore, is_connection_error
 
 log = logging.getLogger(__name__)
 
+#: The fusion key of the graph leg's named-document ranking; hits it found show it in their ``legs``.
+NAMED = "named"
+
 
 class SearchRouter:
     """Holds the stores and models a search needs; one per process, safe to share between requests."""
@@ -159,8 +162,15 @@ class SearchRouter:
         if "graph" in weights and prior_task is not None:
             weights["graph"] *= prior
             legs["graph"]["prior"] = round(prior, 3)
+        named = results["graph"].named if "graph" in results else []
+        if named and config.graph_named_weight > 0:
+            # The graph leg's second ranking (documents named after what the query names) fuses
+            # as its own list, so that it adds to the walk's evidence instead of replacing it.
+            rankings[NAMED] = named
+            weights[NAMED] = config.graph_named_weight * (prior if prior_task is not None else 1.0)
+            legs["graph"]["named"] = len(named)
         candidates = fusion.rrf(rankings, weights, config.rrf_k)
-        if len(config.legs) == 1:
+        if len(config.legs) == 1 and len(rankings) == 1:
             # One leg: its own score (cosine similarity, BM25, graph relevance) says more than an RRF value.
             for cand in candidates:
                 cand.score = cand.legs[config.legs[0]]["score"]
@@ -281,7 +291,7 @@ class SearchRouter:
     @staticmethod
     def _shape(cand: fusion.Candidate, entities: list[dict[str, Any]], config: SearchConfig) -> dict[str, Any]:
         row = cand.row
-        legs = {leg: {k: v for k, v in info.items() if k in ("rank", "score", "entities", "matched")}
+        legs = {leg: {k: v for k, v in info.items() if k in ("rank", "score", "entities", "matched", "title")}
                 for leg, info in cand.legs.items()}
         return {
             "chunk_id": cand.chunk_id,
