@@ -63,10 +63,41 @@ WHERE (/*FILTER*/)
 ORDER BY r.score DESC
 LIMIT $3;
 
+-- name: keyword_scores
+-- The BM25 score the keyword leg would give the chunks $3 (candidates other legs found), with the
+-- same IDF and length normalisation as keyword_leg; score fusion fills in the keyword evidence of
+-- those candidates with it. Chunks without a query term score 0 and are not returned.
+WITH cols AS (
+    SELECT coalesce($2::text[], ARRAY(SELECT collection FROM collection_stats)) AS names
+), stats AS (
+    SELECT greatest(sum(s.chunks), 1)::double precision AS n,
+           greatest(sum(s.tokens)::double precision / greatest(sum(s.chunks), 1), 1) AS avgdl
+    FROM collection_stats s, cols WHERE s.collection = ANY(cols.names)
+), terms AS (
+    SELECT t.lexeme, coalesce(sum(ls.df), 0)::double precision AS df
+    FROM unnest(tsvector_to_array(to_tsvector('english', $1))) t(lexeme)
+    CROSS JOIN cols
+    LEFT JOIN lexeme_stats ls ON ls.collection = ANY(cols.names) AND ls.lexeme = t.lexeme
+    GROUP BY t.lexeme
+), q AS (
+    SELECT ARRAY(SELECT lexeme FROM terms WHERE df > 0 ORDER BY lexeme) AS lexemes,
+           ARRAY(SELECT ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) FROM terms, stats
+                 WHERE terms.df > 0 ORDER BY terms.lexeme) AS idfs,
+           (SELECT avgdl FROM stats) AS avgdl
+)
+SELECT c.id,
+       (SELECT sum(q.idfs[array_position(q.lexemes, u.lexeme)]
+                   * (coalesce(array_length(u.positions, 1), 1) * ($4::float8 + 1))
+                   / (coalesce(array_length(u.positions, 1), 1)
+                      + $4::float8 * (1 - $5::float8 + $5::float8 * greatest(c.token_count, 1) / q.avgdl)))
+        FROM unnest(ts_filter(setweight(setweight(c.tsv, 'D'), 'A', q.lexemes), '{a}')) u) AS score
+FROM chunks c, q
+WHERE c.id = ANY($3::uuid[]) AND cardinality(q.lexemes) > 0;
+
 -- name: chunk_rows
 -- The hits' rows, re-checked against collections and the filter (the graph leg relies on this).
 SELECT c.id, c.document_id, c.collection, c.chunk_index, c.content, c.heading_path, c.char_start, c.char_end,
-       c.token_count, c.has_code, c.metadata, c.embedding, d.source, d.title, d.metadata AS document_metadata, d.tags
+       c.token_count, c.has_code, c.metadata, c.embedding, c.embedding_model, d.source, d.title, d.metadata AS document_metadata, d.tags
 FROM chunks c JOIN documents d ON d.id = c.document_id
 WHERE c.id = ANY($1::uuid[]) AND ($2::text[] IS NULL OR c.collection = ANY($2::text[])) AND (/*FILTER*/);
 

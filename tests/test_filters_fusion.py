@@ -68,6 +68,24 @@ def test_rrf_weights_and_provenance() -> None:
     assert heavy[0].chunk_id == "c"
 
 
+def test_convex_fusion_normalises_scores_and_counts_completed_evidence() -> None:
+    rankings = {"vector": [("a", 0.8, {}), ("b", 0.4, {})], "keyword": [("c", 10.0, {}), ("b", 9.0, {})]}
+    fused = fusion.convex(rankings, {"vector": 1.0, "keyword": 1.0})
+    # Each leg is scaled by its best score: b = 0.4/0.8 + 9/10, a = 1 + 0, c = 0 + 1.
+    assert [c.chunk_id for c in fused] == ["b", "a", "c"]
+    assert fused[0].score == pytest.approx(0.5 + 0.9)
+    assert fused[0].legs == {"vector": {"rank": 2, "score": 0.4}, "keyword": {"rank": 2, "score": 9.0}}
+    # What a leg would have said about a candidate it did not return counts (clamped to [0, 1]).
+    completed = fusion.convex(rankings, {"vector": 1.0, "keyword": 1.0},
+                              {"vector": {"c": 0.7}, "keyword": {"a": 20.0}})
+    scores = {c.chunk_id: c.score for c in completed}
+    assert scores["c"] == pytest.approx(1 + 0.7 / 0.8) and scores["a"] == pytest.approx(2.0)
+    assert "vector" not in next(c for c in completed if c.chunk_id == "c").legs  # provenance: found by keyword only
+    weighted = fusion.convex(rankings, {"vector": 0.0, "keyword": 1.0})
+    assert weighted[0].chunk_id == "c" and weighted[0].score == pytest.approx(1.0)
+    assert fusion.convex({"vector": [], "keyword": [("x", 0.0, {})]}, {})[0].score == 0.0
+
+
 def test_mmr_prefers_diverse_results() -> None:
     e1, e2 = np.array([1.0, 0.0]), np.array([0.0, 1.0])
     cands = [fusion.Candidate("a", score=1.0, embedding=e1), fusion.Candidate("a2", score=0.99, embedding=e1),

@@ -355,3 +355,32 @@ async def test_title_keys_are_backfilled_on_graphs_written_before_them(
     keys = {r["title"]: r["norm"] for r in records}
     assert keys["Apex Logistics Inc."] == "apex logistics" and keys["Sarah Johnson"] == "sarah johnson"
     assert await backfill_title_keys(runtime.neo4j) == 0  # idempotent
+
+
+async def test_score_fusion_fills_in_what_a_leg_did_not_return(router: SearchRouter, corpus: str,
+                                                              runtime: Runtime) -> None:
+    """Each leg returns only its best chunk (overfetch 1); the other leg's evidence about that chunk
+    (its cosine similarity, its BM25 score) is computed and counts in the fused score."""
+    from graphrag.search.legs import keyword_leg, keyword_scores
+    from graphrag.search.recipes import derive
+
+    query = "a beverage from Asia, or Bergen"  # vector: Tea first; keyword: Sarah Johnson (Bergen)
+    similarity = {h["chunk_id"]: h["score"] for h in
+                  (await router.search(query, mode="vector", limit=20, collections=[corpus]))["results"]}
+    bm25 = {h["chunk_id"]: h["score"] for h in
+            (await router.search(query, mode="keyword", limit=20, collections=[corpus]))["results"]}
+    best_v, best_k = max(similarity.values()), max(bm25.values())
+    fused = await router.search(query, mode="hybrid", limit=5, collections=[corpus], overfetch=1)
+    assert len(fused["results"]) == 2  # the vector leg's best and the keyword leg's best
+    for hit in fused["results"]:
+        expected = max(similarity.get(hit["chunk_id"], 0.0), 0.0) / best_v + bm25.get(hit["chunk_id"], 0.0) / best_k
+        assert hit["score"] == pytest.approx(expected, abs=1e-5), hit["title"]
+        assert len(hit["legs"]) == 1  # provenance still names only the leg that found it
+    # The twin statement scores exactly as the keyword leg does.
+    config = derive("keyword", collections=(corpus,))
+    leg = await keyword_leg(runtime.postgres, query, config)
+    again = await keyword_scores(runtime.postgres, query, [h[0] for h in leg.hits], config)
+    assert leg.hits and all(again[cid] == pytest.approx(score) for cid, score, _ in leg.hits)
+    # Reciprocal-rank fusion stays available: ranks only, nothing filled in.
+    rrf = await router.search(query, mode="hybrid", limit=5, collections=[corpus], overfetch=1, fusion="rrf")
+    assert sorted(h["score"] for h in rrf["results"]) == pytest.approx([1 / 61, 1 / 61], abs=1e-6)

@@ -41,6 +41,9 @@ class SearchConfig(BaseModel):
     collections: tuple[str, ...] | None = None
     filters: dict[str, Any] | None = None
     threshold: float | None = Field(None, ge=0.0, le=1.0, description="minimum cosine similarity of vector hits")
+    fusion: Literal["convex", "rrf"] = Field(
+        "convex", description="convex: weighted sum of normalised leg scores, missing ones filled in; "
+                              "rrf: weighted reciprocal-rank fusion with rrf_k")
     rrf_k: int = Field(60, ge=1, le=1000)
     weights: dict[str, float] = Field(default_factory=lambda: {"vector": 1.0, "keyword": 1.0, "graph": 1.0})
     overfetch: int = Field(50, ge=1, le=1000, description="candidates per leg before fusion")

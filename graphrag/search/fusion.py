@@ -38,6 +38,35 @@ def rrf(rankings: Mapping[str, Sequence[tuple[str, float, dict[str, Any]]]], wei
     return sorted(fused.values(), key=lambda c: (-c.score, c.chunk_id))
 
 
+def convex(rankings: Mapping[str, Sequence[tuple[str, float, dict[str, Any]]]], weights: Mapping[str, float],
+           completed: Mapping[str, Mapping[str, float]] | None = None) -> list[Candidate]:
+    """Convex combination of normalised scores: score = sum over legs of weight x score / leg's best score.
+
+    Each leg's scores are scaled by the best score it returned, with 0 as the floor (theoretical
+    min-max, as in Bruch et al., "An Analysis of Fusion Functions for Hybrid Retrieval", 2023). A
+    candidate that a leg did not return counts with the score that leg would have given it when the
+    router could compute it (``completed``: the vector similarity and the BM25 score of candidates
+    other legs found), else with 0. Unlike RRF this keeps how far apart the hits are, and a hit one
+    leg ranks 60th still gets that leg's real evidence instead of nothing.
+    """
+    fused: dict[str, Candidate] = {}
+    for leg, hits in rankings.items():
+        for rank, (chunk_id, score, extra) in enumerate(hits, start=1):
+            cand = fused.setdefault(chunk_id, Candidate(chunk_id))
+            cand.legs[leg] = {"rank": rank, "score": float(score), **extra}
+    for leg, hits in rankings.items():
+        best = max((float(score) for _, score, _ in hits), default=0.0)
+        if best <= 0:
+            continue
+        weight = weights.get(leg, 1.0)
+        filled = (completed or {}).get(leg, {})
+        for cand in fused.values():
+            info = cand.legs.get(leg)
+            score = info["score"] if info is not None else filled.get(cand.chunk_id, 0.0)
+            cand.score += weight * min(max(score, 0.0) / best, 1.0)
+    return sorted(fused.values(), key=lambda c: (-c.score, c.chunk_id))
+
+
 def mmr(candidates: Sequence[Candidate], query: np.ndarray, lam: float, limit: int) -> list[Candidate]:
     """Maximal marginal relevance: trade relevance (lambda) against similarity to what is already picked.
 

@@ -74,6 +74,15 @@ async def keyword_leg(pg: PostgresStore, query: str, config: SearchConfig) -> Le
     return LegResult([(str(r["id"]), float(r["score"]), {"matched": sorted(set(r["matched"]))}) for r in rows])
 
 
+async def keyword_scores(pg: PostgresStore, query: str, chunk_ids: list[str], config: SearchConfig) -> dict[str, float]:
+    """The BM25 scores :func:`keyword_leg` would give these chunks (0 for those without a query term)."""
+    if not chunk_ids:
+        return {}
+    rows = await pg.fetch("search", "keyword_scores", query, _collections(config),
+                          [uuid.UUID(i) for i in chunk_ids], BM25_K1, BM25_B)
+    return {str(r["id"]): float(r["score"] or 0.0) for r in rows}
+
+
 def lucene_query(text: str) -> str:
     """A Lucene query that matches ``text``'s words (any of them), the whole phrase boosted."""
     words = [w for w in re.findall(r"\w[\w'.-]*", text) if w.upper() not in _LUCENE_WORDS]

@@ -21,7 +21,7 @@ from graphrag.search import fusion
 from graphrag.search.batching import EmbeddingBatcher
 from graphrag.search.config import LEGS, SearchConfig, validate_query
 from graphrag.search.filters import compile_filter, parse_filter
-from graphrag.search.legs import LegResult, fetch_rows, graph_leg, keyword_leg, vector_leg
+from graphrag.search.legs import LegResult, fetch_rows, graph_leg, keyword_leg, keyword_scores, vector_leg
 from graphrag.search.recipes import derive
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore, is_connection_error
@@ -169,28 +169,36 @@ class SearchRouter:
             rankings[NAMED] = named
             weights[NAMED] = config.graph_named_weight * (prior if prior_task is not None else 1.0)
             legs["graph"]["named"] = len(named)
-        candidates = fusion.rrf(rankings, weights, config.rrf_k)
+        known = {cid: row for r in results.values() for cid, row in r.rows.items()}
+        rows: dict[str, dict[str, Any]] = dict(known)
+        t_rows = time.perf_counter()
+        if config.fusion == "convex" and len(rankings) > 1:
+            union = list(dict.fromkeys(cid for hits in rankings.values() for cid, _, _ in hits))
+            fetched, completed = await asyncio.gather(
+                fetch_rows(self.postgres, [c for c in union if c not in rows], config),
+                self._keyword_completion(text, union, results, config))
+            rows.update(fetched)
+            completed.update(self._vector_completion(embedding, union, rows, results, config))
+            candidates = fusion.convex(rankings, weights, completed)
+        else:
+            candidates = fusion.rrf(rankings, weights, config.rrf_k)
         if len(config.legs) == 1 and len(rankings) == 1:
-            # One leg: its own score (cosine similarity, BM25, graph relevance) says more than an RRF value.
+            # One leg: its own score (cosine similarity, BM25, graph relevance) says more than a fused value.
             for cand in candidates:
                 cand.score = cand.legs[config.legs[0]]["score"]
         pool = candidates[: max(config.limit * 4, 40)]
-        # Entities of the likely results are looked up while the rows are fetched; rows a leg already
-        # fetched (the graph leg re-checks its chunks in PostgreSQL) are not fetched again.
+        # Entities of the likely results are looked up while the remaining rows are fetched; rows
+        # already fetched (by the graph leg, or for score fusion) are not fetched again.
         guess = [c.chunk_id for c in pool[: config.limit]]
         entities_task = asyncio.ensure_future(self._entities_of(guess)) if guess else None
-        known = {cid: row for r in results.values() for cid, row in r.rows.items()}
-        missing = [c.chunk_id for c in pool if c.chunk_id not in known]
-        t_rows = time.perf_counter()
-        rows = {**known, **(await fetch_rows(self.postgres, missing, config) if missing else {})}
+        missing = [c.chunk_id for c in pool if c.chunk_id not in rows]
+        if missing:
+            rows.update(await fetch_rows(self.postgres, missing, config))
         timings["rows_ms"] = _ms(t_rows)
         pool = [c for c in pool if c.chunk_id in rows]
         for cand in pool:
             cand.row = rows[cand.chunk_id]
-            emb = cand.row.get("embedding")
-            if emb is not None and hasattr(emb, "to_numpy"):
-                emb = emb.to_numpy()
-            cand.embedding = np.asarray(emb, dtype=np.float32) if emb is not None else None
+            cand.embedding = _vector(cand.row)
         if config.boost_mode:
             terms = [t.lower() for t in re.findall(r"\w{3,}", text)]
             pool = fusion.boost(pool, config.boost_factor, terms)
@@ -263,6 +271,41 @@ class SearchRouter:
         return await graph_leg(self.postgres, self.neo4j, self.nlp, text, embedding, config,
                                self.embedder.model_name, self._embed)
 
+    async def _keyword_completion(self, text: str, union: list[str], results: dict[str, LegResult],
+                                  config: SearchConfig) -> dict[str, dict[str, float]]:
+        """The BM25 scores of candidates the keyword leg did not return (score fusion counts them)."""
+        if "keyword" not in results:
+            return {}
+        found = {h[0] for h in results["keyword"].hits}
+        try:
+            scores = await asyncio.wait_for(
+                keyword_scores(self.postgres, text, [c for c in union if c not in found], config), config.leg_timeout_s)
+        except InvalidInput:
+            raise
+        except Exception as exc:  # noqa: BLE001 - without it, fusion counts what the leg returned
+            log.warning("keyword scores of other legs' candidates unavailable: %s", one_line(exc))
+            return {}
+        return {"keyword": scores}
+
+    def _vector_completion(self, embedding: np.ndarray | None, union: list[str], rows: dict[str, dict[str, Any]],
+                           results: dict[str, LegResult], config: SearchConfig) -> dict[str, dict[str, float]]:
+        """The query similarity of candidates the vector leg did not return, from their fetched rows."""
+        if "vector" not in results or embedding is None:
+            return {}
+        found = {h[0] for h in results["vector"].hits}
+        similar: dict[str, float] = {}
+        for cid in union:
+            row = rows.get(cid)
+            # Only chunks embedded by the query's model are comparable with the query vector.
+            if cid in found or row is None or row.get("embedding_model") != self.embedder.model_name:
+                continue
+            vector = _vector(row)
+            if vector is not None:
+                similarity = float(np.dot(vector, embedding))
+                if config.threshold is None or similarity >= config.threshold:
+                    similar[cid] = similarity
+        return {"vector": similar}
+
     async def _entities_of(self, chunk_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
         try:
             rows = await asyncio.wait_for(
@@ -309,6 +352,15 @@ class SearchRouter:
             "char_start": row["char_start"],
             "char_end": row["char_end"],
         }
+
+
+def _vector(row: dict[str, Any]) -> np.ndarray | None:
+    emb = row.get("embedding")
+    if emb is None:
+        return None
+    if hasattr(emb, "to_numpy"):
+        emb = emb.to_numpy()
+    return np.asarray(emb, dtype=np.float32)
 
 
 async def _none() -> None:
