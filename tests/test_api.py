@@ -84,6 +84,15 @@ def test_seed_style_minimal_body_works(client: httpx.Client, corpus: dict[str, A
     assert len(r.json()["results"]) <= 5
 
 
+def test_fusion_is_chosen_per_request(client: httpx.Client, corpus: dict[str, Any]) -> None:
+    body = {"query": "Copenhagen institute", "limit": 3, "collections": [corpus["collection"]]}
+    convex = client.post("/search/hybrid", json=body).json()
+    rrf = client.post("/search/hybrid", json={**body, "fusion": "rrf"}).json()
+    assert convex["results"] and rrf["results"]
+    # Reciprocal ranks are at most 2 / 61 with two legs; normalised scores of a top hit are near 1 or above.
+    assert max(h["score"] for h in rrf["results"]) <= 2 / 61 + 1e-6 < max(h["score"] for h in convex["results"])
+
+
 def test_filters_apply_through_rest(client: httpx.Client, corpus: dict[str, Any]) -> None:
     r = client.post("/search", json={"query": "who worked where", "limit": 10, "collections": [corpus["collection"]],
                                      "filters": {"field": "computing"}})
@@ -105,6 +114,7 @@ def test_filters_apply_through_rest(client: httpx.Client, corpus: dict[str, Any]
     ({"query": "x", "collections": ["bad name!"]}, ["collection"]),
     ({"limit": 5}, ["query"]),
     ({"query": "x", "surprise": 1}, ["surprise"]),
+    ({"query": "x", "fusion": "borda"}, ["fusion"]),
 ])
 def test_bad_search_requests_are_400_problems(client: httpx.Client, body: dict[str, Any], words: list[str]) -> None:
     assert_problem(client.post("/search", json=body), 400, *words)

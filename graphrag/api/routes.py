@@ -62,7 +62,7 @@ async def _search(rt: Rt, caller: Principal, body: SearchRequest, mode: str) -> 
     response = await router.search(
         body.query, mode=mode, limit=body.limit, collections=collections, filters=body.filters,
         threshold=body.threshold, explain=body.explain, token_budget=body.token_budget, mmr_lambda=body.mmr,
-        collapse=body.collapse, metadata_only=body.metadata_only, rerank=body.rerank,
+        collapse=body.collapse, metadata_only=body.metadata_only, rerank=body.rerank, fusion=body.fusion,
     )
     if not body.explain:
         response.pop("timings", None)
@@ -101,9 +101,9 @@ class SearchController(Controller):
         """BM25-scored full-text search over chunks."""
         return await _search(rt, caller, data, "keyword")
 
-    @post("/hybrid", status_code=200, summary="Hybrid search (vector + keyword, RRF)", responses=_SEARCH_ERRORS)
+    @post("/hybrid", status_code=200, summary="Hybrid search (vector + keyword, fused)", responses=_SEARCH_ERRORS)
     async def hybrid(self, data: JSONBody[ModeSearchRequest], rt: Rt, caller: Caller) -> SearchResponse:
-        """Vector and keyword legs fused with reciprocal-rank fusion."""
+        """Vector and keyword legs fused (normalised scores by default; ``fusion: "rrf"`` for reciprocal ranks)."""
         return await _search(rt, caller, data, "hybrid")
 
     @post("/graph", status_code=200, summary="Graph search", responses=_SEARCH_ERRORS)

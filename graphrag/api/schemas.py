@@ -39,6 +39,8 @@ class SearchRequest(BaseModel):
     collapse: StrictBool = Field(False, description="Keep only the best chunk per document.")
     metadata_only: StrictBool = Field(False, description="Leave chunk text out of the results.")
     rerank: StrictBool = Field(False, description="Rerank with the configured cross-encoder (GRAPHRAG_RERANKER_MODEL).")
+    fusion: Literal["convex", "rrf"] | None = Field(
+        None, description="How fused modes combine legs: convex (default: normalised scores, weighted sum) or rrf.")
 
 
 class ModeSearchRequest(SearchRequest):
@@ -54,6 +56,7 @@ class LegStatus(_Out):
     error: str | None = None
     confidence: float | None = Field(None, description="how much the leg trusts its own ranking (scales its weight)")
     prior: float | None = Field(None, description="graph leg: how entity-centric the collections are (scales its weight)")
+    named: int | None = Field(None, description="graph leg: documents named after what the query names")
 
 
 class EntityRef(_Out):
@@ -67,6 +70,7 @@ class HitLeg(_Out):
     score: float | None = None
     entities: list[EntityRef] | None = None
     matched: list[str] | None = None
+    title: str | None = Field(None, description="named: the title of the document the query names")
 
 
 class Hit(_Out):
