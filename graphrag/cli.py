@@ -256,7 +256,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     async def run() -> dict[str, Any]:
         async with open_services(settings) as rt:
             return await run_eval(rt, Path(args.dir), collection=args.collection, modes=args.mode, k=args.k,
-                                  progress=progress, limit_queries=args.limit_queries)
+                                  progress=progress, limit_queries=args.limit_queries, fusion=args.fusion)
 
     result = asyncio.run(run())
     if args.json:
@@ -365,6 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--mode", action="append", choices=["auto", "vector", "keyword", "hybrid", "graph"])
     evaluate.add_argument("-k", type=_k, default=10)
     evaluate.add_argument("--limit-queries", type=int, help="only the first N queries (quick runs)")
+    evaluate.add_argument("--fusion", choices=["convex", "rrf"], help="fusion of the fused modes (default: convex)")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(func=cmd_eval)
 

@@ -88,8 +88,11 @@ def document_ranking(results: list[dict[str, Any]]) -> list[str]:
 
 
 async def run_eval(runtime: Any, folder: Path, *, collection: str | None = None, modes: list[str] | None = None,
-                   k: int = 10, progress: bool = False, limit_queries: int | None = None) -> dict[str, Any]:
-    """Ingest the corpus (a no-op when unchanged), run every query in each mode, return the contract JSON."""
+                   k: int = 10, progress: bool = False, limit_queries: int | None = None,
+                   fusion: str | None = None) -> dict[str, Any]:
+    """Ingest the corpus (a no-op when unchanged), run every query in each mode, return the contract JSON.
+
+    ``fusion`` ("convex" or "rrf") overrides the recipes' fusion, to compare the two on the same set."""
     folder = folder.expanduser().resolve()
     if not folder.is_dir():
         raise InvalidInput(f"{folder} is not a folder")
@@ -107,14 +110,15 @@ async def run_eval(runtime: Any, folder: Path, *, collection: str | None = None,
     items = list(queries.items())[:limit_queries] if limit_queries else list(queries.items())
     out: dict[str, Any] = {"dataset": folder.name, "documents": len(docs), "queries": len(items), "modes": {}}
     for mode in modes:
-        router.build_config(mode)  # an unknown mode fails before any work
+        router.build_config(mode, fusion=fusion)  # an unknown mode or fusion fails before any work
         scores: dict[str, list[float]] = {"ndcg@10": [], "recall@2": [], "recall@5": [], "recall@10": [],
                                           "mrr@10": []}
         latencies: list[float] = []
         bar = tqdm(items, desc=f"eval {mode}", unit="q", disable=not progress, file=sys.stderr)
         for query_id, text in bar:
             t0 = time.perf_counter()
-            response = await router.search(text[:2000], mode=mode, limit=k, collections=[collection], collapse=True)
+            response = await router.search(text[:2000], mode=mode, limit=k, collections=[collection], collapse=True,
+                                           fusion=fusion)
             latencies.append((time.perf_counter() - t0) * 1000)
             ranked = document_ranking(response["results"])
             relevant = qrels[query_id]
