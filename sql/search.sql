@@ -8,16 +8,11 @@ WHERE ($2::text[] IS NULL OR c.collection = ANY($2::text[])) AND c.embedding_mod
 ORDER BY c.embedding <=> $1
 LIMIT $4;
 
--- name: keyword_leg
--- BM25 with OR semantics (see bm25_search in migrations/002_search.sql), restricted by the filter.
--- Candidates come from the rarest query terms until their document frequencies add up to a budget of
--- 80 x the candidates wanted (at least 2,000; the rarest term always counts; terms in more than half of
--- the chunks never generate candidates), and every query term then scores them: the "continue"
--- strategy of Moffat & Zobel (1996), which bounds the work per query instead of scoring every chunk
--- that shares a common word with it. A chunk's matched terms are taken out of its tsvector with
--- setweight/ts_filter (no unnest of the whole vector). The filter (which needs the documents row) is
--- checked on the ranked candidates in score order, so it runs for about $3 rows, not for all of them.
-WITH cols AS (
+-- name: bm25_terms
+-- A fragment, not a statement: the query's terms ($1) with their document frequencies over the
+-- requested collections ($2, NULL = all), and the collection size and mean chunk length. Included
+-- by keyword_leg and keyword_scores, so both score with the same statistics.
+cols AS (
     SELECT coalesce($2::text[], ARRAY(SELECT collection FROM collection_stats)) AS names
 ), stats AS (
     SELECT greatest(sum(s.chunks), 1)::double precision AS n,
@@ -29,7 +24,18 @@ WITH cols AS (
     CROSS JOIN cols
     LEFT JOIN lexeme_stats ls ON ls.collection = ANY(cols.names) AND ls.lexeme = t.lexeme
     GROUP BY t.lexeme
-), weighted AS (
+)
+
+-- name: keyword_leg
+-- BM25 with OR semantics (see bm25_search in migrations/002_search.sql), restricted by the filter.
+-- Candidates come from the rarest query terms until their document frequencies add up to a budget of
+-- 80 x the candidates wanted (at least 2,000; the rarest term always counts; terms in more than half of
+-- the chunks never generate candidates), and every query term then scores them: the "continue"
+-- strategy of Moffat & Zobel (1996), which bounds the work per query instead of scoring every chunk
+-- that shares a common word with it. A chunk's matched terms are taken out of its tsvector with
+-- setweight/ts_filter (no unnest of the whole vector). The filter (which needs the documents row) is
+-- checked on the ranked candidates in score order, so it runs for about $3 rows, not for all of them.
+WITH /*INCLUDE bm25_terms*/, weighted AS (
     SELECT terms.lexeme, ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) AS idf,
            sum(terms.df) OVER (ORDER BY terms.df, terms.lexeme) AS df_through,
            terms.df = min(terms.df) OVER () AS rarest,
@@ -67,19 +73,7 @@ LIMIT $3;
 -- The BM25 score the keyword leg would give the chunks $3 (candidates other legs found), with the
 -- same IDF and length normalisation as keyword_leg; score fusion fills in the keyword evidence of
 -- those candidates with it. Chunks without a query term score 0 and are not returned.
-WITH cols AS (
-    SELECT coalesce($2::text[], ARRAY(SELECT collection FROM collection_stats)) AS names
-), stats AS (
-    SELECT greatest(sum(s.chunks), 1)::double precision AS n,
-           greatest(sum(s.tokens)::double precision / greatest(sum(s.chunks), 1), 1) AS avgdl
-    FROM collection_stats s, cols WHERE s.collection = ANY(cols.names)
-), terms AS (
-    SELECT t.lexeme, coalesce(sum(ls.df), 0)::double precision AS df
-    FROM unnest(tsvector_to_array(to_tsvector('english', $1))) t(lexeme)
-    CROSS JOIN cols
-    LEFT JOIN lexeme_stats ls ON ls.collection = ANY(cols.names) AND ls.lexeme = t.lexeme
-    GROUP BY t.lexeme
-), q AS (
+WITH /*INCLUDE bm25_terms*/, q AS (
     SELECT ARRAY(SELECT lexeme FROM terms WHERE df > 0 ORDER BY lexeme) AS lexemes,
            ARRAY(SELECT ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) FROM terms, stats
                  WHERE terms.df > 0 ORDER BY terms.lexeme) AS idfs,

@@ -28,3 +28,13 @@ def test_schema_script_and_migrations_load() -> None:
     assert all(not s.endswith(";") for s in statements)
     versions = [v for v, _ in queries.migrations()]
     assert versions == sorted(versions) and versions[0].startswith("001")
+
+
+def test_shared_fragments_are_included_by_name() -> None:
+    text = "-- name: cte\nx AS (SELECT 1)\n-- name: a\nWITH /*INCLUDE cte*/ SELECT * FROM x;\n"
+    assert queries._parse_named(text)["a"] == "WITH x AS (SELECT 1) SELECT * FROM x"
+    with pytest.raises(ValueError, match="nope"):
+        queries._parse_named("-- name: a\nWITH /*INCLUDE nope*/ SELECT 1;")
+    # Both BM25 statements score with the one set of statistics.
+    for name in ("keyword_leg", "keyword_scores"):
+        assert "INCLUDE" not in queries.sql("search", name) and "lexeme_stats" in queries.sql("search", name)

@@ -5,6 +5,8 @@ Files hold named statements::
     -- name: insert_document            (SQL)
     // name: upsert_entities            (Cypher)
 
+A statement may include another of the same file with ``/*INCLUDE name*/`` (shared CTEs).
+
 Query text lives only in those files; code refers to statements by ``(file, name)`` and passes
 values as parameters. In a wheel the folders are package data (``graphrag/sql``); in a source
 checkout they sit at the repository root.
@@ -18,6 +20,7 @@ from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 _NAME_RE = re.compile(r"^\s*(?:--|//)\s*name:\s*([A-Za-z_][A-Za-z0-9_]*)\s*$")
+_INCLUDE_RE = re.compile(r"/\*INCLUDE ([A-Za-z_][A-Za-z0-9_]*)\*/")
 
 
 def resource_dir(kind: str) -> Path:
@@ -47,7 +50,14 @@ def _parse_named(text: str) -> dict[str, str]:
         body = "\n".join(lines).strip()
         # A trailing semicolon is harmless in SQL but rejected by the Neo4j driver.
         result[name] = body[:-1].rstrip() if body.endswith(";") else body
-    return result
+
+    def include(match: re.Match[str]) -> str:
+        if match.group(1) not in result:
+            raise ValueError(f"/*INCLUDE {match.group(1)}*/ names no statement of this file")
+        return result[match.group(1)]
+
+    # A fragment shared by statements (common CTEs) is written once and included by name.
+    return {name: _INCLUDE_RE.sub(include, body) for name, body in result.items()}
 
 
 @cache
