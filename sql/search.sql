@@ -26,6 +26,15 @@ cols AS (
     GROUP BY t.lexeme
 )
 
+-- name: bm25_score
+-- A fragment: chunk c's BM25 score for the query terms q.lexemes (IDF q.idfs, mean length q.avgdl),
+-- term frequency from the tsvector positions, k1 = $4, b = $5.
+(SELECT sum(q.idfs[array_position(q.lexemes, u.lexeme)]
+            * (coalesce(array_length(u.positions, 1), 1) * ($4::float8 + 1))
+            / (coalesce(array_length(u.positions, 1), 1)
+               + $4::float8 * (1 - $5::float8 + $5::float8 * greatest(c.token_count, 1) / q.avgdl)))
+ FROM unnest(ts_filter(setweight(setweight(c.tsv, 'D'), 'A', q.lexemes), '{a}')) u)
+
 -- name: keyword_leg
 -- BM25 with OR semantics (see bm25_search in migrations/002_search.sql), restricted by the filter.
 -- Candidates come from the rarest query terms until their document frequencies add up to a budget of
@@ -49,11 +58,7 @@ WITH /*INCLUDE bm25_terms*/, weighted AS (
            (SELECT avgdl FROM stats) AS avgdl
 ), ranked AS (
     SELECT c.id,
-           (SELECT sum(q.idfs[array_position(q.lexemes, u.lexeme)]
-                       * (coalesce(array_length(u.positions, 1), 1) * ($4::float8 + 1))
-                       / (coalesce(array_length(u.positions, 1), 1)
-                          + $4::float8 * (1 - $5::float8 + $5::float8 * greatest(c.token_count, 1) / q.avgdl)))
-            FROM unnest(ts_filter(setweight(setweight(c.tsv, 'D'), 'A', q.lexemes), '{a}')) u) AS score
+           /*INCLUDE bm25_score*/ AS score
     FROM chunks c, q
     WHERE q.query IS NOT NULL AND ($2::text[] IS NULL OR c.collection = ANY($2::text[])) AND c.tsv @@ q.query
     ORDER BY score DESC
@@ -80,11 +85,7 @@ WITH /*INCLUDE bm25_terms*/, q AS (
            (SELECT avgdl FROM stats) AS avgdl
 )
 SELECT c.id,
-       (SELECT sum(q.idfs[array_position(q.lexemes, u.lexeme)]
-                   * (coalesce(array_length(u.positions, 1), 1) * ($4::float8 + 1))
-                   / (coalesce(array_length(u.positions, 1), 1)
-                      + $4::float8 * (1 - $5::float8 + $5::float8 * greatest(c.token_count, 1) / q.avgdl)))
-        FROM unnest(ts_filter(setweight(setweight(c.tsv, 'D'), 'A', q.lexemes), '{a}')) u) AS score
+       /*INCLUDE bm25_score*/ AS score
 FROM chunks c, q
 WHERE c.id = ANY($3::uuid[]) AND cardinality(q.lexemes) > 0;
 

@@ -54,7 +54,9 @@ def _parse_named(text: str) -> dict[str, str]:
     def include(match: re.Match[str]) -> str:
         if match.group(1) not in result:
             raise ValueError(f"/*INCLUDE {match.group(1)}*/ names no statement of this file")
-        return result[match.group(1)]
+        # The fragment's own comments stay in the file; the statement gets its text only.
+        lines = result[match.group(1)].splitlines()
+        return "\n".join(line for line in lines if not line.lstrip().startswith(("--", "//")))
 
     # A fragment shared by statements (common CTEs) is written once and included by name.
     return {name: _INCLUDE_RE.sub(include, body) for name, body in result.items()}
