@@ -161,14 +161,14 @@ def eval_tables() -> None:
         rrf = load(f"eval_{dataset}_rrf.json")
         if rrf:
             print(f"\n{dataset}: fusion convex (default) against rrf (`graphrag eval ... --fusion rrf`)\n")
-            print("| mode | fusion | nDCG@10 | R@2 | R@5 | R@10 | latency p50 / p95 ms |")
-            print("| --- | --- | --- | --- | --- | --- | --- |")
+            print("| mode | fusion | nDCG@10 | R@2 | R@5 | R@10 |")
+            print("| --- | --- | --- | --- | --- | --- |")
             for mode in rrf["modes"]:
                 for fusion, run in (("convex", r), ("rrf", rrf)):
                     m = run["modes"].get(mode)
                     if m:
                         print(f"| {mode} | {fusion} | {m['ndcg@10']:.3f} | {m['recall@2']:.3f} | {m['recall@5']:.3f} "
-                              f"| {m['recall@10']:.3f} | {m['latency_ms']['p50']:.0f} / {m['latency_ms']['p95']:.0f} |")
+                              f"| {m['recall@10']:.3f} |")
 
 
 def main() -> None:
