@@ -184,6 +184,8 @@ def main() -> None:
         print()
         ab(size)
         print()
+        ab(size, "ab2_before", "ab2_after")
+        print()
         throughput(size)
         print()
         stages(size)
