@@ -168,7 +168,8 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str,
                     embed: Callable[[list[str]], Awaitable[np.ndarray]]) -> LegResult:
     """Link the query to entities, expand up to ``graph_hops`` over RELATED_TO, rank entities with
     personalised PageRank (hubs damped by an IDF-like factor), and score chunks through MENTIONS.
-    Every chunk and relation is re-checked against collections and filters in PostgreSQL.
+    Every chunk and relation is re-checked against collections and filters in PostgreSQL. Beside
+    the walk, documents named after what the query names come back as ``named`` (a second ranking).
 
     ``embedding`` may be an awaitable (the router's query embedding still being computed): only the
     passage feedback needs it, so the query parse and the entity linking do not wait for it."""
