@@ -130,3 +130,10 @@ LIMIT $limit;
 UNWIND $rows AS row
 MATCH (d:Document {id: row.id})
 SET d.title_norm = row.title_norm;
+
+// name: backfill_done
+// Backfills run once per graph: a marker node says this one finished (start-up stays a lookup).
+MATCH (m:GraphragBackfill {name: $backfill}) RETURN m.name AS name;
+
+// name: mark_backfill_done
+MERGE (m:GraphragBackfill {name: $backfill}) SET m.finished_at = datetime();

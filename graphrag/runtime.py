@@ -13,7 +13,7 @@ from neo4j.exceptions import SessionExpired
 
 from graphrag.config import Settings
 from graphrag.errors import ServiceUnavailable
-from graphrag.ingest.backfill import backfill_title_keys
+from graphrag.ingest.backfill import run_backfills
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.ingest.pipeline import IngestModels, Ingestor
 from graphrag.search.router import SearchRouter
@@ -91,7 +91,7 @@ async def open_services(settings: Settings, *, start_local: bool = True,
         await postgres.migrate()
         try:
             await neo4j.apply_schema()
-            await backfill_title_keys(neo4j)
+            await run_backfills(neo4j)
         except (Neo4jUnavailable, ServiceUnavailable, SessionExpired, OSError) as exc:
             log.warning("Neo4j schema not applied yet (%s); it will be when Neo4j is back", exc)
         yield Runtime(settings=settings, postgres=postgres, neo4j=neo4j, _models=models)

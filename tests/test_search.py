@@ -345,7 +345,7 @@ async def test_documents_named_after_what_the_query_names_rank_first(
 
 async def test_title_keys_are_backfilled_on_graphs_written_before_them(
         runtime: Runtime, corpus: str) -> None:
-    from graphrag.ingest.backfill import backfill_title_keys
+    from graphrag.ingest.backfill import backfill_title_keys, run_backfills
 
     await runtime.neo4j.driver.execute_query(
         "MATCH (d:Document {collection: $c}) REMOVE d.title_norm", c=corpus)
@@ -355,6 +355,14 @@ async def test_title_keys_are_backfilled_on_graphs_written_before_them(
     keys = {r["title"]: r["norm"] for r in records}
     assert keys["Apex Logistics Inc."] == "apex logistics" and keys["Sarah Johnson"] == "sarah johnson"
     assert await backfill_title_keys(runtime.neo4j) == 0  # idempotent
+    # At start-up it runs once per graph: the marker the runtime left makes it a lookup.
+    assert await runtime.neo4j.run("ingest", "backfill_done", backfill="document_title_norm")
+    await runtime.neo4j.driver.execute_query("MATCH (d:Document {collection: $c}) REMOVE d.title_norm", c=corpus)
+    await run_backfills(runtime.neo4j)
+    records, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (d:Document {collection: $c}) WHERE d.title_norm IS NULL RETURN count(d) AS n", c=corpus)
+    assert records[0]["n"] == len(DOCS)  # marked done: not scanned again
+    await backfill_title_keys(runtime.neo4j)
 
 
 async def test_score_fusion_fills_in_what_a_leg_did_not_return(router: SearchRouter, corpus: str,

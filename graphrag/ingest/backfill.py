@@ -24,3 +24,16 @@ async def backfill_title_keys(neo4j: Neo4jStore, batch: int = 5000) -> int:
     if done:
         log.info("graph backfill: title keys set on %d documents", done)
     return done
+
+
+async def run_backfills(neo4j: Neo4jStore) -> None:
+    """Run each backfill this graph has not finished yet, then mark it finished.
+
+    Called when the services open: once marked, a backfill costs one lookup instead of a scan of
+    every document. Documents written later get their keys at ingestion.
+    """
+    for name, backfill in (("document_title_norm", backfill_title_keys),):
+        if await neo4j.run("ingest", "backfill_done", backfill=name):
+            continue
+        await backfill(neo4j)
+        await neo4j.run("ingest", "mark_backfill_done", backfill=name)
