@@ -169,8 +169,7 @@ class SearchRouter:
             rankings[NAMED] = named
             weights[NAMED] = config.graph_named_weight * (prior if prior_task is not None else 1.0)
             legs["graph"]["named"] = len(named)
-        known = {cid: row for r in results.values() for cid, row in r.rows.items()}
-        rows: dict[str, dict[str, Any]] = dict(known)
+        rows: dict[str, dict[str, Any]] = {cid: row for r in results.values() for cid, row in r.rows.items()}
         t_rows = time.perf_counter()
         if config.fusion == "convex" and len(rankings) > 1:
             union = list(dict.fromkeys(cid for hits in rankings.values() for cid, _, _ in hits))
@@ -280,8 +279,6 @@ class SearchRouter:
         try:
             scores = await asyncio.wait_for(
                 keyword_scores(self.postgres, text, [c for c in union if c not in found], config), config.leg_timeout_s)
-        except InvalidInput:
-            raise
         except Exception as exc:  # noqa: BLE001 - without it, fusion counts what the leg returned
             log.warning("keyword scores of other legs' candidates unavailable: %s", one_line(exc))
             return {}
