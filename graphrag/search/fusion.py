@@ -28,14 +28,10 @@ def rrf(rankings: Mapping[str, Sequence[tuple[str, float, dict[str, Any]]]], wei
 
     ``rankings`` maps a leg to its ordered hits ``(chunk_id, leg_score, extra)``.
     """
-    fused: dict[str, Candidate] = {}
-    for leg, hits in rankings.items():
-        weight = weights.get(leg, 1.0)
-        for rank, (chunk_id, score, extra) in enumerate(hits, start=1):
-            cand = fused.setdefault(chunk_id, Candidate(chunk_id))
-            cand.legs[leg] = {"rank": rank, "score": float(score), **extra}
-            cand.score += weight / (k + rank)
-    return sorted(fused.values(), key=lambda c: (-c.score, c.chunk_id))
+    fused = _candidates(rankings)
+    for cand in fused.values():
+        cand.score = sum(weights.get(leg, 1.0) / (k + info["rank"]) for leg, info in cand.legs.items())
+    return _ordered(fused)
 
 
 def convex(rankings: Mapping[str, Sequence[tuple[str, float, dict[str, Any]]]], weights: Mapping[str, float],
@@ -49,11 +45,7 @@ def convex(rankings: Mapping[str, Sequence[tuple[str, float, dict[str, Any]]]], 
     other legs found), else with 0. Unlike RRF this keeps how far apart the hits are, and a hit one
     leg ranks 60th still gets that leg's real evidence instead of nothing.
     """
-    fused: dict[str, Candidate] = {}
-    for leg, hits in rankings.items():
-        for rank, (chunk_id, score, extra) in enumerate(hits, start=1):
-            cand = fused.setdefault(chunk_id, Candidate(chunk_id))
-            cand.legs[leg] = {"rank": rank, "score": float(score), **extra}
+    fused = _candidates(rankings)
     for leg, hits in rankings.items():
         best = max((float(score) for _, score, _ in hits), default=0.0)
         if best <= 0:
@@ -64,6 +56,20 @@ def convex(rankings: Mapping[str, Sequence[tuple[str, float, dict[str, Any]]]], 
             info = cand.legs.get(leg)
             score = info["score"] if info is not None else filled.get(cand.chunk_id, 0.0)
             cand.score += weight * min(max(score, 0.0) / best, 1.0)
+    return _ordered(fused)
+
+
+def _candidates(rankings: Mapping[str, Sequence[tuple[str, float, dict[str, Any]]]]) -> dict[str, Candidate]:
+    """Every chunk any leg returned, with each leg's rank, score and extras (the hit's provenance)."""
+    fused: dict[str, Candidate] = {}
+    for leg, hits in rankings.items():
+        for rank, (chunk_id, score, extra) in enumerate(hits, start=1):
+            cand = fused.setdefault(chunk_id, Candidate(chunk_id))
+            cand.legs[leg] = {"rank": rank, "score": float(score), **extra}
+    return fused
+
+
+def _ordered(fused: Mapping[str, Candidate]) -> list[Candidate]:
     return sorted(fused.values(), key=lambda c: (-c.score, c.chunk_id))
 
 
