@@ -1,7 +1,7 @@
 // Entity look-ups over the vector and fulltext indexes.
 
 // name: entities_by_vector
-CALL db.index.vector.queryNodes('entity_embedding', $k, $embedding) YIELD node, score
+CALL db.index.vector.queryNodes($index, $k, $embedding) YIELD node, score
 WHERE node.collection IN $collections
 RETURN node.id AS id, node.name AS name, node.label AS label, score
 ORDER BY score DESC;
@@ -19,7 +19,7 @@ MATCH (n) WHERE n.collection = $collection DETACH DELETE n;
 // name: upsert_entities
 UNWIND $entities AS e
 MERGE (n:Entity {id: e.id})
-SET n.collection = e.collection, n.name = e.name, n.label = e.label, n.key = e.key, n.embedding = e.embedding;
+SET n.collection = e.collection, n.name = e.name, n.label = e.label, n.key = e.key, n += e.vectors;
 
 // name: search_entities
 // Name search over the fulltext index, most mentioned first among equally good matches.
@@ -49,3 +49,30 @@ MATCH (e:Entity {id: $id})<-[m:MENTIONS]-(c:Chunk)
 RETURN c.id AS chunk_id, c.document_id AS document_id, m.count AS count
 ORDER BY m.count DESC, c.id
 LIMIT $k;
+
+// name: entity_vector_indexes
+SHOW VECTOR INDEXES YIELD name, labelsOrTypes, properties, options
+RETURN name, properties, options.indexConfig.`vector.dimensions` AS dim;
+
+// name: create_entity_vector_index
+// The vector index of one embedding model's entity property. A property name cannot be a parameter:
+// /*PROPERTY*/ is filled from models.entity_vector_slot (checked to be [a-z0-9_] only).
+CREATE VECTOR INDEX $index IF NOT EXISTS FOR (e:Entity) ON (e./*PROPERTY*/) OPTIONS $options;
+
+// name: entities_without_vector
+// A collection's entities that have no name embedding by the model whose property is $property.
+MATCH (e:Entity) WHERE e.collection = $collection AND e[$property] IS NULL
+RETURN e.id AS id, e.name AS name
+LIMIT $limit;
+
+// name: set_entity_vectors
+UNWIND $rows AS row
+MATCH (e:Entity {id: row.id})
+SET e[$property] = row.vector;
+
+// name: drop_entity_vectors
+// After a re-embed: the old model's entity vectors of the collection are not used any more.
+MATCH (e:Entity) WHERE e.collection = $collection AND e[$property] IS NOT NULL
+WITH e LIMIT 10000
+SET e[$property] = null
+RETURN count(e) AS cleared;

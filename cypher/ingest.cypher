@@ -54,7 +54,7 @@ CREATE (a)-[:NEXT]->(b);
 UNWIND $entities AS e
 MERGE (n:Entity {id: e.id})
 ON CREATE SET n.collection = e.collection, n.name = e.name, n.label = e.label, n.key = e.key,
-              n.embedding = e.embedding, n.mentions = 0
+              n.mentions = 0, n += e.vectors
 SET n.norm = e.norm;
 
 // name: create_mentions

@@ -8,14 +8,10 @@ WITH q, node, score ORDER BY score DESC
 WITH q, collect({id: node.id, name: node.name, label: node.label, mentions: node.mentions, score: score})[0..$k] AS hits
 RETURN q AS query, hits;
 
-// name: link_entities_vector
-CALL db.index.vector.queryNodes('entity_embedding', $k, $embedding) YIELD node, score
-WITH node, score WHERE ($collections IS NULL OR node.collection IN $collections) AND score >= $min_score
-RETURN node.id AS id, node.name AS name, node.label AS label, node.mentions AS mentions, score;
-
 // name: link_mentions_vector
+// $index is the vector index of the collection's embedding model (models.entity_vector_slot).
 UNWIND $embeddings AS embedding
-CALL db.index.vector.queryNodes('entity_embedding', $k, embedding) YIELD node, score
+CALL db.index.vector.queryNodes($index, $k, embedding) YIELD node, score
 WITH node, score WHERE ($collections IS NULL OR node.collection IN $collections) AND score >= $min_score
 RETURN node.id AS id, node.name AS name, node.label AS label, node.mentions AS mentions, score;
 

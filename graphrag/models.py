@@ -11,6 +11,26 @@ from typing import Any
 _COLLECTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
 
 
+#: Name of the packaged default embedding model, as chunks and entity vectors record it.
+PACKAGED_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+
+
+def entity_vector_slot(model: str) -> tuple[str, str]:
+    """``(property, vector index)`` holding entities' name embeddings by ``model``.
+
+    Neo4j allows one vector index (of one dimension) per label and property, so each model has a
+    property of its own; the packaged model keeps the original ``embedding`` / ``entity_embedding``.
+    Both names are derived here (letters, digits, ``_`` only), never taken from a request.
+    """
+    if model == PACKAGED_EMBEDDING_MODEL:
+        return "embedding", "entity_embedding"
+    import hashlib
+
+    slug = re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_")[:40]
+    digest = hashlib.sha1(model.encode()).hexdigest()[:8]
+    return f"embedding_{slug}_{digest}", f"entity_embedding_{slug}_{digest}"
+
+
 def is_collection_name(name: object) -> bool:
     """1-64 letters, digits, '_', '.', '-', starting alphanumeric: the one rule for collection names."""
     return isinstance(name, str) and _COLLECTION_NAME.fullmatch(name) is not None

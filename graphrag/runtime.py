@@ -47,7 +47,7 @@ class Runtime:
         """The search router (models load on first use)."""
         if self._router is None:
             models = await self.models()
-            self._router = SearchRouter(self.postgres, self.neo4j, models.embedder, models.nlp,
+            self._router = SearchRouter(self.postgres, self.neo4j, models.embedders, models.nlp,
                                         reranker_path=self.settings.reranker_model)
         return self._router
 

@@ -2,10 +2,13 @@
 -- (graphrag/search/filters.py): only our own fragments and $n placeholders, never user text.
 
 -- name: vector_leg
-SELECT c.id, 1 - (c.embedding <=> $1) AS similarity
+-- /*VECTOR*/ and /*DIM*/ are the model's dimension (queries.with_dimension): they select the
+-- partial HNSW index of that dimension.
+SELECT c.id, 1 - (c.embedding::/*VECTOR*/ <=> $1::/*VECTOR*/) AS similarity
 FROM chunks c JOIN documents d ON d.id = c.document_id
-WHERE ($2::text[] IS NULL OR c.collection = ANY($2::text[])) AND c.embedding_model = $3 AND (/*FILTER*/)
-ORDER BY c.embedding <=> $1
+WHERE vector_dims(c.embedding) = /*DIM*/
+  AND ($2::text[] IS NULL OR c.collection = ANY($2::text[])) AND c.embedding_model = $3 AND (/*FILTER*/)
+ORDER BY c.embedding::/*VECTOR*/ <=> $1::/*VECTOR*/
 LIMIT $4;
 
 -- name: bm25_terms
@@ -20,7 +23,10 @@ cols AS (
     FROM collection_stats s, cols WHERE s.collection = ANY(cols.names)
 ), terms AS (
     SELECT t.lexeme, coalesce(sum(ls.df), 0)::double precision AS df
-    FROM unnest(tsvector_to_array(to_tsvector('english', $1))) t(lexeme)
+    FROM (SELECT DISTINCT lx
+          FROM (SELECT DISTINCT coalesce(gc.text_config, 'english'::regconfig) AS cfg
+                FROM cols, unnest(cols.names) AS n(name) LEFT JOIN collections gc ON gc.name = n.name) cfgs
+          CROSS JOIN LATERAL unnest(tsvector_to_array(to_tsvector(cfgs.cfg, $1))) AS lx) t(lexeme)
     CROSS JOIN cols
     LEFT JOIN lexeme_stats ls ON ls.collection = ANY(cols.names) AND ls.lexeme = t.lexeme
     GROUP BY t.lexeme
@@ -107,5 +113,6 @@ SELECT coalesce(sum(chunks), 0)::bigint FROM collection_stats WHERE $1::text[] I
 -- name: explain_vector_leg
 EXPLAIN (FORMAT TEXT)
 SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id
-WHERE ($2::text[] IS NULL OR c.collection = ANY($2::text[])) AND c.embedding_model = $3
-ORDER BY c.embedding <=> $1 LIMIT $4;
+WHERE vector_dims(c.embedding) = /*DIM*/
+  AND ($2::text[] IS NULL OR c.collection = ANY($2::text[])) AND c.embedding_model = $3
+ORDER BY c.embedding::/*VECTOR*/ <=> $1::/*VECTOR*/ LIMIT $4;

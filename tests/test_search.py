@@ -12,6 +12,7 @@ import pytest
 from graphrag.errors import InvalidInput
 from graphrag.ingest.pipeline import Ingestor
 from graphrag.runtime import Runtime
+from graphrag.ingest.embed import packaged_model_path
 from graphrag.search.router import SearchRouter
 
 DOCS = {
@@ -174,8 +175,8 @@ async def _explain_legs(runtime: Runtime, corpus: str, models: Any) -> None:
     async with runtime.postgres.pool.acquire() as conn, conn.transaction():
         await conn.execute("SET LOCAL enable_seqscan = off")
         await conn.execute("SET LOCAL enable_sort = off")
-        plan = await conn.fetch(queries.sql("search", "explain_vector_leg"), embedding, [corpus],
-                                models.embedder.model_name, 5)
+        plan = await conn.fetch(queries.with_dimension(queries.sql("search", "explain_vector_leg"), 384), embedding,
+                                [corpus], models.embedder.model_name, 5)
         text = "\n".join(r[0] for r in plan)
         assert "chunks_embedding_hnsw" in text, text
         # On a tiny collection the b-tree on collection is as cheap as the GIN index, and which one the
@@ -239,7 +240,7 @@ async def test_rules_and_a_configured_cross_encoder_reranker(runtime: Runtime, c
     # No cross-encoder is bundled; a sentence-transformers folder loads as one (untrained head), which
     # is enough to prove the plumbing: a user's local model path is loaded and its scores order the hits.
     reranking = SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp,
-                             reranker_path=settings.embedding_model_path)
+                             reranker_path=packaged_model_path())
     response = await reranking.search("food", mode="hybrid", limit=3, collections=[corpus], rerank=True)
     scores = [h["legs"]["rerank"]["score"] for h in response["results"]]
     assert scores == sorted(scores, reverse=True)
@@ -273,7 +274,8 @@ def counting_router(runtime: Runtime, models: Any) -> tuple[SearchRouter, list[l
     calls: list[list[str]] = []
 
     class Counting:
-        model_name = models.embedder.model_name
+        model_name = name = models.embedder.name
+        spec, dim = models.embedder.spec, models.embedder.dim
 
         async def aencode(self, texts: list[str]) -> Any:
             calls.append(list(texts))

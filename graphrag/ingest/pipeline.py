@@ -26,13 +26,14 @@ import numpy as np
 from tqdm import tqdm
 
 from graphrag.config import Settings
-from graphrag.errors import InvalidInput, NotFound, one_line
+from graphrag.errors import InvalidInput, NotFound, ServiceUnavailable, one_line
 from graphrag.ingest.chunk import CHUNKERS, DEFAULT_FOR_KIND, Chunker, ChunkOptions, HFTokenCounter
 from graphrag.ingest.embed import Embedder
+from graphrag.ingest.embedders import Embedders, EmbeddingSpace
 from graphrag.ingest.extract import EXTRACTION_VERSION, ExtractOptions, SpacyExtractor, add_title_entity, title_key
 from graphrag.ingest.load import TYPES, Found, LoadError, discover, load_file
 from graphrag.ingest.outbox import GraphOutbox
-from graphrag.models import Chunk, Document, Extraction, is_collection_name
+from graphrag.models import Chunk, Document, Extraction, entity_vector_slot, is_collection_name
 from graphrag.stores import queries
 from graphrag.stores.neo4j import GraphWrites, Neo4jStore
 from graphrag.stores.postgres import DocumentRow, PostgresStore
@@ -78,9 +79,8 @@ class IngestModels:
     """The models ingestion needs, loaded once per process."""
 
     def __init__(self, settings: Settings, llm_model: Any = None) -> None:
-        self.embedder = Embedder(settings.embedding_model_path, batch_size=settings.embedding_batch_size,
-                                 dim=settings.embedding_dim)
-        self.counter = HFTokenCounter(self.embedder.tokenizer, self.embedder.max_seq_length)
+        self.embedders = Embedders(settings)
+        self._counters: dict[str, HFTokenCounter] = {}
         self.extractor_options = ExtractOptions(drop_labels=frozenset(settings.entity_drop_labels),
                                                 noun_phrases=settings.noun_phrases)
         self.extractor_model = settings.spacy_model
@@ -101,13 +101,31 @@ class IngestModels:
                 f"|v{EXTRACTION_VERSION}")
 
     @property
+    def embedder(self) -> Embedder:
+        """The configured embedding model (new collections use it; others keep their own)."""
+        return self.embedders.default
+
+    @property
+    def counter(self) -> HFTokenCounter:
+        """The token counter of the configured model."""
+        return self.counter_for(self.embedder)
+
+    def counter_for(self, embedder: Embedder) -> HFTokenCounter:
+        """Chunk sizes are counted with the tokenizer of the model that embeds them."""
+        found = self._counters.get(embedder.name)
+        if found is None:
+            found = self._counters[embedder.name] = HFTokenCounter(embedder.tokenizer, embedder.max_seq_length)
+        return found
+
+    @property
     def nlp(self) -> Any:
         """The spaCy pipeline (the graph leg parses queries with it)."""
         spacy_extractor = getattr(self.extractor, "spacy", self.extractor)
         return spacy_extractor.nlp
 
-    def chunker(self) -> Chunker:
-        return Chunker(self.counter, self.chunk_options, embed=self.embedder.encode)
+    def chunker(self, embedder: Embedder | None = None) -> Chunker:
+        embedder = embedder or self.embedder
+        return Chunker(self.counter_for(embedder), self.chunk_options, embed=embedder.encode)
 
 
 @dataclass
@@ -122,6 +140,8 @@ class _Item:
     embeddings: np.ndarray | None = None
     extraction: Extraction | None = None
     existed: bool = False
+    space: EmbeddingSpace | None = None  # the collection's embedding model
+    text_config: str = "english"  # the collection's text-search configuration
 
 
 def embedding_text(chunk: Chunk, counter: Any) -> str:
@@ -134,9 +154,10 @@ def embedding_text(chunk: Chunk, counter: Any) -> str:
     return f"{path}\n{chunk.text}"
 
 
-def content_hash(doc: Document, strategy: str, model: str, tags: Sequence[str]) -> str:
-    """Changes when anything that shapes the stored result changes."""
-    payload = json.dumps([doc.title, doc.text, doc.metadata, strategy, model, sorted(tags)], sort_keys=True)
+def content_hash(doc: Document, strategy: str, signature: str, tags: Sequence[str]) -> str:
+    """Changes when anything that shapes the stored result changes. The embedding model is not part
+    of it: a collection keeps its model, and `graphrag reembed` changes vectors without re-ingesting."""
+    payload = json.dumps([doc.title, doc.text, doc.metadata, strategy, signature, sorted(tags)], sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -161,7 +182,7 @@ class Ingestor:
     # -- public API -----------------------------------------------------------------------------
     async def ingest_paths(self, paths: Sequence[Path], *, collection: str, chunker: str | None = None,
                            tags: Sequence[str] = (), file_types: set[str] | None = None, sync: bool = False,
-                           progress: bool = False) -> IngestReport:
+                           progress: bool = False, text_config: str | None = None) -> IngestReport:
         """Ingest files and folders; with ``sync`` also delete documents whose file is gone."""
         start = time.perf_counter()
         _check_options(collection, chunker, file_types)
@@ -172,7 +193,7 @@ class Ingestor:
         report.skipped.extend(skipped)
         docs = await self._load(found, report, progress)
         await self.ingest_documents(docs, collection=collection, chunker=chunker, tags=tags, report=report,
-                                    progress=progress)
+                                    progress=progress, text_config=text_config)
         if sync:
             seen = {d.source for d, _ in docs} | {f["path"] for f in report.failed}
             report.deleted += await self._sync(collection, roots, seen)
@@ -206,12 +227,13 @@ class Ingestor:
 
     async def ingest_documents(self, docs: Sequence[tuple[Document, str]], *, collection: str,
                                chunker: str | None = None, tags: Sequence[str] = (),
-                               report: IngestReport | None = None, progress: bool = False) -> IngestReport:
-        """Ingest already-loaded documents (``(document, origin)`` pairs)."""
+                               report: IngestReport | None = None, progress: bool = False,
+                               text_config: str | None = None) -> IngestReport:
+        """Ingest already-loaded documents (``(document, origin)`` pairs). A new collection is created
+        with the configured embedding model and ``text_config`` (default GRAPHRAG_TEXT_SEARCH_CONFIG)."""
         start = time.perf_counter()
         _check_options(collection, chunker, None)
         report = report or IngestReport()
-        model = self.models.embedder.model_name
         items: list[_Item] = []
         seen_sources: set[str] = set()
         for doc, origin in docs:
@@ -221,7 +243,7 @@ class Ingestor:
             seen_sources.add(doc.source)
             strategy = chunker or DEFAULT_FOR_KIND.get(doc.kind, "sentence")
             row = DocumentRow(collection, doc.source, doc.title,
-                              content_hash(doc, strategy, model + self.models.extraction_signature, tags),
+                              content_hash(doc, strategy, self.models.extraction_signature, tags),
                               doc.metadata, tuple(tags))
             items.append(_Item(doc, origin, strategy, row))
         existing: dict[str, tuple[uuid.UUID, str]] = {}
@@ -236,6 +258,11 @@ class Ingestor:
             else:
                 item.existed = found is not None
                 todo.append(item)
+        if todo:
+            info, space = await self.models.embedders.for_write(self.postgres, collection, text_config)
+            await self._ensure_entity_index(space)
+            for item in todo:
+                item.space, item.text_config = space, info.text_config
         await self._run(todo, report, progress)
         if not report.seconds:
             report.seconds = round(time.perf_counter() - start, 3)
@@ -287,11 +314,13 @@ class Ingestor:
             for item, extraction in zip(items, extractions, strict=True):
                 add_title_entity(extraction, item.doc.title)
                 item.extraction = extraction
+                _, item.space = await self.models.embedders.for_write(self.postgres, item.row.collection)
             await self._embed_entity_names(items)
             by_collection: dict[str, _GraphPayload] = {}
             for doc_id, item in zip([d for d in docs if d in chunk_ids], items, strict=True):
                 payload = by_collection.setdefault(item.row.collection, _GraphPayload(item.row.collection))
-                payload.add(str(doc_id), item, chunk_ids[doc_id], self._entity_vectors)
+                payload.add(str(doc_id), item, chunk_ids[doc_id], self._entity_vectors,
+                            item.space.name if item.space else self.models.embedder.name)
             async with self.postgres.pool.acquire() as conn, conn.transaction():
                 for collection, payload in by_collection.items():
                     await GraphOutbox.enqueue_replace(conn, collection, [d["id"] for d in payload.docs], payload.docs,
@@ -302,14 +331,30 @@ class Ingestor:
         return done
 
     async def _embed_entity_names(self, items: list[_Item]) -> None:
-        names = {k: e.name for item in items for k, e in item.extraction.entities.items()  # type: ignore[union-attr]
-                 if k not in self._entity_vectors}
-        if names:
+        """Embed the entity names not embedded yet, with each collection's model (cached per model)."""
+        by_model: dict[str, tuple[Embedder, dict[str, str]]] = {}
+        for item in items:
+            embedder = item.space.embedder if item.space else self.models.embedder
+            names = by_model.setdefault(embedder.name, (embedder, {}))[1]
+            for k, e in item.extraction.entities.items():  # type: ignore[union-attr]
+                if f"{embedder.name}\x1f{k}" not in self._entity_vectors:
+                    names[k] = e.name
+        for model, (embedder, names) in by_model.items():
+            if not names:
+                continue
             keys = list(names)
-            vecs = await asyncio.to_thread(self.models.embedder.encode, [names[k] for k in keys])
+            vecs = await asyncio.to_thread(embedder.encode, [names[k] for k in keys])
             if len(self._entity_vectors) > 200_000:
                 self._entity_vectors.clear()
-            self._entity_vectors.update({k: v.tolist() for k, v in zip(keys, vecs, strict=True)})
+            self._entity_vectors.update({f"{model}\x1f{k}": v.tolist() for k, v in zip(keys, vecs, strict=True)})
+
+    async def _ensure_entity_index(self, space: EmbeddingSpace) -> None:
+        """The Neo4j vector index of the collection's model (made on its first use); Neo4j being
+        away is not fatal here, as graph writes wait in the outbox."""
+        try:
+            await self.graph.store.ensure_entity_vector_index(space.name, space.dim)
+        except ServiceUnavailable as exc:
+            log.warning("entity vector index for %s not ensured yet: %s", space.name, one_line(exc))
 
     # -- stages ---------------------------------------------------------------------------------
     async def _load(self, found: list[Found], report: IngestReport, progress: bool) -> list[tuple[Document, str]]:
@@ -374,7 +419,9 @@ class Ingestor:
     async def _prepare(self, batch: list[_Item], report: IngestReport) -> list[_Item]:
         """Chunk, then embed and extract side by side (worker threads), then embed new entity names."""
         t0 = time.perf_counter()
-        chunker = self.models.chunker()
+        space = batch[0].space
+        embedder = space.embedder if space else self.models.embedder
+        chunker = self.models.chunker(embedder)
         ready: list[_Item] = []
         for item in batch:
             try:
@@ -387,11 +434,12 @@ class Ingestor:
         report.add_time("chunk", time.perf_counter() - t0)
         if not ready:
             return []
-        texts = [embedding_text(c, self.models.counter) for item in ready for c in item.chunks]
+        counter = self.models.counter_for(embedder)
+        texts = [embedding_text(c, counter) for item in ready for c in item.chunks]
 
         async def embed() -> np.ndarray:
             t = time.perf_counter()
-            out = await asyncio.to_thread(self.models.embedder.encode, texts)
+            out = await asyncio.to_thread(embedder.encode, texts)
             report.add_time("embed", time.perf_counter() - t)
             return out
 
@@ -428,13 +476,16 @@ class Ingestor:
                 await self._write_batch([item], report)
 
     async def _write(self, batch: list[_Item], report: IngestReport) -> None:
-        model = self.models.embedder.model_name
+        space = batch[0].space
+        model = space.name if space else self.models.embedder.name
         collection = batch[0].row.collection
+        text_config = batch[0].text_config
         async with self.postgres.pool.acquire() as conn:
             tx = conn.transaction()
             await tx.start()
             doc_ids: list[str] = []
             try:
+                await _check_collection_model(conn, collection, model)
                 payload = _GraphPayload(collection)
                 outcomes = []
                 upserted = [await PostgresStore.upsert_document(conn, item.row) for item in batch]
@@ -444,12 +495,12 @@ class Ingestor:
                     chunk_ids = [uuid.uuid4() for _ in item.chunks]
                     rows = [
                         (cid, doc_id, collection, c.index, c.text, list(c.heading_path), c.char_start, c.char_end,
-                         c.token_count, c.has_code, json.dumps(c.metadata), vec, model)
+                         c.token_count, c.has_code, json.dumps(c.metadata), vec, model, text_config)
                         for cid, c, vec in zip(chunk_ids, item.chunks, item.embeddings, strict=True)  # type: ignore[arg-type]
                     ]
                     await PostgresStore.replace_chunks(conn, doc_id, rows)
                     doc_ids.append(str(doc_id))
-                    payload.add(str(doc_id), item, [str(c) for c in chunk_ids], self._entity_vectors)
+                    payload.add(str(doc_id), item, [str(c) for c in chunk_ids], self._entity_vectors, model)
                     outcomes.append((item, inserted, str(doc_id)))
                 await PostgresStore.update_stats(conn, ids, add=True)
                 # The graph work commits with the chunks (outbox); every id is removed first on apply, so
@@ -526,7 +577,8 @@ class _GraphPayload:
         self.mentions: list[dict[str, Any]] = []
         self.relations: list[dict[str, Any]] = []
 
-    def add(self, doc_id: str, item: _Item, chunk_ids: list[str], vectors: dict[str, list[float]]) -> None:
+    def add(self, doc_id: str, item: _Item, chunk_ids: list[str], vectors: dict[str, list[float]],
+            model: str) -> None:
         self.docs.append({
             "id": doc_id, "collection": self.collection, "source": item.row.source, "title": item.row.title,
             "title_norm": title_key(item.row.title),
@@ -535,11 +587,12 @@ class _GraphPayload:
         self.next_pairs.extend([[a, b] for a, b in zip(chunk_ids, chunk_ids[1:], strict=False)])
         ex = item.extraction or Extraction()
         ids = {key: entity_id(self.collection, key) for key in ex.entities}
+        prop = entity_vector_slot(model)[0]
         for key, ent in ex.entities.items():
             self.entities.setdefault(ids[key], {
                 "id": ids[key], "collection": self.collection, "name": ent.name, "label": ent.label, "key": key,
                 "norm": key.rsplit("|", 1)[0],
-                "embedding": vectors.get(key),
+                "embedding": vectors.get(f"{model}\x1f{key}"), "vector_property": prop,
             })
         for (index, key), count in ex.mentions.items():
             self.mentions.append({"chunk_id": chunk_ids[index], "entity_id": ids[key], "count": count})
@@ -555,6 +608,16 @@ class _GraphPayload:
 
     def entity_list(self) -> list[dict[str, Any]]:
         return list(self.entities.values())
+
+
+async def _check_collection_model(conn: Any, collection: str, model: str) -> None:
+    """Inside the write's transaction, under the collection's shared lock: the collection still uses
+    the model these chunks were embedded with (a re-embed may have switched it meanwhile)."""
+    await conn.execute(queries.sql("collections", "lock_collection_shared"), collection)
+    row = await conn.fetchrow(queries.sql("collections", "collection_model"), collection)
+    if row is not None and row["embedding_model"] != model:
+        raise ServiceUnavailable(f"collection {collection!r} moved to the embedding model {row['embedding_model']} "
+                                 "during this ingest; run the ingest again")
 
 
 def _check_options(collection: str, chunker: str | None, file_types: set[str] | None) -> None:

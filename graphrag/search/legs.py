@@ -43,8 +43,10 @@ def _collections(config: SearchConfig) -> list[str] | None:
     return list(config.collections) if config.collections else None
 
 
-async def vector_leg(pg: PostgresStore, embedding: np.ndarray, config: SearchConfig, model: str) -> LegResult:
-    """HNSW cosine search; iterative scans keep filtered queries from running dry."""
+async def vector_leg(pg: PostgresStore, embedding: np.ndarray, config: SearchConfig, model: str,
+                     dim: int | None = None) -> LegResult:
+    """HNSW cosine search over the chunks of ``model`` (whose vectors have ``dim`` dimensions, which
+    picks that dimension's index); iterative scans keep filtered queries from running dry."""
     compiled = compile_filter(config.filters, first_param=5)
     ef_search = max(config.ef_search, config.overfetch)
     settings = {"hnsw.ef_search": str(ef_search)}
@@ -57,7 +59,8 @@ async def vector_leg(pg: PostgresStore, embedding: np.ndarray, config: SearchCon
         # the exact top 50 (vector nDCG@10 0.785 -> 0.795).
         fetch = ef_search
     rows = await pg.fetch_filtered("search", "vector_leg", compiled.sql, embedding, _collections(config), model,
-                                   fetch, *compiled.params, local_settings=settings)
+                                   fetch, *compiled.params, local_settings=settings,
+                                   dim=dim if dim is not None else len(embedding))
     hits = [(str(r["id"]), float(r["similarity"]), {}) for r in rows]
     hits.sort(key=lambda h: -h[1])
     hits = hits[: config.overfetch]
@@ -165,7 +168,8 @@ def personalized_pagerank(nodes: list[str], edges: dict[tuple[str, str], float],
 
 async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str,
                     embedding: np.ndarray | Awaitable[np.ndarray], config: SearchConfig, model: str,
-                    embed: Callable[[list[str]], Awaitable[np.ndarray]]) -> LegResult:
+                    embed: Callable[[list[str]], Awaitable[np.ndarray]], *, dim: int | None = None,
+                    entity_index: str = "entity_embedding") -> LegResult:
     """Link the query to entities, expand up to ``graph_hops`` over RELATED_TO, rank entities with
     personalised PageRank (hubs damped by an IDF-like factor), and score chunks through MENTIONS.
     Every chunk and relation is re-checked against collections and filters in PostgreSQL. Beside
@@ -199,7 +203,7 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str,
             return []
         vectors = await embed(rest)
         return await neo4j.run("search", "link_mentions_vector", k=3, embeddings=[v.tolist() for v in vectors],
-                               collections=collections, min_score=0.8)
+                               collections=collections, min_score=0.8, index=entity_index)
 
     async def feedback() -> tuple[LegResult, list[dict[str, Any]]]:
         # The entities of the top passages, fetched as soon as those passages are known.
@@ -207,7 +211,7 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, nlp: Any, query: str,
             return LegResult(), []
         # Shielded: a timeout of this leg must not cancel the embedding the other legs share.
         query_vector = await asyncio.shield(embedding) if inspect.isawaitable(embedding) else embedding
-        found = await vector_leg(pg, query_vector, prf_config, model)
+        found = await vector_leg(pg, query_vector, prf_config, model, dim)
         rows = await neo4j.run("search", "chunk_entities", chunk_ids=[h[0] for h in found.hits]) if found.hits else []
         return found, rows
 

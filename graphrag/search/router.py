@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 from graphrag.errors import InvalidInput, ServiceUnavailable, one_line
+from graphrag.ingest.embed import Embedder
+from graphrag.ingest.embedders import Embedders, EmbeddingSpace
 from graphrag.models import is_collection_name
 from graphrag.search import fusion
 from graphrag.search.batching import EmbeddingBatcher
@@ -44,31 +46,54 @@ class SearchRouter:
     #: Share of documents named after an entity from which the graph leg gets its full fusion weight.
     graph_prior_full_share: float = 0.5
 
-    def __init__(self, postgres: PostgresStore, neo4j: Neo4jStore, embedder: Any, nlp: Any,
+    def __init__(self, postgres: PostgresStore, neo4j: Neo4jStore, embedder: Embedders | Embedder, nlp: Any,
                  reranker_path: str | None = None) -> None:
+        """``embedder``: the loaded models by name (each collection is searched with its own model), or
+        one model, which then serves every collection that records it."""
         self.postgres = postgres
         self.neo4j = neo4j
-        self.embedder = embedder
+        self.embedders = embedder if isinstance(embedder, Embedders) else Embedders(None, default=embedder)
         self.nlp = nlp
         self.reranker_path = reranker_path
         self._reranker: Any = None
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._graph_priors: dict[tuple[str, ...] | None, tuple[float, float]] = {}
-        # Query and mention embeddings of concurrent requests share model calls.
-        self._embed = EmbeddingBatcher(embedder.aencode) if self.embed_batching else embedder.aencode
+        self._batchers: dict[str, Callable[[list[str]], Awaitable[np.ndarray]]] = {}
         # Tests replace a leg to force failures or timeouts; production never touches this.
         self.leg_overrides: dict[str, Callable[..., Awaitable[LegResult]]] = {}
 
-    async def embed_query(self, query: str) -> np.ndarray:
-        """The query embedding, cached (identical queries are common: retries, agents, pagination)."""
+    @property
+    def embedder(self) -> Embedder:
+        """The configured (default) embedding model."""
+        return self.embedders.default
+
+    def _embed_with(self, embedder: Embedder) -> Callable[[list[str]], Awaitable[np.ndarray]]:
+        """The model's query-time encoder: concurrent requests share model calls (batching.py)."""
+        found = self._batchers.get(embedder.name)
+        if found is None:
+            found = EmbeddingBatcher(embedder.aencode) if self.embed_batching else embedder.aencode
+            self._batchers[embedder.name] = found
+        return found
+
+    async def space(self, collections: tuple[str, ...] | None) -> EmbeddingSpace:
+        """The embedding model of the searched collections (read on every search, so a re-embed's
+        switch applies to the next search at once)."""
+        return await self.embedders.for_search(self.postgres, collections)
+
+    async def embed_query(self, query: str, space: EmbeddingSpace | None = None) -> np.ndarray:
+        """The query embedding by the space's model (default: the configured one), cached
+        (identical queries are common: retries, agents, pagination)."""
+        embedder = space.embedder if space is not None else self.embedder
+        embed = self._embed_with(embedder)
         if self.query_cache_size <= 0:
-            return (await self._embed([query]))[0]
-        cached = self._cache.get(query)
+            return (await embed([query]))[0]
+        key = (embedder.name, query)
+        cached = self._cache.get(key)
         if cached is not None:
-            self._cache.move_to_end(query)
+            self._cache.move_to_end(key)
             return cached
-        vector = (await self._embed([query]))[0]
-        self._cache[query] = vector
+        vector = (await embed([query]))[0]
+        self._cache[key] = vector
         if len(self._cache) > self.query_cache_size:
             self._cache.popitem(last=False)
         return vector
@@ -105,7 +130,12 @@ class SearchRouter:
         # Keyword-only searches (without MMR) never embed: on 2 cores that is half their CPU time.
         needs_embedding = (bool({"vector", "graph"} & set(config.legs)) or config.mmr_lambda is not None
                            or any(leg in self.leg_overrides for leg in config.legs))
-        embed_task = asyncio.ensure_future(self.embed_query(text) if needs_embedding else _none())
+        space_task = asyncio.ensure_future(self.space(config.collections) if needs_embedding else _none())
+
+        async def embed() -> np.ndarray:
+            return await self.embed_query(text, await space_task)
+
+        embed_task = asyncio.ensure_future(embed() if needs_embedding else _none())
         if needs_embedding:
             embed_task.add_done_callback(lambda task: timings.setdefault("embed_ms", _ms(t0)))
 
@@ -122,7 +152,8 @@ class SearchRouter:
                 if leg == "vector" or leg in self.leg_overrides:
                     await embed_task
                     t = time.perf_counter()
-                result = await asyncio.wait_for(self._leg(leg, text, embed_task, config), config.leg_timeout_s)
+                result = await asyncio.wait_for(self._leg(leg, text, embed_task, config, space_task),
+                                                config.leg_timeout_s)
                 results[leg] = result
                 legs[leg] = {"status": "ok", "took_ms": _ms(t), "hits": len(result.hits)}
                 if result.confidence != 1.0:
@@ -145,9 +176,10 @@ class SearchRouter:
                 prior_task.cancel()
             raise
         finally:
-            if not embed_task.done():
-                embed_task.cancel()
-            embed_task.add_done_callback(lambda task: task.cancelled() or task.exception())
+            for task in (embed_task, space_task):
+                if not task.done():
+                    task.cancel()
+                task.add_done_callback(lambda task: task.cancelled() or task.exception())
         prior = await prior_task if prior_task is not None else 1.0
         down = [exc for exc in failures.values() if is_connection_error(exc)]
         if down and not results:
@@ -177,7 +209,7 @@ class SearchRouter:
                 fetch_rows(self.postgres, [c for c in union if c not in rows], config),
                 self._keyword_completion(text, union, results, config))
             rows.update(fetched)
-            completed.update(self._vector_completion(embedding, union, rows, results, config))
+            completed.update(self._vector_completion(embedding, space_task.result(), union, rows, results, config))
             candidates = fusion.convex(rankings, weights, completed)
         else:
             candidates = fusion.rrf(rankings, weights, config.rrf_k)
@@ -260,15 +292,18 @@ class SearchRouter:
         self._graph_priors[collections] = (prior, now + self.graph_prior_ttl_s)
         return prior
 
-    async def _leg(self, leg: str, text: str, embedding: Awaitable[np.ndarray], config: SearchConfig) -> LegResult:
+    async def _leg(self, leg: str, text: str, embedding: Awaitable[np.ndarray], config: SearchConfig,
+                   space_task: Awaitable[EmbeddingSpace]) -> LegResult:
         if leg in self.leg_overrides:
             return await self.leg_overrides[leg](text, await embedding, config)
-        if leg == "vector":
-            return await vector_leg(self.postgres, await embedding, config, self.embedder.model_name)
         if leg == "keyword":
             return await keyword_leg(self.postgres, text, config)
+        space = await asyncio.shield(space_task)
+        if leg == "vector":
+            return await vector_leg(self.postgres, await embedding, config, space.name, space.dim)
         return await graph_leg(self.postgres, self.neo4j, self.nlp, text, embedding, config,
-                               self.embedder.model_name, self._embed)
+                               space.name, self._embed_with(space.embedder), dim=space.dim,
+                               entity_index=space.entity_index)
 
     async def _keyword_completion(self, text: str, union: list[str], results: dict[str, LegResult],
                                   config: SearchConfig) -> dict[str, dict[str, float]]:
@@ -284,17 +319,18 @@ class SearchRouter:
             return {}
         return {"keyword": scores}
 
-    def _vector_completion(self, embedding: np.ndarray | None, union: list[str], rows: dict[str, dict[str, Any]],
-                           results: dict[str, LegResult], config: SearchConfig) -> dict[str, dict[str, float]]:
+    def _vector_completion(self, embedding: np.ndarray | None, space: EmbeddingSpace | None, union: list[str],
+                           rows: dict[str, dict[str, Any]], results: dict[str, LegResult],
+                           config: SearchConfig) -> dict[str, dict[str, float]]:
         """The query similarity of candidates the vector leg did not return, from their fetched rows."""
-        if "vector" not in results or embedding is None:
+        if "vector" not in results or embedding is None or space is None:
             return {}
         found = {h[0] for h in results["vector"].hits}
         similar: dict[str, float] = {}
         for cid in union:
             row = rows.get(cid)
             # Only chunks embedded by the query's model are comparable with the query vector.
-            if cid in found or row is None or row.get("embedding_model") != self.embedder.model_name:
+            if cid in found or row is None or row.get("embedding_model") != space.name:
                 continue
             vector = _vector(row)
             if vector is not None:

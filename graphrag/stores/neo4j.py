@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +13,7 @@ from neo4j.exceptions import ServiceUnavailable as DriverUnavailable
 
 from graphrag.errors import ConfigurationError, ServiceUnavailable
 from graphrag.stores import queries
+from graphrag.models import entity_vector_slot
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +110,26 @@ class Neo4jStore:
         """Apply the schema if it was not yet (Neo4j was away at start)."""
         if not self.schema_applied:
             await self.apply_schema()
+
+    async def ensure_entity_vector_index(self, model: str, dim: int) -> str:
+        """The vector index of ``model``'s entity embeddings, created (and awaited) when missing."""
+        prop, index = entity_vector_slot(model)
+        existing = {r["name"]: r for r in await self.run("entities", "entity_vector_indexes")}
+        if index in existing:
+            have = existing[index]["dim"]
+            if have is not None and int(have) != dim:
+                raise ConfigurationError(f"Neo4j index {index} holds {have}-dim vectors, not {dim} for {model}")
+            return index
+        if prop == "embedding" and dim != 384:
+            raise ConfigurationError(f"{model} must give 384-dim vectors (the schema's entity_embedding index)")
+        if not re.fullmatch(r"[a-z0-9_]+", prop):
+            raise ValueError(f"not a property name: {prop!r}")
+        statement = queries.cypher("entities", "create_entity_vector_index").replace("/*PROPERTY*/", prop)
+        options = {"indexConfig": {"vector.dimensions": dim, "vector.similarity_function": "cosine"}}
+        await self.driver.execute_query(statement, parameters_={"index": index, "options": options},
+                                        database_=self.database)
+        await self.run("admin", "await_indexes", seconds=120)
+        return index
 
     async def missing_schema(self) -> list[str]:
         """Names of schema indexes/constraints from ``cypher/schema.cypher`` that are absent or not online."""

@@ -12,7 +12,7 @@ from typing import Any
 import asyncpg
 from pgvector.asyncpg import register_vector
 
-from graphrag.errors import ConfigurationError, ServiceUnavailable
+from graphrag.errors import ConfigurationError, InvalidInput, ServiceUnavailable
 from graphrag.stores import queries
 
 log = logging.getLogger(__name__)
@@ -139,7 +139,8 @@ class PostgresStore:
             return await conn.fetch(queries.sql(file, name), *args)
 
     async def fetch_filtered(self, file: str, name: str, condition: str, *args: Any,
-                             local_settings: dict[str, str] | None = None) -> list[asyncpg.Record]:
+                             local_settings: dict[str, str] | None = None,
+                             dim: int | None = None) -> list[asyncpg.Record]:
         """Run a named statement whose ``/*FILTER*/`` marker takes ``condition``.
 
         ``condition`` comes from :func:`graphrag.search.filters.compile_filter`: our own SQL fragments
@@ -152,6 +153,8 @@ class PostgresStore:
         if "/*FILTER*/" not in text:
             raise KeyError(f"sql/{file}.sql {name} has no /*FILTER*/ marker")
         text = text.replace("/*FILTER*/", condition)
+        if dim is not None:
+            text = queries.with_dimension(text, dim)
         async with self.pool.acquire() as conn:
             if local_settings:
                 await conn.execute(queries.sql("search", "checkout_settings"), list(local_settings),
@@ -199,11 +202,72 @@ class PostgresStore:
     async def document_ids(self, collection: str) -> set[str]:
         return {str(r["id"]) for r in await self.fetch("documents", "document_ids", collection)}
 
+    # -- collections and their embedding models -------------------------------------------------
+    async def register_model(self, name: str, provider: str, spec: str, dim: int,
+                             base_url: str | None) -> ModelRecord:
+        """Record a model on first use (and make its dimension's vector index); returns what is recorded."""
+        rows = await self.fetch("collections", "register_model", name, provider, spec, dim, base_url)
+        record = ModelRecord.of(rows[0])
+        await self.fetch("collections", "ensure_vector_index", record.dim)
+        return record
+
+    async def model(self, name: str) -> ModelRecord | None:
+        rows = await self.fetch("collections", "model_by_name", name)
+        return ModelRecord.of(rows[0]) if rows else None
+
+    async def collection_info(self, names: list[str] | None) -> dict[str, CollectionRecord]:
+        """The recorded model and text-search configuration of these collections (all when None)."""
+        rows = await self.fetch("collections", "collection_info", names)
+        return {r["name"]: CollectionRecord.of(r) for r in rows}
+
+    async def create_collection(self, name: str, model: str, text_config: str) -> None:
+        """Record a new collection (a no-op when it exists); an unknown configuration is a clear error."""
+        rows = await self.fetch("collections", "text_config_exists", text_config)
+        if not rows[0]["ok"]:
+            raise InvalidInput(f"unknown text-search configuration {text_config!r} "
+                               "(see `SELECT cfgname FROM pg_ts_config` for the ones this server has)")
+        await self.fetch("collections", "create_collection", name, model, text_config)
+
 
 CHUNK_COLUMNS = (
     "id", "document_id", "collection", "chunk_index", "content", "heading_path", "char_start", "char_end",
-    "token_count", "has_code", "metadata", "embedding", "embedding_model",
+    "token_count", "has_code", "metadata", "embedding", "embedding_model", "text_config",
 )
+
+
+@dataclass(frozen=True)
+class ModelRecord:
+    """An ``embedding_models`` row: the name chunks record, how to load the model, its dimension."""
+
+    name: str
+    provider: str
+    spec: str
+    dim: int
+    base_url: str | None = None
+
+    @classmethod
+    def of(cls, row: Any, prefix: str = "") -> ModelRecord:
+        return cls(row[f"{prefix}name"] if prefix else row["name"], row[f"{prefix}provider"], row[f"{prefix}spec"],
+                   int(row[f"{prefix}dim"]), row[f"{prefix}base_url"])
+
+
+@dataclass(frozen=True)
+class CollectionRecord:
+    """A ``collections`` row with its model (and the model a re-embed is moving it to)."""
+
+    name: str
+    model: ModelRecord
+    text_config: str
+    reembed: ModelRecord | None = None
+
+    @classmethod
+    def of(cls, row: Any) -> CollectionRecord:
+        model = ModelRecord(row["embedding_model"], row["provider"], row["spec"], int(row["dim"]), row["base_url"])
+        reembed = None
+        if row["reembed_model"] is not None:
+            reembed = ModelRecord(row["reembed_model"], row["reembed_provider"], row["reembed_spec"],
+                                  int(row["reembed_dim"]), row["reembed_base_url"])
+        return cls(row["name"], model, row["text_config"], reembed)
 
 
 @dataclass(frozen=True)

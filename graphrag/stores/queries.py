@@ -92,6 +92,24 @@ def cypher_script(file: str) -> list[str]:
     return [stmt.strip() for stmt in "\n".join(lines).split(";") if stmt.strip()]
 
 
+def vector_type(dim: int) -> str:
+    """The pgvector type one dimension's index is built on (see graphrag_vector_type in the migrations)."""
+    if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 4000:
+        raise ValueError(f"not an indexable embedding dimension: {dim!r}")
+    return f"vector({dim})" if dim <= 2000 else f"halfvec({dim})"
+
+
+def with_dimension(text: str, dim: int) -> str:
+    """A statement's ``/*VECTOR*/`` and ``/*DIM*/`` markers filled in for one embedding dimension.
+
+    The partial HNSW index of a dimension is on ``embedding::vector(N)`` over the rows with
+    ``vector_dims(embedding) = N``; the planner uses it only when the statement repeats both
+    literally, so they are part of the text, not parameters. ``dim`` is an integer we checked.
+    """
+    vtype = vector_type(dim)
+    return text.replace("/*VECTOR*/", vtype).replace("/*DIM*/", str(dim))
+
+
 def migrations() -> list[tuple[str, str]]:
     """``(version, sql)`` of every file in ``sql/migrations``, in order."""
     folder = resource_dir("sql") / "migrations"
