@@ -82,10 +82,15 @@ def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
     for name, health in data["services"].items():
         print(f"{name}: {'ok' if health['ok'] else 'down'} {health.get('version', '')}")
     if data["collections"]:
-        print(f"{'collection':24} {'docs':>7} {'chunks':>8} {'g.docs':>7} {'g.chunks':>8} {'entities':>8} {'relations':>9}")
+        print(f"{'collection':24} {'docs':>7} {'chunks':>8} {'g.docs':>7} {'g.chunks':>8} {'entities':>8} "
+              f"{'relations':>9}  model (dims, text config)")
         for name, c in data["collections"].items():
+            model = (f"{c['embedding_model']} ({c['embedding_dim']}, {c['text_config']})" if "embedding_model" in c
+                     else "-")
+            if c.get("reembed_model"):
+                model += f", re-embedding to {c['reembed_model']}"
             print(f"{name:24} {c['documents']:>7} {c['chunks']:>8} {c['graph_documents']:>7} {c['graph_chunks']:>8} "
-                  f"{c['entities']:>8} {c['relations']:>9}")
+                  f"{c['entities']:>8} {c['relations']:>9}  {model}")
     else:
         print("no documents yet: try `graphrag ingest PATH`")
     for d in data["drift"]:
@@ -132,7 +137,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
                                                      tags=tags, progress=progress)
             return await ingestor.ingest_paths([Path(p) for p in args.paths], collection=collection,
                                                chunker=args.chunker, tags=tags, file_types=file_types,
-                                               sync=args.sync, progress=progress)
+                                               sync=args.sync, progress=progress, text_config=args.text_config)
 
     report = asyncio.run(run())
     data = report.to_dict()
@@ -286,6 +291,29 @@ def cmd_repair(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag.ingest.reembed import reembed
+    from graphrag.runtime import open_services
+
+    progress = sys.stderr.isatty() and not args.json
+
+    async def run() -> Any:
+        async with open_services(settings) as rt:
+            return await reembed(rt.postgres, rt.neo4j, await rt.models(), collection=args.collection,
+                                 model=args.model, progress=progress)
+
+    report = asyncio.run(run())
+    if args.json:
+        _print_json(report.to_dict())
+    elif not report.switched:
+        print(f"{report.collection} already uses {report.to_model} ({report.dim} dims)")
+    else:
+        resumed = " (resumed)" if report.resumed else ""
+        print(f"{report.collection}: {report.from_model} -> {report.to_model} ({report.dim} dims){resumed}; "
+              f"{report.chunks} chunks and {report.entities} entity names embedded in {report.seconds:.1f}s")
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     from graphrag.api.server import serve
 
@@ -346,6 +374,9 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--file-types", help="only these types, e.g. md,pdf")
     ingest.add_argument("--sync", action="store_true", help="also delete documents whose file is gone")
     ingest.add_argument("--changes", metavar="FILE", help='JSON list [{"path", "added"|"modified"|"deleted": true}]')
+    ingest.add_argument("--text-config", metavar="NAME",
+                        help="text-search configuration of a new collection: english, simple (multilingual), "
+                        "german, ... (default: GRAPHRAG_TEXT_SEARCH_CONFIG)")
     ingest.add_argument("--json", action="store_true")
     ingest.set_defaults(func=cmd_ingest)
 
@@ -373,6 +404,14 @@ def build_parser() -> argparse.ArgumentParser:
     repair.add_argument("--collection", help="only this collection")
     repair.add_argument("--json", action="store_true")
     repair.set_defaults(func=cmd_repair)
+
+    reembed = sub.add_parser("reembed", help="move a collection to another embedding model, in place")
+    reembed.add_argument("--collection", required=True)
+    reembed.add_argument("--model", required=True,
+                         help="a GRAPHRAG_EMBEDDING_MODEL spec: all-MiniLM-L6-v2, sentence-transformers:/path, "
+                         "openai:<model>")
+    reembed.add_argument("--json", action="store_true")
+    reembed.set_defaults(func=cmd_reembed)
 
     serve = sub.add_parser("serve", help="run the REST API (OpenAPI at /schema)")
     serve.add_argument("--host", help="bind address (default: GRAPHRAG_API_HOST, 127.0.0.1)")

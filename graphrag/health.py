@@ -19,12 +19,22 @@ async def collect_status(rt: Runtime) -> dict[str, Any]:
         graph_error = None
     except Exception as exc:  # noqa: BLE001 - Neo4j away: report what PostgreSQL knows
         graph_counts, graph_error = {}, one_line(exc)
-    collections: dict[str, dict[str, int]] = {}
+    records = await rt.postgres.collection_info(None)
+    collections: dict[str, dict[str, Any]] = {}
     drift: list[dict[str, Any]] = []
     for name in sorted(set(pg_counts) | set(graph_counts)):
         pg = pg_counts.get(name, {"documents": 0, "chunks": 0})
         gr = graph_counts.get(name, {"graph_documents": 0, "graph_chunks": 0, "entities": 0, "relations": 0})
         collections[name] = {**pg, **gr}
+        record = records.get(name)
+        if record is not None:
+            # The model and dimension its vectors have, its text-search configuration, and the model a
+            # re-embed is moving it to (null when none is under way).
+            collections[name].update({
+                "embedding_model": record.model.name, "embedding_dim": record.model.dim,
+                "text_config": record.text_config,
+                "reembed_model": record.reembed.name if record.reembed else None,
+            })
         if graph_error is None and (pg["documents"] != gr["graph_documents"] or pg["chunks"] != gr["graph_chunks"]):
             pg_ids = await rt.postgres.document_ids(name)
             graph_ids = await graph.document_ids(name)

@@ -62,10 +62,8 @@ LIMIT $2;
 SELECT count(*) AS total, count(*) FILTER (WHERE embedding_next IS NOT NULL) AS done
 FROM chunks WHERE collection = $1;
 
--- name: set_reembed_vectors
-UPDATE chunks c SET embedding_next = v.embedding
-FROM unnest($1::uuid[], $2::vector[]) AS v(id, embedding)
-WHERE c.id = v.id;
+-- name: set_reembed_vector
+UPDATE chunks SET embedding_next = $2 WHERE id = $1;
 
 -- name: switch_chunks
 -- The switch, run in one transaction with switch_collection under the collection's lock: every

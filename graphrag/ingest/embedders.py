@@ -84,7 +84,11 @@ class Embedders:
             spec = self.default_spec
         else:
             provider, _, target = record.spec.partition(":")
-            spec = EmbeddingSpec(provider, target, record.name, record.base_url)
+            base_url = record.base_url
+            if provider == "openai" and self.settings is not None and self.settings.embedding_base_url:
+                # The endpoint may have moved since the model was recorded: the setting wins.
+                base_url = self.settings.embedding_base_url.rstrip("/")
+            spec = EmbeddingSpec(provider, target, record.name, base_url)
         try:
             return self.load(spec, dim=record.dim)
         except ConfigurationError as exc:

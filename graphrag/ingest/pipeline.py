@@ -258,7 +258,7 @@ class Ingestor:
             else:
                 item.existed = found is not None
                 todo.append(item)
-        if todo:
+        if todo or text_config is not None:  # a configuration asked for is checked even when nothing changed
             info, space = await self.models.embedders.for_write(self.postgres, collection, text_config)
             await self._ensure_entity_index(space)
             for item in todo:
