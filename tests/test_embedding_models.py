@@ -124,6 +124,11 @@ async def test_collections_on_two_models_live_side_by_side(
         # Vectors of different models are never compared: searching both at once is a clear error.
         with pytest.raises(InvalidInput, match="different embedding models"):
             await router.search("tea", mode="vector", collections=[mini, other])
+        # Naming no collection searches everything: the vector side covers the configured model's
+        # collections and says so; keyword and graph cover all.
+        everything = await router.search("tea leaves", mode="hybrid", limit=50)
+        assert "other collection(s) use another model" in everything["legs"]["vector"]["note"]
+        assert FAKE_MODEL in everything["legs"]["vector"]["note"]
         # Keyword search needs no model, so it may span them.
         both = await router.search("tea leaves", mode="keyword", collections=[mini, other])
         assert {h["collection"] for h in both["results"]} == {mini, other}
@@ -322,3 +327,18 @@ def test_cli_reembed_and_status_show_the_model(tmp_path: Path, settings: Setting
     assert found["results"][0]["source"].endswith("a.md")
     bad = cli("reembed", "--collection", collection, "--model", "cohere:x")
     assert bad.returncode != 0 and bad.stderr.count("\n") == 1 and "unknown provider" in bad.stderr
+
+
+async def test_a_collection_whose_model_cannot_be_loaded_is_a_clear_error(
+        runtime: Runtime, models: Any, collection: str) -> None:
+    assert (await ingest(runtime, models, collection)).ingested == len(DOCS)
+    # The collection records a local model folder this machine does not have (another host built it).
+    gone = f"gone-model-{collection}"
+    await runtime.postgres.register_model(gone, "sentence-transformers", f"sentence-transformers:/nonexistent/{gone}",
+                                          384, None)
+    await runtime.postgres.pool.execute("UPDATE collections SET embedding_model = $2 WHERE name = $1", collection, gone)
+    router = SearchRouter(runtime.postgres, runtime.neo4j, models.embedders, models.nlp)
+    with pytest.raises(ConfigurationError, match=f"no model folder at /nonexistent/{gone}.*built with {gone}"):
+        await router.search("pasta", mode="vector", collections=[collection])
+    # Keyword search does not need the model and still answers.
+    assert (await router.search("pasta", mode="keyword", collections=[collection]))["results"]

@@ -57,6 +57,8 @@ class LegStatus(_Out):
     confidence: float | None = Field(None, description="how much the leg trusts its own ranking (scales its weight)")
     prior: float | None = Field(None, description="graph leg: how entity-centric the collections are (scales its weight)")
     named: int | None = Field(None, description="graph leg: documents named after what the query names")
+    note: str | None = Field(None, description="vector leg: which collections it covered, when they use several "
+                             "embedding models and none was named")
 
 
 class EntityRef(_Out):

@@ -27,6 +27,9 @@ class EmbeddingSpace:
 
     embedder: Embedder
     dim: int
+    #: Set when the search named no collection and they use several models: the vector side then
+    #: covers the collections of this model only, and the response says so.
+    note: str | None = None
 
     @property
     def name(self) -> str:
@@ -129,15 +132,28 @@ class Embedders:
         different models are never compared). Unknown collections fall back to the default model."""
         infos = await postgres.collection_info(list(collections) if collections else None)
         models: dict[str, ModelRecord] = {}
-        for info in infos.values():
+        members: dict[str, list[str]] = {}
+        for name, info in sorted(infos.items()):
             models.setdefault(info.model.name, info.model)
-        if len(models) > 1:
-            listing = ", ".join(f"{name} ({info.model.name}, {info.model.dim} dims)" for name, info in sorted(infos.items()))
-            raise InvalidInput(
-                f"these collections use different embedding models: {listing}; search them separately "
-                "(name one in `collections`) or move one with `graphrag reembed`")
+            members.setdefault(info.model.name, []).append(name)
         if not models:
             embedder = await asyncio.to_thread(lambda: self.default)
             return EmbeddingSpace(embedder, embedder.dim)
-        record = next(iter(models.values()))
-        return EmbeddingSpace(await self.aload_record(record), record.dim)
+        if len(models) == 1:
+            record = next(iter(models.values()))
+            return EmbeddingSpace(await self.aload_record(record), record.dim)
+        if collections:
+            listing = "; ".join(f"{model} ({models[model].dim} dims): {', '.join(names[:5])}"
+                                + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+                                for model, names in members.items())
+            raise InvalidInput(
+                f"these collections use different embedding models ({listing}); search them in separate "
+                "requests or move one with `graphrag reembed`")
+        # No collection named: everything is searched, and the vector side takes the configured
+        # model's collections (or else the model most collections use) and says so.
+        chosen = self.default_spec.name if self.default_spec.name in models else max(members, key=lambda m: len(members[m]))
+        others = sorted(n for m, names in members.items() if m != chosen for n in names)
+        note = (f"vector similarity covered the collections embedded with {chosen}; {len(others)} other "
+                f"collection(s) use another model (name them in `collections` to search them by vector)")
+        record = models[chosen]
+        return EmbeddingSpace(await self.aload_record(record), record.dim, note)

@@ -187,6 +187,9 @@ class SearchRouter:
             raise ServiceUnavailable(f"PostgreSQL is unavailable; retry shortly ({one_line(down[0], 120)})")
         for leg in LEGS:
             legs.setdefault(leg, {"status": "skipped", "took_ms": 0.0, "hits": 0})
+        space = space_task.result() if space_task.done() and not space_task.cancelled() else None
+        if space is not None and space.note and "vector" in results:
+            legs["vector"]["note"] = space.note
 
         t1 = time.perf_counter()
         rankings = {leg: r.hits for leg, r in results.items()}
@@ -209,7 +212,7 @@ class SearchRouter:
                 fetch_rows(self.postgres, [c for c in union if c not in rows], config),
                 self._keyword_completion(text, union, results, config))
             rows.update(fetched)
-            completed.update(self._vector_completion(embedding, space_task.result(), union, rows, results, config))
+            completed.update(self._vector_completion(embedding, space, union, rows, results, config))
             candidates = fusion.convex(rankings, weights, completed)
         else:
             candidates = fusion.rrf(rankings, weights, config.rrf_k)
