@@ -187,7 +187,7 @@ def load_html(path: Path, data: bytes) -> list[Document]:
     blocks = _html_blocks(root, landmark)
     if not blocks and root is not soup:  # a landmark with nothing in it: read the whole page
         blocks = _html_blocks(soup, False)
-    body = "\n\n".join(_render_block(kind, text) for kind, text in blocks)
+    body = _join_blocks([_render_block(kind, text) for kind, text in blocks])
     if not body.strip():
         body = soup.get_text("\n", strip=True)
     title = _html_title(page_title, blocks) or _title_from_markdown(body) or path.stem
@@ -345,6 +345,16 @@ def _code_language(pre: Any) -> str:
     return ""
 
 
+def _join_blocks(blocks: list[str]) -> str:
+    """Blocks separated by blank lines, except consecutive list items (one list, one line each)."""
+    out: list[str] = []
+    for block in blocks:
+        if out:
+            out.append("\n" if block.startswith("- ") and out[-1].startswith("- ") else "\n\n")
+        out.append(block)
+    return "".join(out)
+
+
 def _render_block(kind: str, text: str) -> str:
     if kind[0] == "h" and kind[1:].isdigit():
         return "#" * int(kind[1]) + " " + text
@@ -476,24 +486,68 @@ def load_docx(path: Path, data: bytes) -> list[Document]:
     except (zipfile.BadZipFile, zlib.error, etree.XMLSyntaxError, KeyError, ValueError, OSError) as exc:
         kind = "corrupt compressed data" if isinstance(exc, zlib.error) else type(exc).__name__
         raise LoadError(f"{path.name}: unreadable DOCX ({kind}: {str(exc)[:200]})") from None
+    from docx.table import Table
+
     lines: list[str] = []
-    for para in document.paragraphs:
-        text = para.text.strip()
+    for block in document.iter_inner_content():  # paragraphs and tables in document order
+        if isinstance(block, Table):
+            rows = _docx_rows(block)
+            if rows:
+                lines.append(_pipe_table(rows))
+            continue
+        text = block.text.strip()
         if not text:
             continue
-        style = (para.style.name if para.style is not None else "") or ""
+        style = (block.style.name if block.style is not None else "") or ""
         level = style.removeprefix("Heading ").strip()
         if style.startswith("Heading") and level.isdigit():
             lines.append("#" * min(int(level), 6) + " " + text)
         elif style == "Title":
             lines.append("# " + text)
+        elif style.startswith("List"):
+            lines.append("- " + text)
         else:
             lines.append(text)
-    body = "\n\n".join(lines)
+    body = _join_blocks(lines)
     props = document.core_properties
     title = (props.title or "").strip() or _title_from_markdown(body) or path.stem
     meta = {"author": props.author} if props.author else {}
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
+
+
+def _docx_rows(table: Any) -> list[list[str]]:
+    """A DOCX table's rows of cell text; a merged cell's text once, nested tables flattened into their cell."""
+    rows: list[list[str]] = []
+    for row in table.rows:
+        cells: list[str] = []
+        previous = None
+        for cell in row.cells:
+            # row.cells repeats a horizontally merged cell once per grid column it spans.
+            cells.append("" if cell._tc is previous else _docx_cell_text(cell))
+            previous = cell._tc
+        if any(cells):
+            rows.append(cells)
+    return rows
+
+
+def _docx_cell_text(cell: Any) -> str:
+    """A cell's paragraphs and nested tables on one line, pipes escaped (iterative: nesting cannot recurse deep)."""
+    from docx.table import Table, _Cell
+
+    parts: list[str] = []
+    pending = [iter(cell.iter_inner_content())]
+    while pending:
+        block = next(pending[-1], None)
+        if block is None:
+            pending.pop()
+        elif isinstance(block, Table):
+            for row in block.rows:
+                pending.append(iter(row.cells))
+        elif isinstance(block, _Cell):  # a nested table's cell
+            pending.append(iter(block.iter_inner_content()))
+        elif block.text.strip():
+            parts.append(block.text.strip())
+    return " ".join(" ".join(parts).split()).replace("|", "\\|")
 
 
 def load_jsonl(path: Path, data: bytes) -> list[Document]:
