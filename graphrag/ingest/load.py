@@ -307,8 +307,13 @@ def _html_blocks(root: Any, landmark: bool) -> list[tuple[str, str]]:
                     kind = "pre " + _code_language(node)
                 collector = (kind, [])
                 out.append(collector)
-            elif name in _HTML_INLINE_CODE and not in_pre and current is not None:
-                current[1].append("`")
+            elif name in _HTML_INLINE_CODE and not in_pre:
+                if collector is None:  # code in loose text: it joins (or opens) the loose block
+                    if loose[0] is None:
+                        loose[0] = ("p", [])
+                        out.append(loose[0])
+                    collector = loose[0]
+                collector[1].append("`")
                 closing = "`"
             elif name in _HTML_BREAKS and current is not None and not in_pre:
                 closing = " "
