@@ -159,7 +159,7 @@ _HTML_CHROME = frozenset({"nav", "navbar", "navigation", "menu", "menubar", "sid
                           "breadcrumbs", "toc", "pagination", "pager", "cookie", "cookies", "share", "sharing",
                           "social", "skip", "topbar", "bottombar"})
 _HTML_CHROME_OUTSIDE_MAIN = frozenset({"header", "footer", "banner", "masthead", "copyright"})
-_HTML_CONTAINERS = frozenset({"div", "section", "ul", "ol", "dl", "aside", "header", "table", "p", "span"})
+_HTML_CONTAINERS = frozenset({"div", "section", "ul", "ol", "dl", "aside", "header", "table"})
 _HEADING_LINK_MARKS = frozenset({"¶", "#", "§", "🔗", "∞", "link"})
 _TITLE_SEPARATORS = re.compile(r"\s+(?:-|\||–|—|·|::|»)\s+")
 
@@ -275,7 +275,8 @@ def _html_blocks(root: Any, landmark: bool) -> list[tuple[str, str]]:
 
     # (children still to visit, collecting block or None, inside <pre>, inside an owner, inside an
     #  <article>/<section>, text to add to the block on leaving the element)
-    stack: list[tuple[Iterator[Any], tuple[str, list[str]] | None, bool, bool, bool, str]] = [(iter(root.contents), None, False, False, False, "")]
+    stack: list[tuple[Iterator[Any], tuple[str, list[str]] | None, bool, bool, bool, str]] = [
+        (iter(root.contents), None, False, False, False, "")]
     while stack:
         children, current, in_pre, in_owner, in_article, closing = stack[-1]
         node = next(children, None)
