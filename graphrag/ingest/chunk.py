@@ -8,10 +8,11 @@ over the model limit), ``sentence`` (window with a token budget and overlap), ``
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -21,7 +22,21 @@ from graphrag.models import Chunk, Document
 CHUNKERS = ("markdown", "sentence", "paragraph", "page", "semantic", "whole")
 DEFAULT_FOR_KIND = {"markdown": "markdown", "text": "sentence", "pdf": "page", "record": "whole"}
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n[ \t]*\n+|\n(?=[ \t]*(?:[-*+]|\d+[.)])\s)")
+# Hard breaks the sentencizer does not see: a blank line, and a new list item.
+# A block holds two sentences only if an end mark inside it is followed by a space (or is a CJK full stop).
+_MAYBE_END = re.compile(r"[.!?\u2026][\"')\]\u2019\u201d]*\s|[\u3002\uff01\uff1f]")
+_BLOCK_BREAK = re.compile(r"\n[ \t]*\n+|\n(?=[ \t]*(?:[-*+]|\d+[.)])\s)")
+# Abbreviations that spaCy's English tokenizer does not keep whole ("al." "Fig." "No." become word + "."),
+# so the sentencizer would end a sentence after them. Titles, months, "e.g.", "U.S." are kept whole already.
+_ABBREVIATIONS = frozenset({
+    "al", "approx", "cf", "dept", "eq", "eqs", "fig", "figs", "ibid", "incl", "ref", "refs", "resp", "viz",
+    "vs", "dr", "mr", "mrs", "ms", "prof", "sr", "jr", "st", "mt",
+})
+# ... and those that are one only before a number ("No. 5", "p. 12"; but "the answer is no. Then").
+_NUMBER_ABBREVIATIONS = frozenset({
+    "no", "nos", "p", "pp", "ch", "chap", "col", "cols", "vol", "vols", "sec", "secs", "sect", "para", "art",
+    "tab", "ex", "op",
+})
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _HEADING_LINE = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
 
@@ -78,19 +93,64 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+@functools.cache
+def _sentencizer() -> Any:
+    """spaCy's rule-based sentencizer on a blank English pipeline: a tokenizer and no model to load."""
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    # The length cap guards the parser's and NER's memory; a tokenizer and the sentencizer need no cap
+    # (a text file's one unbroken block may pass 1,000,000 characters).
+    nlp.max_length = 1 << 40
+    return nlp
+
+
+def _sentence_starts(doc: Any) -> list[int]:
+    """Character offsets (in ``doc.text``) where a sentence starts, after the abbreviation rule."""
+    starts: list[int] = []
+    for sent in doc.sents:
+        first = sent[0]
+        if starts and first.i >= 2 and doc[first.i - 1].text == ".":
+            word, nxt = doc[first.i - 2], first.text
+            glued = word.idx + len(word.text) == doc[first.i - 1].idx  # "Fig." not "end ."
+            # "et al. showed", "Fig. 3", "No. 5": the sentencizer ended a sentence at an abbreviation.
+            if glued and (word.lower_ in _ABBREVIATIONS or nxt[:1].islower()
+                          or (word.lower_ in _NUMBER_ABBREVIATIONS and nxt[:1].isdigit())):
+                continue
+        starts.append(first.idx)
+    return starts
+
+
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """Sentence boundaries inside ``text[start:end]`` as absolute, whitespace-trimmed spans."""
+    """Sentence boundaries inside ``text[start:end]`` as absolute, whitespace-trimmed spans.
+
+    Blank lines and list items always break; inside a block, spaCy's rule-based sentencizer decides,
+    with its tokenizer's exceptions ("Dr.", "U.S.", "e.g.") and a short abbreviation list on top.
+    """
     end = len(text) if end is None else end
-    spans: list[tuple[int, int]] = []
+    blocks: list[tuple[int, int]] = []
     pos = start
-    for match in _SENTENCE_END.finditer(text, start, end):
+    for match in _BLOCK_BREAK.finditer(text, start, end):
         s, e = _trim(text, pos, match.start())
         if e > s:
-            spans.append((s, e))
+            blocks.append((s, e))
         pos = match.end()
     s, e = _trim(text, pos, end)
     if e > s:
-        spans.append((s, e))
+        blocks.append((s, e))
+    spans: list[tuple[int, int]] = []
+    multi = [_MAYBE_END.search(text, s, e - 1) is not None for s, e in blocks]
+    docs = iter(_sentencizer().pipe(text[s:e] for (s, e), m in zip(blocks, multi, strict=True) if m))
+    for (s, e), m in zip(blocks, multi, strict=True):
+        if not m:
+            spans.append((s, e))
+            continue
+        starts = _sentence_starts(next(docs)) + [e - s]
+        for a, b in zip(starts, starts[1:]):
+            a, b = _trim(text, s + a, s + b)
+            if b > a:
+                spans.append((a, b))
     return spans
 
 

@@ -138,11 +138,38 @@ def load_text(path: Path, data: bytes) -> list[Document]:
 # Limits on hostile HTML. bs4 keeps about 1 KB per element, so the element cap bounds memory (~0.5 GB);
 # a legitimate page has far fewer (a very long Wikipedia article: ~50,000).
 HTML_MAX_ELEMENTS = 500_000
-_HTML_BLOCKS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "blockquote", "td", "th"})
-_HTML_OWNERS = frozenset({"li", "td", "th"})  # a <p>/<blockquote> inside one of these is part of its text
+# Elements whose text is one block of the output; a <p>/<blockquote> inside an owner is part of its text.
+_HTML_BLOCKS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "blockquote", "dt", "dd",
+                          "figcaption", "summary"})
+_HTML_OWNERS = frozenset({"li", "dt", "dd", "figcaption", "summary"})
+# Block-level elements: loose text on either side of one belongs to different blocks.
+_HTML_BREAKS = frozenset({"address", "article", "aside", "body", "br", "details", "div", "dl", "fieldset", "figure",
+                          "footer", "header", "hr", "html", "main", "ol", "section", "table", "tbody", "td", "tfoot",
+                          "th", "thead", "tr", "ul"}) | _HTML_BLOCKS
+_HTML_INLINE_CODE = frozenset({"code", "kbd", "samp", "tt"})
+# Never article text: scripts, embedded objects, form controls, site navigation and footers.
+_HTML_SKIP = frozenset({"head", "script", "style", "noscript", "template", "svg", "iframe", "object", "embed",
+                        "canvas", "nav", "footer", "button", "select", "input", "textarea", "option", "dialog"})
+_HTML_SKIP_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search", "dialog",
+                              "alertdialog", "menu", "menubar", "toolbar", "tooltip"})
+# class/id words that name page furniture (a readability-style rule, applied to containers only: an inline
+# <a class="header"> wrapping a heading's text stays). The second set only outside a main landmark, where a
+# "header" is the site's banner rather than the article's own title block.
+_HTML_CHROME = frozenset({"nav", "navbar", "navigation", "menu", "menubar", "sidebar", "sidenav", "breadcrumb",
+                          "breadcrumbs", "toc", "pagination", "pager", "cookie", "cookies", "share", "sharing",
+                          "social", "skip", "topbar", "bottombar"})
+_HTML_CHROME_OUTSIDE_MAIN = frozenset({"header", "footer", "banner", "masthead", "copyright"})
+_HTML_CONTAINERS = frozenset({"div", "section", "ul", "ol", "dl", "aside", "header", "table"})
+_HEADING_LINK_MARKS = frozenset({"¶", "#", "§", "🔗", "∞", "link"})
+_TITLE_SEPARATORS = re.compile(r"\s+(?:-|\||–|—|·|::|»)\s+")
 
 
 def load_html(path: Path, data: bytes) -> list[Document]:
+    """An HTML page's main content as Markdown-like text: headings, lists, code blocks and pipe tables.
+
+    The article is the page's main landmark (``<main>``, ``role="main"``, or its one ``<article>``);
+    navigation, banners, footers, sidebars, hidden help popups and scripts are dropped.
+    """
     from bs4 import BeautifulSoup
 
     if b"\x00" in data:
@@ -154,23 +181,16 @@ def load_html(path: Path, data: bytes) -> list[Document]:
     # (60 KB of "<a " took ~50 s), and it nests every unclosed <p>/<li>, where lxml closes them as
     # browsers do. lxml is always installed (python-docx needs it).
     soup = BeautifulSoup(data, "lxml")
-    for tag in soup(["script", "style", "noscript", "template", "svg"]):
-        tag.decompose()
     title_tag = soup.find("title")
-    blocks: list[str] = []
-    for name, text in _html_blocks(soup):
-        if not text or name in ("td", "th"):
-            continue
-        if name[0] == "h":
-            blocks.append("#" * int(name[1]) + " " + text)
-        elif name == "pre":
-            blocks.append("```\n" + text.strip("\n") + "\n```")
-        elif name == "li":
-            blocks.append("- " + text)
-        else:
-            blocks.append(text)
-    body = "\n\n".join(blocks) or soup.get_text("\n", strip=True)
-    title = (title_tag.get_text(strip=True) if title_tag else "") or _title_from_markdown(body) or path.stem
+    page_title = title_tag.get_text(" ", strip=True) if title_tag else ""
+    root, landmark = _main_content(soup)
+    blocks = _html_blocks(root, landmark)
+    if not blocks and root is not soup:  # a landmark with nothing in it: read the whole page
+        blocks = _html_blocks(soup, False)
+    body = _join_blocks([_render_block(kind, text) for kind, text in blocks])
+    if not body.strip():
+        body = soup.get_text("\n", strip=True)
+    title = _html_title(page_title, blocks) or _title_from_markdown(body) or path.stem
     meta = {}
     for m in soup.find_all("meta"):
         name, content = m.get("name"), m.get("content")
@@ -179,35 +199,224 @@ def load_html(path: Path, data: bytes) -> list[Document]:
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
 
 
-def _html_blocks(soup: Any) -> list[tuple[str, str]]:
-    """``(tag name, text)`` of each block element, in document order, in one pass over the tree.
+def _html_title(page_title: str, blocks: list[tuple[str, str]]) -> str:
+    """The article's own <h1>; else the page <title> less a site-name part when one part is the first heading."""
+    headings = [text for kind, text in blocks if kind in ("h1", "h2", "h3", "h4", "h5", "h6") and text]
+    h1 = next((text for kind, text in blocks if kind == "h1" and text), "")
+    if h1:
+        return h1
+    parts = _TITLE_SEPARATORS.split(page_title)
+    if headings and len(parts) > 1 and headings[0] in parts:
+        return headings[0]
+    return page_title
 
-    Each piece of text belongs to its innermost block only. Calling ``get_text`` on every block (as
-    this used to) copies a nested block's text into each enclosing one: quadratic time and output on
-    deeply nested input (4,000 nested <p> gave 40 MB of text). The walk keeps its own stack, so
-    100,000 nested elements cannot raise RecursionError.
+
+def _main_content(soup: Any) -> tuple[Any, bool]:
+    """The element holding the page's article, and whether it is a main landmark (else the whole page)."""
+    from bs4.element import Tag
+
+    def is_main(tag: Any) -> bool:
+        return isinstance(tag, Tag) and (tag.name == "main" or tag.get("role") == "main")
+
+    root = soup.find(is_main)
+    if root is None:
+        articles = soup.find_all("article", limit=2)
+        return (articles[0], True) if len(articles) == 1 else (soup, False)
+    while (inner := root.find(is_main)) is not None:  # a role="main" article inside <main>: the narrower one
+        root = inner
+    articles = root.find_all("article", limit=2)
+    return (articles[0] if len(articles) == 1 else root), True
+
+
+def _skip_html(node: Any, landmark: bool, in_article: bool) -> bool:
+    """Whether an element is page furniture rather than article text (its whole subtree is dropped)."""
+    name = node.name
+    if name in _HTML_SKIP:
+        return True
+    attrs = node.attrs
+    if not attrs:
+        return name in ("header", "aside") and not (landmark or in_article)
+    if "hidden" in attrs or attrs.get("aria-hidden") == "true" or attrs.get("role") in _HTML_SKIP_ROLES:
+        return True
+    style = attrs.get("style")
+    if isinstance(style, str) and "display:none" in style.replace(" ", "").lower():
+        return True
+    if name in ("header", "aside") and not (landmark or in_article):
+        return True
+    if name == "a":  # a heading's self-link: "¶", "#"
+        href = attrs.get("href")
+        if "headerlink" in (attrs.get("class") or ()):
+            return True
+        return (isinstance(href, str) and href.startswith("#") and len(node.contents) == 1
+                and str(node.contents[0]).strip() in _HEADING_LINK_MARKS)
+    if name in _HTML_CONTAINERS:
+        words: set[str] = set()
+        for value in (attrs.get("class") or (), (attrs.get("id") or "",)):
+            for item in value if not isinstance(value, str) else (value,):
+                words.update(re.split(r"[-_\s]+", str(item).lower()))
+        if words & _HTML_CHROME or (not landmark and not in_article and words & _HTML_CHROME_OUTSIDE_MAIN):
+            return True
+    return False
+
+
+def _html_blocks(root: Any, landmark: bool) -> list[tuple[str, str]]:
+    """``(kind, text)`` of each block of ``root``, in document order, in one pass over the tree.
+
+    Kinds are the block tags (``h2``, ``p``, ``li``, ``pre``...) and ``table`` (already a pipe table).
+    Each piece of text belongs to its innermost block only; loose text between blocks is a ``p`` of its
+    own. Inline tags add no spaces (``<em>a</em>, b`` stays "a, b"); inline code gets backticks.
+    The walk keeps its own stack, so 100,000 nested elements cannot raise RecursionError; copying a
+    nested block's text into each enclosing one would be quadratic in the nesting depth.
     """
     from bs4.element import CData, NavigableString, Tag
 
     out: list[tuple[str, list[str]]] = []
-    # (children still to visit, collecting block or None, inside <pre>, inside <li>/<td>/<th>)
-    stack: list[tuple[Iterator[Any], tuple[str, list[str]] | None, bool, bool]] = [
-        (iter(soup.contents), None, False, False)]
+    loose: list[tuple[str, list[str]] | None] = [None]  # the open block of loose text, if any
+
+    # (children still to visit, collecting block or None, inside <pre>, inside an owner, inside an
+    #  <article>/<section>, text to add to the block on leaving the element)
+    stack: list[tuple[Iterator[Any], tuple[str, list[str]] | None, bool, bool, bool, str]] = [
+        (iter(root.contents), None, False, False, False, "")]
     while stack:
-        children, current, in_pre, in_owner = stack[-1]
+        children, current, in_pre, in_owner, in_article, closing = stack[-1]
         node = next(children, None)
         if node is None:
             stack.pop()
-        elif isinstance(node, Tag):
-            name, collector = node.name, current
+            if current is not None and closing:
+                current[1].append(closing)
+            continue
+        if isinstance(node, Tag):
+            name = node.name
+            if _skip_html(node, landmark, in_article):
+                continue
+            if name in _HTML_BREAKS:
+                loose[0] = None
+                if current is not None and not in_pre:
+                    current[1].append(" ")
+            if name == "table" and not in_pre:
+                table = _html_table(node)
+                if table is not None:
+                    caption, rows = table
+                    if caption:
+                        out.append(("p", [caption]))
+                    out.append(("table", [rows]))
+                    continue
+            collector, closing = current, ""
             if not in_pre and name in _HTML_BLOCKS and (not in_owner or name not in ("p", "blockquote")):
-                collector = (name, [])
+                kind = name
+                if name == "pre":
+                    kind = "pre " + _code_language(node)
+                collector = (kind, [])
                 out.append(collector)
-            stack.append((iter(node.contents), collector, in_pre or name == "pre", in_owner or name in _HTML_OWNERS))
-        elif current is not None and (type(node) is NavigableString or isinstance(node, CData)):
-            current[1].append(str(node))
-    return [(name, "".join(parts) if name == "pre" else " ".join(s for s in (p.strip() for p in parts) if s))
-            for name, parts in out]
+            elif name in _HTML_INLINE_CODE and not in_pre:
+                if collector is None:  # code in loose text: it joins (or opens) the loose block
+                    if loose[0] is None:
+                        loose[0] = ("p", [])
+                        out.append(loose[0])
+                    collector = loose[0]
+                collector[1].append("`")
+                closing = "`"
+            elif name in _HTML_BREAKS and current is not None and not in_pre:
+                closing = " "
+            stack.append((iter(node.contents), collector, in_pre or name == "pre", in_owner or name in _HTML_OWNERS,
+                          in_article or name in ("article", "section"), closing))
+        elif type(node) is NavigableString or isinstance(node, CData):
+            text = str(node)
+            if current is not None:
+                current[1].append(text)
+            elif text.strip():
+                if loose[0] is None:
+                    loose[0] = ("p", [])
+                    out.append(loose[0])
+                loose[0][1].append(text)
+    blocks = []
+    for kind, parts in out:
+        if kind.startswith("pre"):
+            text = "".join(parts).strip("\n")
+        elif kind == "table":
+            text = parts[0]
+        else:
+            text = " ".join("".join(parts).split())
+        if text.strip():
+            blocks.append((kind, text))
+    return blocks
+
+
+def _code_language(pre: Any) -> str:
+    """The language of a code block from ``class="language-rust"`` on the <pre> or its <code>."""
+    for tag in (pre, pre.find("code")):
+        for cls in (tag.get("class") or ()) if tag is not None else ():
+            if cls.startswith(("language-", "lang-")):
+                return re.sub(r"[^\w+#.-].*", "", cls.split("-", 1)[1])
+    return ""
+
+
+def _join_blocks(blocks: list[str]) -> str:
+    """Blocks separated by blank lines, except consecutive list items (one list, one line each)."""
+    out: list[str] = []
+    for block in blocks:
+        if out:
+            out.append("\n" if block.startswith("- ") and out[-1].startswith("- ") else "\n\n")
+        out.append(block)
+    return "".join(out)
+
+
+def _render_block(kind: str, text: str) -> str:
+    if kind[0] == "h" and kind[1:].isdigit():
+        return "#" * int(kind[1]) + " " + text
+    if kind.startswith("pre"):
+        fence = "````" if "```" in text else "```"
+        return f"{fence}{kind[4:]}\n{text}\n{fence}"
+    if kind == "li":
+        return "- " + text
+    if kind == "blockquote":
+        return "> " + text
+    return text
+
+
+# A cell this long means a page laid out with a table, not a table of data.
+_LAYOUT_CELL_CHARS = 2000
+
+
+def _html_table(table: Any) -> tuple[str, str] | None:
+    """``(caption, pipe table)`` for a data table; None for a layout table (read as ordinary blocks)."""
+    if table.get("role") in ("presentation", "none") or table.find("table") is not None:
+        return None
+    rows: list[list[str]] = []
+    for tr in table.find_all("tr"):
+        cells: list[str] = []
+        for cell in tr.find_all(("td", "th"), recursive=False):
+            text = _cell_text(cell)
+            if len(text) > _LAYOUT_CELL_CHARS:
+                return None
+            cells.append(text)
+            span = cell.get("colspan")
+            if isinstance(span, str) and span.isdigit():
+                cells.extend([""] * min(int(span) - 1, 50))
+        if cells:
+            rows.append(cells)
+    if not rows:
+        return None
+    caption_tag = table.find("caption")
+    caption = _cell_text(caption_tag).replace("\\|", "|") if caption_tag is not None else ""
+    return caption, _pipe_table(rows)
+
+
+def _cell_text(cell: Any) -> str:
+    """A table cell's text on one line: nested blocks joined by spaces, inline code in backticks, pipes escaped."""
+    blocks = _html_blocks(cell, True)
+    text = " ".join(text.replace("\n", " ") if not kind.startswith("pre") else " ".join(text.split())
+                    for kind, text in blocks)
+    return text.replace("|", "\\|")
+
+
+def _pipe_table(rows: list[list[str]]) -> str:
+    """Rows as a Markdown pipe table. Markdown needs a header row: the first row is it (<th> cells or not)."""
+    width = max(len(row) for row in rows)
+    rows = [row + [""] * (width - len(row)) for row in rows]
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * width]
+    lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
+    return "\n".join(lines)
 
 
 def load_pdf(path: Path, data: bytes) -> list[Document]:
@@ -283,24 +492,68 @@ def load_docx(path: Path, data: bytes) -> list[Document]:
     except (zipfile.BadZipFile, zlib.error, etree.XMLSyntaxError, KeyError, ValueError, OSError) as exc:
         kind = "corrupt compressed data" if isinstance(exc, zlib.error) else type(exc).__name__
         raise LoadError(f"{path.name}: unreadable DOCX ({kind}: {str(exc)[:200]})") from None
+    from docx.table import Table
+
     lines: list[str] = []
-    for para in document.paragraphs:
-        text = para.text.strip()
+    for block in document.iter_inner_content():  # paragraphs and tables in document order
+        if isinstance(block, Table):
+            rows = _docx_rows(block)
+            if rows:
+                lines.append(_pipe_table(rows))
+            continue
+        text = block.text.strip()
         if not text:
             continue
-        style = (para.style.name if para.style is not None else "") or ""
+        style = (block.style.name if block.style is not None else "") or ""
         level = style.removeprefix("Heading ").strip()
         if style.startswith("Heading") and level.isdigit():
             lines.append("#" * min(int(level), 6) + " " + text)
         elif style == "Title":
             lines.append("# " + text)
+        elif style.startswith("List"):
+            lines.append("- " + text)
         else:
             lines.append(text)
-    body = "\n\n".join(lines)
+    body = _join_blocks(lines)
     props = document.core_properties
     title = (props.title or "").strip() or _title_from_markdown(body) or path.stem
     meta = {"author": props.author} if props.author else {}
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
+
+
+def _docx_rows(table: Any) -> list[list[str]]:
+    """A DOCX table's rows of cell text; a merged cell's text once, nested tables flattened into their cell."""
+    rows: list[list[str]] = []
+    for row in table.rows:
+        cells: list[str] = []
+        previous = None
+        for cell in row.cells:
+            # row.cells repeats a horizontally merged cell once per grid column it spans.
+            cells.append("" if cell._tc is previous else _docx_cell_text(cell))
+            previous = cell._tc
+        if any(cells):
+            rows.append(cells)
+    return rows
+
+
+def _docx_cell_text(cell: Any) -> str:
+    """A cell's paragraphs and nested tables on one line, pipes escaped (iterative: nesting cannot recurse deep)."""
+    from docx.table import Table, _Cell
+
+    parts: list[str] = []
+    pending = [iter(cell.iter_inner_content())]
+    while pending:
+        block = next(pending[-1], None)
+        if block is None:
+            pending.pop()
+        elif isinstance(block, Table):
+            for row in block.rows:
+                pending.append(iter(row.cells))
+        elif isinstance(block, _Cell):  # a nested table's cell
+            pending.append(iter(block.iter_inner_content()))
+        elif block.text.strip():
+            parts.append(block.text.strip())
+    return " ".join(" ".join(parts).split()).replace("|", "\\|")
 
 
 def load_jsonl(path: Path, data: bytes) -> list[Document]:

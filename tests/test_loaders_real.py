@@ -1,0 +1,208 @@
+"""Loaders on documents shaped like real ones: tables, site furniture, inline markup, abbreviations.
+
+Ingested into the real PostgreSQL and Neo4j and searched through the real router; the pure parts
+(HTML to text, sentence boundaries) are also checked directly.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphrag.ingest.chunk import Chunker, ChunkOptions, sentence_spans
+from graphrag.ingest.load import Found, load_file
+from graphrag.ingest.pipeline import Ingestor
+from graphrag.models import Document
+from graphrag.runtime import Runtime
+from graphrag.search.router import SearchRouter
+
+MB = 1024 * 1024
+
+# A documentation page the way site generators render one: a hidden help popup, a site banner with the
+# book's name as <h1>, a sidebar of every chapter, prev/next links, a footer, scripts. Only <main> is
+# the article.
+NAV_PAGE = """<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">
+<title>Shared State - The Gadget Handbook</title>
+<script>const path_to_root = "";</script><style>body { color: black; }</style></head>
+<body>
+<div id="help-container"><div id="help-popup"><h2 class="help-title">Keyboard shortcuts</h2>
+  <p>Press <kbd>←</kbd> or <kbd>→</kbd> to navigate between chapters</p><p>Press <kbd>?</kbd> to show this help</p></div></div>
+<a class="skip-to-content" href="#content">Skip to content</a>
+<nav id="sidebar" class="sidebar" aria-label="Table of contents"><ol class="chapter">
+  <li><a href="intro.html">Introduction to gizmos</a></li><li><a href="install.html">Installing sprockets</a></li>
+  <li><a href="state.html">Shared State</a></li></ol></nav>
+<div class="page">
+  <div id="menu-bar" class="menu-bar sticky">
+    <div class="left-buttons"><button id="theme-toggle" type="button">Change theme</button></div>
+    <h1 class="menu-title">The Gadget Handbook</h1>
+    <div class="right-buttons"><a href="print.html" title="Print this book">Print</a></div>
+  </div>
+  <div id="search-wrapper" class="hidden" hidden><input type="search" placeholder="Search this book ..."></div>
+  <div id="content" class="content"><main>
+    <h2 id="shared-state"><a class="header" href="#shared-state">Shared State</a></h2>
+    <p><em>Mutex</em> is an abbreviation for <em>mutual exclusion</em>, as in a mutex allows only one thread
+    to access some data at any given time. Call <code>lock</code>, then <a href="x.html">read the guard</a>.</p>
+    <h3 id="api">The API of <code>Mutex&lt;T&gt;</code><a class="headerlink" href="#api" title="Link to this heading">¶</a></h3>
+    <pre><code class="language-rust">let m = Mutex::new(5);
+let mut num = m.lock().unwrap();</code></pre>
+    <table><thead><tr><th>Primitive</th><th>Crate</th></tr></thead>
+      <tbody><tr><td><code>Mutex</code></td><td>quillstd</td></tr><tr><td>Spinlock</td><td>froobvault</td></tr></tbody></table>
+  </main>
+  <nav class="nav-wrapper" aria-label="Page navigation"><a rel="prev" href="install.html">Previous chapter</a>
+    <a rel="next" href="next.html">Next chapter</a></nav></div>
+</div>
+<footer class="site-footer"><p>Copyright © 2024 Gadget Authors. Made with love.</p></footer>
+<script src="book.js"></script>
+</body></html>
+"""
+FURNITURE = ["Keyboard shortcuts", "navigate between chapters", "Skip to content", "Introduction to gizmos",
+             "Installing sprockets", "Change theme", "Print", "Search this book", "Previous chapter",
+             "Next chapter", "Copyright", "Gadget Handbook", "¶", "path_to_root", "color: black"]
+
+ABBREVIATED = ("Dr. Smith met Mr. Jones in the U.S. Army. He left. Smith et al. described it in Fig. 3 of "
+               "vol. 2, e.g. in the appendix. Prof. Brown disagreed, i.e. not at all. No. 5 was chosen.")
+WHOLE_SENTENCES = ["Dr. Smith met Mr. Jones in the U.S. Army.", "He left.",
+                   "Smith et al. described it in Fig. 3 of vol. 2, e.g. in the appendix.",
+                   "Prof. Brown disagreed, i.e. not at all.", "No. 5 was chosen."]
+
+
+def _load(path: Path, kind: str) -> Document:
+    [doc] = load_file(Found(path, kind), 50 * MB)
+    return doc
+
+
+def make_table_docx(path: Path) -> None:
+    """A DOCX with a heading, a paragraph, a table (a merged cell, a nested table) and a paragraph after it."""
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Specs", level=1)
+    document.add_paragraph("Intro.")
+    table = document.add_table(rows=3, cols=3)
+    for r, values in enumerate([["Part", "Material", "Mass"], ["Hull", "Vantablorium", "1200 kg"],
+                                ["Fin", "Carbon", "40 kg"]]):
+        for c, value in enumerate(values):
+            table.cell(r, c).text = value
+    table.cell(2, 1).merge(table.cell(2, 2))
+    nested = table.cell(1, 0).add_table(rows=1, cols=2)
+    nested.cell(0, 0).text = "Keel"
+    nested.cell(0, 1).text = "Zorbatite"
+    document.add_paragraph("Closing remarks.")
+    document.save(str(path))
+
+
+@pytest.fixture
+def router(runtime: Runtime, models: Any) -> SearchRouter:
+    return SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
+
+
+# -- pure logic ----------------------------------------------------------------------------------------
+def test_nav_heavy_page_yields_only_its_article(tmp_path: Path) -> None:
+    path = tmp_path / "state.html"
+    path.write_text(NAV_PAGE)
+    doc = _load(path, "html")
+    assert doc.title == "Shared State"  # the site's name is not part of the title
+    assert doc.text.startswith("## Shared State\n")
+    for text in FURNITURE:
+        assert text not in doc.text, text
+    assert "### The API of `Mutex<T>`\n" in doc.text
+    assert "```rust\nlet m = Mutex::new(5);\nlet mut num = m.lock().unwrap();\n```" in doc.text
+    assert "| Primitive | Crate |\n| --- | --- |\n| `Mutex` | quillstd |\n| Spinlock | froobvault |" in doc.text
+
+
+def test_inline_tags_add_no_space_before_punctuation(tmp_path: Path) -> None:
+    path = tmp_path / "inline.html"
+    path.write_text("<p><em>Mutex</em> is short for <em>mutual exclusion</em>, as in <a href='#'>one</a>; "
+                    "call <code>lock</code>. Done <strong>now</strong>!</p><ul><li><p>first</p><p>second</p></li></ul>")
+    doc = _load(path, "html")
+    assert "Mutex is short for mutual exclusion, as in one; call `lock`. Done now!" in doc.text
+    assert not re.search(r"\w \s*[,.;:!?]", doc.text.replace("`", ""))
+    assert "- first second" in doc.text  # a list item's paragraphs stay one item
+
+
+def test_html_table_becomes_a_pipe_table_in_document_order(tmp_path: Path) -> None:
+    path = tmp_path / "table.html"
+    path.write_text("<main><h1>Specs</h1><p>Intro.</p><table><caption>Masses</caption>"
+                    "<tr><td>Part</td><td>Mass</td></tr><tr><td>Hull</td><td colspan='2'>1200 <b>kg</b></td></tr>"
+                    "<tr><td>a | b</td><td><p>two</p><p>paragraphs</p></td></tr></table><p>After.</p></main>")
+    doc = _load(path, "html")
+    assert doc.text == ("# Specs\n\nIntro.\n\nMasses\n\n| Part | Mass |  |\n| --- | --- | --- |\n"
+                        "| Hull | 1200 kg |  |\n| a \\| b | two paragraphs |  |\n\nAfter.")
+
+
+def test_docx_table_becomes_a_pipe_table_in_document_order(tmp_path: Path) -> None:
+    path = tmp_path / "specs.docx"
+    make_table_docx(path)
+    doc = _load(path, "docx")
+    assert doc.text == ("# Specs\n\nIntro.\n\n| Part | Material | Mass |\n| --- | --- | --- |\n"
+                        "| Hull Keel Zorbatite | Vantablorium | 1200 kg |\n| Fin | Carbon 40 kg |  |\n\nClosing remarks.")
+
+
+def test_abbreviations_keep_sentences_whole() -> None:
+    assert [ABBREVIATED[a:b] for a, b in sentence_spans(ABBREVIATED)] == WHOLE_SENTENCES
+    text = "# Notes\n\nIt rained. Then it stopped!\n- Item one. Still item one\n- Item two"
+    assert [text[a:b] for a, b in sentence_spans(text, 9)] == [
+        "It rained.", "Then it stopped!", "- Item one.", "Still item one", "- Item two"]
+
+
+def test_markdown_chunker_keeps_a_converted_table_whole(tmp_path: Path, models: Any) -> None:
+    rows = "".join(f"<tr><td>row {i}</td><td>value {i} of the sample table</td></tr>" for i in range(12))
+    path = tmp_path / "big.html"
+    path.write_text(f"<main><h1>Big</h1><p>{'Some words here. ' * 30}</p><table>{rows}</table></main>")
+    doc = _load(path, "html")
+    chunks = Chunker(models.counter, ChunkOptions(budget=40)).chunk(doc)
+    tables = [c for c in chunks if "| row" in c.text]
+    assert len(tables) == 1 and "| row 0 |" in tables[0].text and "| row 11 |" in tables[0].text
+    assert tables[0].heading_path == ("Big",)
+
+
+# -- against the real stores -----------------------------------------------------------------------------
+async def test_table_cells_from_html_and_docx_are_found_by_keyword_search(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    (tmp_path / "state.html").write_text(NAV_PAGE)
+    make_table_docx(tmp_path / "specs.docx")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (2, [])
+    for term, title, row in [("froobvault", "Shared State", "| Spinlock | froobvault |"),
+                             ("Vantablorium", "Specs", "| Hull Keel Zorbatite | Vantablorium | 1200 kg |"),
+                             ("Zorbatite", "Specs", "Zorbatite")]:
+        response = await router.search(term, mode="keyword", limit=3, collections=[collection])
+        top = response["results"][0]
+        assert top["title"] == title and row in top["content"], (term, top)
+
+
+async def test_nav_heavy_page_stores_no_furniture(tmp_path: Path, ingestor: Ingestor, runtime: Runtime,
+                                                  router: SearchRouter, collection: str) -> None:
+    (tmp_path / "state.html").write_text(NAV_PAGE)
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert report.ingested == 1
+    rows = await runtime.postgres.pool.fetch(
+        "SELECT content, heading_path FROM chunks WHERE collection = $1 ORDER BY chunk_index", collection)
+    assert rows
+    for row in rows:
+        assert not [text for text in FURNITURE if text in row["content"]], row["content"]
+        assert list(row["heading_path"])[0] == "Shared State"  # no heading path starts with the site name
+    assert "mutual exclusion, as in" in rows[0]["content"]
+    for term in ("sprockets", "shortcuts", "Copyright"):
+        response = await router.search(term, mode="keyword", limit=3, collections=[collection])
+        assert response["results"] == [], term
+
+
+async def test_abbreviation_rich_text_is_chunked_at_whole_sentences(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, collection: str, models: Any) -> None:
+    doc = Document(source="abbr.txt", title="Abbreviations", text=ABBREVIATED, kind="text")
+    chunks = Chunker(models.counter, ChunkOptions(budget=8, overlap_tokens=0)).chunk(doc)
+    assert [c.text for c in chunks] == WHOLE_SENTENCES  # no two sentences fit the budget together
+    (tmp_path / "abbr.txt").write_text(ABBREVIATED)
+    ingestor.models.chunk_options = ChunkOptions(budget=8, overlap_tokens=0)  # type: ignore[attr-defined]
+    try:
+        report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    finally:
+        ingestor.models.chunk_options = models.chunk_options  # type: ignore[attr-defined]
+    assert report.ingested == 1
+    rows = await runtime.postgres.pool.fetch(
+        "SELECT content FROM chunks WHERE collection = $1 ORDER BY chunk_index", collection)
+    assert [r["content"] for r in rows] == WHOLE_SENTENCES
