@@ -259,8 +259,21 @@ class Readiness(_Out):
     neo4j: StoreReadiness
 
 
+class CollectionStats(_Out):
+    documents: int
+    chunks: int
+    graph_documents: int
+    graph_chunks: int
+    entities: int
+    relations: int
+    embedding_model: str | None = Field(None, description="the model the collection's vectors were made with")
+    embedding_dim: int | None = Field(None, description="their dimension")
+    text_config: str | None = Field(None, description="the text-search configuration of its keyword leg")
+    reembed_model: str | None = Field(None, description="the model `graphrag reembed` is moving it to, if any")
+
+
 class Stats(_Out):
-    collections: dict[str, dict[str, int]]
+    collections: dict[str, CollectionStats]
     drift: list[dict[str, Any]]
     graph_outbox: dict[str, Any]
     services: dict[str, dict[str, Any]]
