@@ -199,9 +199,11 @@ def print_results(response: dict[str, Any], explain: bool) -> None:
                      if v["status"] != "skipped")
     print(f"{len(response['results'])} results for {response['query']!r} ({response['mode']}, "
           f"{response['took_ms']:.0f} ms; {legs})")
-    for v in response["legs"].values():
+    for name, v in response["legs"].items():
         if v.get("error"):
             print(f"  leg problem: {v['error']}", file=sys.stderr)
+        elif explain and v.get("reason"):
+            print(f"  {name} leg skipped: {v['reason']}")
     for rank, hit in enumerate(response["results"], 1):
         path = " > ".join(hit["heading_path"])
         print(f"\n{rank:>2}. {hit['score']:.4f}  {hit['source']}" + (f"  [{path}]" if path else ""))
@@ -234,7 +236,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
         async with open_services(settings) as rt:
             router = await rt.router()
             return await router.search(args.query, mode=args.mode, limit=args.k, collections=args.collection,
-                                       filters=args.filter, explain=args.explain)
+                                       filters=args.filter, explain=args.explain, graph_leg=args.graph_leg)
 
     response = asyncio.run(run())
     if args.json:
@@ -356,6 +358,9 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--collection", action="append", help="restrict to a collection (repeatable)")
     search.add_argument("--filter", help='JSON metadata filter, e.g. \'{"year": {"$gte": 2020}}\'')
     search.add_argument("--explain", action="store_true", help="per-leg ranks and the graph path")
+    search.add_argument("--graph-leg", choices=["auto", "always", "never"], default="auto",
+                        help="fused modes: auto skips the graph leg where the graph prior makes its weight "
+                             "negligible; always runs it; never leaves it out")
     search.add_argument("--json", action="store_true", help="the REST response shape")
     search.set_defaults(func=cmd_search)
 
