@@ -291,7 +291,7 @@ def cmd_repair(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     from graphrag.api.server import serve
 
-    serve(settings, host=args.host or settings.api_host, port=args.port or settings.api_port)
+    serve(settings, host=args.host or settings.api_host, port=args.port or settings.api_port, workers=args.workers)
     return 0
 
 
@@ -324,6 +324,16 @@ def _k(value: str) -> int:
     if not 1 <= k <= 100:
         raise argparse.ArgumentTypeError("must be from 1 to 100")
     return k
+
+
+def _workers(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not 1 <= n <= 256:
+        raise argparse.ArgumentTypeError("must be from 1 to 256")
+    return n
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -382,6 +392,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the REST API (OpenAPI at /schema)")
     serve.add_argument("--host", help="bind address (default: GRAPHRAG_API_HOST, 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default: GRAPHRAG_API_PORT, 8000)")
+    serve.add_argument("--workers", type=_workers,
+                       help="API processes on the port (default: GRAPHRAG_API_WORKERS, else one per CPU core)")
     serve.set_defaults(func=cmd_serve)
 
     mcp = sub.add_parser("mcp", help="serve the agent tools to MCP clients over stdio")
