@@ -204,9 +204,11 @@ def print_results(response: dict[str, Any], explain: bool) -> None:
                      if v["status"] != "skipped")
     print(f"{len(response['results'])} results for {response['query']!r} ({response['mode']}, "
           f"{response['took_ms']:.0f} ms; {legs})")
-    for v in response["legs"].values():
+    for name, v in response["legs"].items():
         if v.get("error"):
             print(f"  leg problem: {v['error']}", file=sys.stderr)
+        elif explain and v.get("reason"):
+            print(f"  {name} leg skipped: {v['reason']}")
     for rank, hit in enumerate(response["results"], 1):
         path = " > ".join(hit["heading_path"])
         print(f"\n{rank:>2}. {hit['score']:.4f}  {hit['source']}" + (f"  [{path}]" if path else ""))
@@ -239,7 +241,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
         async with open_services(settings) as rt:
             router = await rt.router()
             return await router.search(args.query, mode=args.mode, limit=args.k, collections=args.collection,
-                                       filters=args.filter, explain=args.explain)
+                                       filters=args.filter, explain=args.explain, graph_leg=args.graph_leg)
 
     response = asyncio.run(run())
     if args.json:
@@ -317,7 +319,7 @@ def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     from graphrag.api.server import serve
 
-    serve(settings, host=args.host or settings.api_host, port=args.port or settings.api_port)
+    serve(settings, host=args.host or settings.api_host, port=args.port or settings.api_port, workers=args.workers)
     return 0
 
 
@@ -350,6 +352,16 @@ def _k(value: str) -> int:
     if not 1 <= k <= 100:
         raise argparse.ArgumentTypeError("must be from 1 to 100")
     return k
+
+
+def _workers(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not 1 <= n <= 256:
+        raise argparse.ArgumentTypeError("must be from 1 to 256")
+    return n
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -387,6 +399,9 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--collection", action="append", help="restrict to a collection (repeatable)")
     search.add_argument("--filter", help='JSON metadata filter, e.g. \'{"year": {"$gte": 2020}}\'')
     search.add_argument("--explain", action="store_true", help="per-leg ranks and the graph path")
+    search.add_argument("--graph-leg", choices=["auto", "always", "never"], default="auto",
+                        help="fused modes: auto skips the graph leg where the graph prior makes its weight "
+                             "negligible; always runs it; never leaves it out")
     search.add_argument("--json", action="store_true", help="the REST response shape")
     search.set_defaults(func=cmd_search)
 
@@ -416,6 +431,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the REST API (OpenAPI at /schema)")
     serve.add_argument("--host", help="bind address (default: GRAPHRAG_API_HOST, 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default: GRAPHRAG_API_PORT, 8000)")
+    serve.add_argument("--workers", type=_workers,
+                       help="API processes on the port (default: GRAPHRAG_API_WORKERS, else one per CPU core)")
     serve.set_defaults(func=cmd_serve)
 
     mcp = sub.add_parser("mcp", help="serve the agent tools to MCP clients over stdio")

@@ -112,6 +112,11 @@ class Settings(BaseSettings):
     # --- API ---------------------------------------------------------------------------------
     api_host: str = Field("127.0.0.1", description="Host `graphrag serve` binds to.")
     api_port: int = Field(8000, description="Port `graphrag serve` binds to.")
+    api_workers: int | None = Field(
+        None, ge=1, le=256,
+        description="API processes `graphrag serve` runs on its port (each loads the models and opens its own "
+        "pools); unset = one per CPU core available to the process.",
+    )
     api_keys: SecretStr | None = Field(
         None,
         description="API keys: comma-separated keys or `sha256:<hex>` digests (full access), or a JSON list of "

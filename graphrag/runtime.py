@@ -88,10 +88,14 @@ async def open_services(settings: Settings, *, start_local: bool = True,
         await postgres.close()
         raise
     try:
-        await postgres.migrate()
+        await postgres.migrate()  # under its own advisory lock
         try:
-            await neo4j.apply_schema()
-            await run_backfills(neo4j)
+            # Processes starting together (API workers, replicas) apply the graph schema and the
+            # backfills one at a time: concurrent index creation in Neo4j can fail, and a backfill
+            # run twice at once is wasted work.
+            async with postgres.advisory_lock("graphrag.graph_schema"):
+                await neo4j.apply_schema()
+                await run_backfills(neo4j)
         except (Neo4jUnavailable, ServiceUnavailable, SessionExpired, OSError) as exc:
             log.warning("Neo4j schema not applied yet (%s); it will be when Neo4j is back", exc)
         yield Runtime(settings=settings, postgres=postgres, neo4j=neo4j, _models=models)

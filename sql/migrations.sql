@@ -16,3 +16,10 @@ SELECT version, checksum FROM schema_migrations ORDER BY version;
 
 -- name: record_migration
 INSERT INTO schema_migrations (version, checksum) VALUES ($1, $2);
+
+-- name: advisory_lock
+-- A named lock across processes sharing the database, e.g. around the graph schema at start.
+SELECT pg_advisory_lock(hashtext($1));
+
+-- name: advisory_unlock
+SELECT pg_advisory_unlock(hashtext($1));

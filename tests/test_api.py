@@ -93,6 +93,20 @@ def test_fusion_is_chosen_per_request(client: httpx.Client, corpus: dict[str, An
     assert max(h["score"] for h in rrf["results"]) <= 2 / 61 + 1e-6 < max(h["score"] for h in convex["results"])
 
 
+def test_graph_leg_is_chosen_per_request(client: httpx.Client, corpus: dict[str, Any]) -> None:
+    body = {"query": "Who discovered polonium in Paris?", "limit": 3, "collections": [corpus["collection"]]}
+    never = client.post("/search", json={**body, "graph_leg": "never"}).json()
+    assert never["legs"]["graph"]["status"] == "skipped" and "never" in never["legs"]["graph"]["reason"]
+    assert never["results"][0]["source"] == "curie.md"
+    always = client.post("/search", json={**body, "graph_leg": "always"}).json()
+    assert always["legs"]["graph"]["status"] == "ok"
+    assert_problem(client.post("/search", json={**body, "graph_leg": "sometimes"}), 400, "graph_leg")
+    assert_problem(client.post("/search/graph", json={**body, "graph_leg": "never"}), 400, "graph_leg")
+    schema = client.get("/schema/openapi.json").json()["components"]["schemas"]
+    assert "reason" in schema["LegStatus"]["properties"]
+    assert "graph_leg" in schema["SearchRequest"]["properties"]
+
+
 def test_filters_apply_through_rest(client: httpx.Client, corpus: dict[str, Any]) -> None:
     r = client.post("/search", json={"query": "who worked where", "limit": 10, "collections": [corpus["collection"]],
                                      "filters": {"field": "computing"}})

@@ -264,9 +264,68 @@ async def test_graph_prior_follows_how_entity_centric_a_collection_is(
     wiki = await router.graph_prior((corpus,))
     low = await router.graph_prior((papers,))
     assert wiki == 1.0 and low < 0.2
-    response = await router.search("Who founded Apex Logistics?", mode="auto", limit=3, collections=[papers])
-    assert response["legs"]["graph"]["prior"] == round(low, 3)
+    forced = await router.search("Who founded Apex Logistics?", mode="auto", limit=3, collections=[papers],
+                                 graph_leg="always")
+    assert forced["legs"]["graph"]["status"] == "ok" and forced["legs"]["graph"]["prior"] == round(low, 3)
     assert "prior" not in (await router.search("Apex Logistics", mode="graph", collections=[papers]))["legs"]["graph"]
+
+
+async def test_auto_does_not_run_a_graph_leg_that_fusion_would_ignore(
+        router: SearchRouter, corpus: str, tmp_path: Path, ingestor: Ingestor) -> None:
+    """On papers (no document named after an entity) the graph prior is at its floor: auto leaves the
+    graph leg out and says why; the request can insist, and mode graph always runs it."""
+    papers = f"{corpus}_papers"
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    for i, (title, body) in enumerate([
+        ("Effects of green tea extract on liver enzymes in mice", "Mice in Kyoto received green tea for 8 weeks."),
+        ("Sediment transport in large rivers under flood conditions", "Samples from the Danube near Vienna."),
+        ("Robot fleets in warehouses and their failure modes", "Apex Logistics robots in Bergen were observed."),
+    ]):
+        (folder / f"p{i}.md").write_text(f"# {title}\n\n{body}")
+    assert (await ingestor.ingest_paths([folder], collection=papers)).ingested == 3
+    query = "Which robots did Apex Logistics run in Bergen?"
+    prior = await router.graph_prior((papers,))
+    assert prior < 0.1  # nothing here is named after an entity
+
+    skipped = await router.search(query, mode="auto", limit=3, collections=[papers])
+    graph = skipped["legs"]["graph"]
+    assert graph["status"] == "skipped" and graph["hits"] == 0 and graph["took_ms"] == 0
+    assert "graph prior" in graph["reason"] and graph["prior"] == round(prior, 3)
+    assert skipped["legs"]["vector"]["status"] == skipped["legs"]["keyword"]["status"] == "ok"
+    assert skipped["graph_context"] == {"entities": [], "relations": []}
+    assert skipped["results"][0]["title"] == "Robot fleets in warehouses and their failure modes"
+    assert all(set(hit["legs"]) <= {"vector", "keyword"} for hit in skipped["results"])
+
+    # Overridden per request, the leg runs (and finds the entities the query names).
+    always = await router.search(query, mode="auto", limit=3, collections=[papers], graph_leg="always")
+    assert always["legs"]["graph"]["status"] == "ok" and always["legs"]["graph"]["hits"] > 0
+    assert "reason" not in always["legs"]["graph"]
+    # With the graph's weight at zero, fusion gives exactly what the skip gave.
+    zero = await router.search(query, mode="auto", limit=3, collections=[papers], graph_leg="always",
+                               weights={"vector": 1.0, "keyword": 1.0, "graph": 0.0}, graph_named_weight=0)
+    assert [(h["chunk_id"], h["score"]) for h in zero["results"]] == \
+        [(h["chunk_id"], h["score"]) for h in skipped["results"]]
+    # A threshold of 0 never skips; mode graph always runs the leg.
+    kept = await router.search(query, mode="auto", limit=3, collections=[papers], graph_skip_below=0.0)
+    assert kept["legs"]["graph"]["status"] == "ok"
+    alone = await router.search(query, mode="graph", limit=3, collections=[papers])
+    assert alone["legs"]["graph"]["status"] == "ok" and alone["results"]
+
+    # Entity-centric collections keep the leg in auto; "never" leaves it out anywhere.
+    wiki = await router.search("Who founded Apex Logistics?", mode="auto", limit=3, collections=[corpus])
+    assert wiki["legs"]["graph"]["status"] == "ok"
+    never = await router.search("Who founded Apex Logistics?", mode="auto", limit=3, collections=[corpus],
+                                graph_leg="never")
+    assert never["legs"]["graph"]["status"] == "skipped" and "never" in never["legs"]["graph"]["reason"]
+    assert never["results"] and "prior" not in never["legs"]["graph"]
+    hybrid = await router.search("Apex", mode="hybrid", limit=3, collections=[corpus])
+    assert hybrid["legs"]["graph"] == {"status": "skipped", "reason": "not part of mode 'hybrid'",
+                                       "took_ms": 0.0, "hits": 0}
+    with pytest.raises(InvalidInput, match="graph_leg"):
+        await router.search("Apex", mode="graph", collections=[corpus], graph_leg="never")
+    with pytest.raises(InvalidInput, match="graph_leg"):
+        await router.search("Apex", mode="auto", collections=[corpus], graph_leg="sometimes")
 
 
 def counting_router(runtime: Runtime, models: Any) -> tuple[SearchRouter, list[list[str]]]:

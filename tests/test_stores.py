@@ -99,3 +99,20 @@ async def test_neo4j_vector_and_fulltext_indexes_answer(runtime: Runtime, collec
         assert [r["name"] for r in by_name] == ["Initech Software"]
     finally:
         await runtime.neo4j.run("entities", "delete_collection", collection=collection)
+
+
+async def test_a_named_advisory_lock_admits_one_holder_at_a_time(runtime: Runtime) -> None:
+    """Processes starting together (API workers, replicas) apply the graph schema under such a lock."""
+    import asyncio
+
+    order: list[str] = []
+
+    async def hold(tag: str, seconds: float) -> None:
+        async with runtime.postgres.advisory_lock("graphrag.test_lock"):
+            order.append(f"{tag} in")
+            await asyncio.sleep(seconds)
+            order.append(f"{tag} out")
+
+    await asyncio.gather(hold("a", 0.3), hold("b", 0.0), hold("c", 0.1))
+    assert [order[i].split()[0] for i in range(0, 6, 2)] == [order[i].split()[0] for i in range(1, 6, 2)]
+    assert all(order[i].endswith("in") and order[i + 1].endswith("out") for i in range(0, 6, 2))

@@ -11,6 +11,7 @@ from typing import Any
 from litestar import Litestar
 from litestar.config.cors import CORSConfig
 from litestar.di import Provide
+from litestar.logging.config import LoggingConfig
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
@@ -83,6 +84,9 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
         request_max_body_size=max_body,
         # Strict: what the schema does not allow ("5" for a limit, 0 for a boolean) is a 400, not coerced.
         plugins=[PydanticPlugin(validate_strict=True)],
+        # Litestar's format plus the process id: with several workers, a line says which one wrote it.
+        logging_config=LoggingConfig(formatters={"standard": {
+            "format": "%(levelname)s - %(asctime)s - %(process)d - %(name)s - %(module)s - %(message)s"}}),
         debug=False,
     )
 

@@ -41,6 +41,10 @@ class SearchRequest(BaseModel):
     rerank: StrictBool = Field(False, description="Rerank with the configured cross-encoder (GRAPHRAG_RERANKER_MODEL).")
     fusion: Literal["convex", "rrf"] | None = Field(
         None, description="How fused modes combine legs: convex (default: normalised scores, weighted sum) or rrf.")
+    graph_leg: Literal["auto", "always", "never"] = Field(
+        "auto", description="Fused modes: auto leaves the graph leg out where the collections' graph prior makes its "
+        "fusion weight negligible (reported in legs.graph as skipped, with the reason); always runs it; never "
+        "leaves it out. Mode graph always runs it.")
 
 
 class ModeSearchRequest(SearchRequest):
@@ -54,6 +58,7 @@ class LegStatus(_Out):
     took_ms: float
     hits: int
     error: str | None = None
+    reason: str | None = Field(None, description="skipped: why the leg was not run")
     confidence: float | None = Field(None, description="how much the leg trusts its own ranking (scales its weight)")
     prior: float | None = Field(None, description="graph leg: how entity-centric the collections are (scales its weight)")
     named: int | None = Field(None, description="graph leg: documents named after what the query names")

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from graphrag.errors import InvalidInput
 
 Mode = Literal["auto", "vector", "keyword", "hybrid", "graph"]
+GraphLeg = Literal["auto", "always", "never"]
 LEGS = ("vector", "keyword", "graph")
 MAX_QUERY_CHARS = 2000
 
@@ -67,6 +68,11 @@ class SearchConfig(BaseModel):
     graph_mention_scan: int = Field(2000, ge=40, le=1_000_000,
                                     description="mentions of one entity read to pick its best chunks (bounds hub cost)")
     ppr_alpha: float = Field(0.5, gt=0.0, lt=1.0, description="restart probability of personalised PageRank")
+    graph_leg: GraphLeg = Field(
+        "auto", description="fused modes: auto skips the graph leg when the graph prior makes its weight "
+                            "negligible (below graph_skip_below); always runs it; never leaves it out")
+    graph_skip_below: float = Field(0.1, ge=0.0, le=1.0,
+                                    description="graph prior under which auto does not run the graph leg")
 
     @field_validator("legs")
     @classmethod

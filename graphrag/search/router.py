@@ -122,6 +122,8 @@ class SearchRouter:
         text = validate_query(query)
         rerank = bool(options.pop("rerank", False))
         config = self.build_config(mode, **options)
+        if config.legs == ("graph",) and config.graph_leg == "never":
+            raise InvalidInput("graph_leg 'never' leaves mode 'graph' nothing to run")
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         # The query is embedded while the work that does not need the embedding already runs: the
@@ -142,11 +144,16 @@ class SearchRouter:
         legs: dict[str, dict[str, Any]] = {}
         results: dict[str, LegResult] = {}
         failures: dict[str, BaseException] = {}
-        # The graph prior (cached; a Neo4j read when not) is fetched beside the legs, not after them.
-        prior_task = (asyncio.ensure_future(self.graph_prior(config.collections))
-                      if "graph" in config.legs and len(config.legs) > 1 else None)
+        # The graph prior (cached; a Neo4j read when not) is fetched beside the other legs. The graph
+        # leg waits for it: where it makes the leg's weight negligible, fusion would throw the leg's
+        # work away, so (unless the request says otherwise) the leg is not run at all.
+        fused_graph = "graph" in config.legs and len(config.legs) > 1 and config.graph_leg != "never"
+        prior_task = asyncio.ensure_future(self.graph_prior(config.collections)) if fused_graph else None
 
         async def run(leg: str) -> None:
+            if leg == "graph" and len(config.legs) > 1 and (reason := await graph_skip()) is not None:
+                legs[leg] = {"status": "skipped", "reason": reason, "took_ms": 0.0, "hits": 0}
+                return
             t = time.perf_counter()
             try:
                 if leg == "vector" or leg in self.leg_overrides:
@@ -168,6 +175,20 @@ class SearchRouter:
                 failures[leg] = exc
                 legs[leg] = {"status": "error", "took_ms": _ms(t), "hits": 0, "error": one_line(exc)}
 
+        async def graph_skip() -> str | None:
+            """Why the fused search leaves the graph leg out, or None to run it."""
+            if prior_task is None:
+                return "graph_leg is 'never'"
+            if config.graph_leg == "always":
+                return None
+            t_prior = time.perf_counter()
+            prior = await prior_task
+            timings["graph_prior_ms"] = _ms(t_prior)
+            if prior < config.graph_skip_below:
+                return (f"graph prior {prior:.3f} is below graph_skip_below {config.graph_skip_below}: "
+                        "its fusion weight would be negligible")
+            return None
+
         try:
             await asyncio.gather(*(run(leg) for leg in config.legs))
             embedding = await embed_task  # a failed embedding fails the search, as it always did
@@ -186,7 +207,10 @@ class SearchRouter:
             # Every leg reads PostgreSQL: with it unreachable an empty 200 would be a silent lie.
             raise ServiceUnavailable(f"PostgreSQL is unavailable; retry shortly ({one_line(down[0], 120)})")
         for leg in LEGS:
-            legs.setdefault(leg, {"status": "skipped", "took_ms": 0.0, "hits": 0})
+            legs.setdefault(leg, {"status": "skipped", "reason": f"not part of mode {mode!r}", "took_ms": 0.0,
+                                  "hits": 0})
+        if prior_task is not None and legs["graph"]["status"] == "skipped":
+            legs["graph"]["prior"] = round(prior, 3)
         space = space_task.result() if space_task.done() and not space_task.cancelled() else None
         if space is not None and space.note and "vector" in results:
             legs["vector"]["note"] = space.note

@@ -6,6 +6,8 @@ import hashlib
 import json
 import logging
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,6 +116,17 @@ class PostgresStore:
             # Connections opened before CREATE EXTENSION lack the vector codec.
             await self.pool.expire_connections()
         return applied_now
+
+    @asynccontextmanager
+    async def advisory_lock(self, name: str) -> AsyncIterator[None]:
+        """Hold the session-level advisory lock ``name`` (waiting for it): one holder at a time across
+        every process that shares this database (API workers, replicas, the CLI)."""
+        async with self.pool.acquire() as conn:
+            await conn.execute(queries.sql("migrations", "advisory_lock"), name)
+            try:
+                yield
+            finally:
+                await conn.execute(queries.sql("migrations", "advisory_unlock"), name)
 
     async def pending_migrations(self) -> list[str]:
         """Versions in ``sql/migrations`` not yet applied (used by readiness checks)."""

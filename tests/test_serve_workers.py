@@ -1,0 +1,131 @@
+"""``graphrag serve --workers N``: N API processes on one port, against the real stores."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+import pytest
+
+from graphrag.api.server import default_workers
+from graphrag.cli import build_parser
+from graphrag.config import Settings
+
+REPO = Path(__file__).resolve().parent.parent
+#: An access-log line of a search, with the process id of the worker that wrote it.
+ACCESS = re.compile(r"^INFO - [^\n]+? - (\d+) - graphrag\.api\.access - \w+ - POST /search 200", re.M)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def two_workers(settings: Settings, services: Any, tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+    """``graphrag serve --workers 2`` as a child process on a free port; stopped (workers too) after."""
+    port = free_port()
+    log = tmp_path / "serve.log"
+    env = {**os.environ, "GRAPHRAG_HOME": str(settings.home_dir), "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": str(REPO)}
+    with log.open("wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "graphrag.cli", "serve", "--host", "127.0.0.1",
+                                 "--port", str(port), "--workers", "2"],
+                                cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300  # two processes load the models on a shared machine
+        while True:
+            assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
+            try:
+                if httpx.get(f"{url}/ready", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "not ready in time:\n" + log.read_text(errors="replace")[-3000:]
+            time.sleep(1)
+        yield url, proc, log
+    finally:
+        workers = psutil.Process(proc.pid).children(recursive=True) if proc.poll() is None else []
+        proc.terminate()  # the supervisor stops its workers
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+        _, alive = psutil.wait_procs(workers, timeout=30)
+        for child in alive:
+            child.kill()
+        assert not alive, f"workers left running: {alive}"
+
+
+def test_serve_with_two_workers_shares_one_port(two_workers: tuple[str, subprocess.Popen[bytes], Path],
+                                                collection: str) -> None:
+    url, proc, log = two_workers
+    assert httpx.get(f"{url}/health", timeout=10).json()["status"] == "ok"
+    posted = httpx.post(f"{url}/documents", timeout=120, json={
+        "text": "# Marie Curie\n\nMarie Curie discovered polonium and radium in Paris.",
+        "source": "curie.md", "collection": collection})
+    assert posted.status_code == 201, posted.text
+    body = {"query": "Who discovered polonium?", "limit": 3, "collections": [collection]}
+
+    def search(_: int) -> dict[str, Any]:
+        r = httpx.post(f"{url}/search", json=body, timeout=120)
+        assert r.status_code == 200, r.text
+        return r.json()  # type: ignore[no-any-return]
+
+    workers = {p.pid for p in psutil.Process(proc.pid).children(recursive=True)}
+    served: set[int] = set()
+    with ThreadPoolExecutor(8) as pool:
+        for _ in range(10):  # the kernel hands connections to whichever worker accepts first
+            answers = list(pool.map(search, range(16)))
+            # Every answer finds the document, whichever worker stored it: they share the stores.
+            assert all(a["results"] and a["results"][0]["source"] == "curie.md" for a in answers)
+            served = {int(m.group(1)) for m in ACCESS.finditer(log.read_text(errors="replace"))}
+            if len(served) >= 2:
+                break
+    # Each worker writes its process id on its access-log lines: two distinct worker processes answered.
+    assert len(served) == 2, log.read_text(errors="replace")[-3000:]
+    assert proc.pid not in served and served <= workers, (served, workers)
+
+
+def test_worker_count_follows_the_setting_or_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHRAG_API_WORKERS", "3")
+    assert default_workers(Settings()) == 3
+    monkeypatch.delenv("GRAPHRAG_API_WORKERS")
+    assert default_workers(Settings()) == len(os.sched_getaffinity(0))
+    assert build_parser().parse_args(["serve", "--workers", "2"]).workers == 2
+    for bad in ("0", "many"):
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(["serve", "--workers", bad])
+
+
+def test_bad_worker_setting_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from graphrag.cli import main
+
+    monkeypatch.setenv("GRAPHRAG_API_WORKERS", "0")
+    assert main(["serve"]) == 2
+    assert "GRAPHRAG_API_WORKERS" in capsys.readouterr().err
+
+
+def test_serve_with_workers_and_no_store_is_one_clear_error(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """The parent prepares the stores before any worker starts: unreachable, it says so and exits."""
+    from graphrag.cli import main
+
+    monkeypatch.setenv("GRAPHRAG_POSTGRES_DSN", f"postgresql://nobody@127.0.0.1:{free_port()}/none")
+    monkeypatch.setenv("GRAPHRAG_NEO4J_URI", f"bolt://127.0.0.1:{free_port()}")
+    assert main(["serve", "--workers", "2", "--port", str(free_port())]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot connect to PostgreSQL" in err[0]
