@@ -207,7 +207,8 @@ class Deriver:
                     ids.append(scid)
                     tokens = max(1, round(src.token_count * len(text) / max(len(src.content), 1)))
                     batch.chunk_rows.append((cid, doc_id, self.collection, src.index, text, src.heading_path,
-                                             offset, offset + len(text), tokens, False, "{}", vec, self.model))
+                                             offset, offset + len(text), tokens, False, "{}", vec, self.model,
+                                             "english"))
                     offset += len(text) + 1
                     graph_chunks.append({"id": scid, "index": src.index, "text": text})
                     self.derived_of.setdefault(src.id, []).append(scid)
@@ -273,6 +274,7 @@ async def drop_collection(rt: Any, neo: Neo4jRunner, collection: str) -> dict[st
         await conn.execute(bench_sql("scale", "delete_documents"), collection)
         await conn.execute(bench_sql("scale", "delete_lexeme_stats"), collection)
         await conn.execute(bench_sql("scale", "delete_collection_stats"), collection)
+        await conn.execute(bench_sql("scale", "delete_collection_record"), collection)
     pg_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     for name in ("delete_chunks", "delete_documents", "delete_entities"):
@@ -371,6 +373,7 @@ async def generate(args: argparse.Namespace) -> dict[str, Any]:
         async with pool.acquire() as conn, conn.transaction():
             await conn.execute(bench_sql("scale", "add_lexeme_stats"), collection)
             await conn.execute(bench_sql("scale", "add_collection_stats"), collection)
+            await conn.execute(bench_sql("scale", "register_collection"), collection, args.source)
         times["pg_stats_s"] = round(time.perf_counter() - t, 2)
         t = time.perf_counter()
         await pool.execute(bench_sql("scale", "analyze"))

@@ -31,15 +31,24 @@ INSERT INTO collection_stats (collection, chunks, tokens)
 SELECT $1, count(*), coalesce(sum(token_count), 0) FROM chunks WHERE collection = $1;
 
 -- name: drop_hnsw
-DROP INDEX IF EXISTS chunks_embedding_hnsw;
+-- The 384-dim index (all scale corpora derive from MiniLM vectors).
+DROP INDEX IF EXISTS chunks_embedding_hnsw_384;
 
 -- name: drop_gin
 DROP INDEX IF EXISTS chunks_tsv_gin;
 
 -- name: create_hnsw
--- Exactly the definition of sql/migrations/001_init.sql.
-CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)
-    WITH (m = 16, ef_construction = 64);
+-- Exactly the index graphrag_ensure_vector_index(384) makes (sql/migrations/004_models_and_languages.sql).
+SELECT graphrag_ensure_vector_index(384);
+
+-- name: register_collection
+-- The scale collection records the model and configuration of the collection it derives from.
+INSERT INTO collections (name, embedding_model, text_config)
+SELECT $1, embedding_model, text_config FROM collections WHERE name = $2
+ON CONFLICT (name) DO UPDATE SET embedding_model = EXCLUDED.embedding_model, text_config = EXCLUDED.text_config;
+
+-- name: delete_collection_record
+DELETE FROM collections WHERE name = $1;
 
 -- name: create_gin
 CREATE INDEX IF NOT EXISTS chunks_tsv_gin ON chunks USING gin (tsv);
@@ -51,7 +60,7 @@ ANALYZE chunks, documents, lexeme_stats, collection_stats;
 SELECT c.relname AS name, pg_total_relation_size(c.oid) AS total, pg_relation_size(c.oid) AS main
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i', 't')
-  AND c.relname = ANY(ARRAY['documents', 'chunks', 'lexeme_stats', 'collection_stats', 'chunks_embedding_hnsw',
+  AND c.relname = ANY(ARRAY['documents', 'chunks', 'lexeme_stats', 'collection_stats', 'chunks_embedding_hnsw_384',
                             'chunks_tsv_gin', 'chunks_pkey', 'chunks_collection_idx', 'chunks_document_idx',
                             'chunks_document_index_key', 'documents_pkey', 'documents_collection_source_key',
                             'documents_collection_idx', 'documents_metadata_gin', 'lexeme_stats_pkey']);
