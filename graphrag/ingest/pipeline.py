@@ -81,6 +81,10 @@ class IngestModels:
     def __init__(self, settings: Settings, llm_model: Any = None) -> None:
         self.embedders = Embedders(settings)
         self._counters: dict[str, HFTokenCounter] = {}
+        if self.embedders.default_spec.provider != "openai":
+            # A local model loads here (callers build IngestModels off the event loop), not inside the
+            # first search, whose legs would wait for it; an endpoint is asked on first use instead.
+            _ = self.embedder
         self.extractor_options = ExtractOptions(drop_labels=frozenset(settings.entity_drop_labels),
                                                 noun_phrases=settings.noun_phrases)
         self.extractor_model = settings.spacy_model
