@@ -1,6 +1,6 @@
 """Request and response models of the REST API. They are the OpenAPI schema at ``/schema``.
 
-Response models mirror the contract in ARCHITECTURE.md; they allow extra keys so that additions
+Response models mirror the contract in docs/architecture.md; they allow extra keys so that additions
 (for example ``timings``) never break a client.
 """
 

@@ -51,7 +51,7 @@ def entity_id(collection: str, key: str) -> str:
 
 @dataclass
 class IngestReport:
-    """The ``ingest --json`` summary (contract in ARCHITECTURE.md) plus per-stage seconds."""
+    """The ``ingest --json`` summary (contract in docs/architecture.md) plus per-stage seconds."""
 
     files: int = 0
     ingested: int = 0

@@ -117,7 +117,7 @@ class SearchRouter:
         return derive(mode, limit=limit, collections=collections, filters=spec, **options)
 
     async def search(self, query: str, mode: str = "auto", **options: Any) -> dict[str, Any]:
-        """Run one search and return the REST response shape (ARCHITECTURE.md)."""
+        """Run one search and return the REST response shape (docs/architecture.md)."""
         started = time.perf_counter()
         text = validate_query(query)
         rerank = bool(options.pop("rerank", False))

@@ -106,7 +106,7 @@ async def _external_status(settings: Settings) -> dict[str, Any]:
 
 
 def status(settings: Settings) -> dict[str, Any]:
-    """The ``services status --json`` document (contract in ARCHITECTURE.md)."""
+    """The ``services status --json`` document (contract in docs/architecture.md)."""
     result: dict[str, Any] = {}
     if settings.uses_local_postgres:
         result["postgres"] = LocalPostgres(settings).status()
