@@ -16,7 +16,14 @@ from graphrag.errors import ConfigurationError
 from graphrag.ingest.extract import SpacyExtractor, unify_labels
 from graphrag.ingest.extractors import BoilerplateGate, Extractor, build_extractor, extract_options
 from graphrag.ingest.pipeline import Ingestor
-from graphrag.ingest.textprep import code_name, is_boilerplate, prose_view, reject_name, repeated_chunks
+from graphrag.ingest.textprep import (
+    boilerplate_flags,
+    code_name,
+    is_boilerplate,
+    prose_view,
+    reject_name,
+    repeated_chunks,
+)
 from graphrag.models import Entity, Extraction, Relation
 from graphrag.runtime import Runtime
 
@@ -234,3 +241,12 @@ async def test_one_name_is_one_entity_per_collection_with_the_majority_label(
     assert (await _entities(runtime, collection))["rust"][1] == "PERSON"
     assert await ingestor.delete(collection=collection, source=str((tmp_path / "c.txt").resolve())) == 1
     assert (await _entities(runtime, collection))["rust"][1] == "ORG"
+
+
+def test_a_licence_section_is_boilerplate_as_a_whole() -> None:
+    prose = "The borrow checker compares scopes to decide whether all borrows are valid in Zyrtle."
+    weak = "A Secondary Section is a named appendix of the Document that deals with the publishers."
+    three = [prose] * 3
+    assert boilerplate_flags([*three, LICENCE, weak, LICENCE, *three]) == [False] * 3 + [True] * 3 + [False] * 3
+    assert boilerplate_flags([*three, LICENCE, "Closing words by the authors."]) == [False] * 3 + [True, False]
+    assert boilerplate_flags([LICENCE, weak, weak]) == [True, True, True]  # a licence document

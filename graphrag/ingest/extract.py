@@ -78,6 +78,10 @@ CODE = "CODE"  # an identifier written as code (inline code span, or a name the 
 TECH = "TECH"  # a CamelCase technical name in a document with code (RefCell, RunContext, OpenTelemetry)
 _FUNCTION_POS = {"ADP", "DET", "CCONJ", "SCONJ", "PART", "PRON", "AUX"}
 _PHRASE_POS = {"NOUN", "PROPN", "ADJ"}
+# Adjectives that say which or how many, not what: "multiple agents" is a use of "agent", not a term.
+_QUALIFIERS = frozenset("multiple many several various other different same certain own such more most few entire "
+                        "whole new original specific particular individual given following previous next first "
+                        "second third last additional simple actual main only single".split())
 _TRIM = " \t\n,;:"
 _SEGMENT = re.compile(r"::|\.")
 
@@ -242,14 +246,17 @@ class SpacyExtractor:
     def _phrase(np_: Any) -> tuple[str, str, int, int] | None:
         """A noun chunk as a key-phrase candidate: 2-4 content words ending in a noun."""
         toks = list(np_)
-        while toks and (toks[0].is_stop or toks[0].pos_ not in _PHRASE_POS):
+        while toks and (toks[0].is_stop or toks[0].pos_ not in _PHRASE_POS or toks[0].lower_ in _QUALIFIERS):
             toks = toks[1:]
         if not 2 <= len(toks) <= 4 or toks[-1].pos_ not in ("NOUN", "PROPN"):
             return None
         if any(t.is_stop or t.pos_ not in _PHRASE_POS or not t.text.replace("-", "").isalpha() for t in toks):
             return None
         words = [t.text if t.pos_ == "PROPN" else t.text.lower() for t in toks[:-1]]
-        last = toks[-1].text if toks[-1].pos_ == "PROPN" else toks[-1].lemma_.lower()
+        last = toks[-1].text if toks[-1].pos_ == "PROPN" else toks[-1].lower_
+        lemma = toks[-1].lemma_.lower()
+        if toks[-1].pos_ != "PROPN" and last.startswith(lemma) and len(last) - len(lemma) <= 2:
+            last = lemma  # plural to singular ("smart pointers"); not "data" -> "datum"
         name = " ".join([*words, last])
         norm = normalise_name(name)
         if len(norm) < 5 or reject_name(name):

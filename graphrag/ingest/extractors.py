@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 from graphrag.config import Settings
 from graphrag.errors import ConfigurationError
 from graphrag.ingest.extract import ExtractOptions, SpacyExtractor, unify_labels
-from graphrag.ingest.textprep import is_boilerplate, repeated_chunks
+from graphrag.ingest.textprep import boilerplate_flags, repeated_chunks
 from graphrag.models import Extraction
 
 log = logging.getLogger(__name__)
@@ -93,8 +93,8 @@ class BoilerplateGate:
             repeated = repeated_chunks(docs, self.repeated_min_documents)
             blanked = 0
             for texts in docs:
-                for i, text in enumerate(texts):
-                    if is_boilerplate(text) or (repeated and " ".join(text.split()) in repeated):
+                for i, (text, licence) in enumerate(zip(texts, boilerplate_flags(texts), strict=True)):
+                    if licence or (repeated and " ".join(text.split()) in repeated):
                         texts[i] = ""
                         blanked += 1
             if blanked:

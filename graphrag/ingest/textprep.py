@@ -258,6 +258,29 @@ def is_boilerplate(text: str) -> bool:
     return len(phrases) >= 3 or (len(phrases) >= 1 and density >= 0.04) or density >= 0.07
 
 
+def _licence_signal(text: str) -> bool:
+    """A weaker sign: one licence phrase, or some licence vocabulary."""
+    words = len(re.findall(r"\w+", text)) or 1
+    return bool(_LICENCE_PHRASES.search(text)) or len(_LICENCE_WORDS.findall(text)) / words >= 0.02
+
+
+def boilerplate_flags(texts: list[str]) -> list[bool]:
+    """Which chunks of one document are boilerplate. Licence text runs over several chunks and not
+    every chunk of it is dense in licence words, so the document decides too: a document that is
+    mostly licence is all licence, and a chunk between two licence chunks, or after one with a
+    licence signal of its own, belongs to the same licence section."""
+    flags = [is_boilerplate(t) for t in texts]
+    if sum(flags) >= max(2, 0.4 * len(texts)):
+        return [True] * len(texts)
+    out = list(flags)
+    for i in range(1, len(texts)):
+        if flags[i] or not out[i - 1]:
+            continue
+        after = flags[i + 1] if i + 1 < len(texts) else False
+        out[i] = after or _licence_signal(texts[i])
+    return out
+
+
 def repeated_chunks(documents: list[list[str]], min_documents: int) -> set[str]:
     """Chunk texts that occur verbatim (whitespace folded) in ``min_documents`` or more documents:
     navigation, footers and notices copied into every page."""
