@@ -249,4 +249,4 @@ def test_a_licence_section_is_boilerplate_as_a_whole() -> None:
     three = [prose] * 3
     assert boilerplate_flags([*three, LICENCE, weak, LICENCE, *three]) == [False] * 3 + [True] * 3 + [False] * 3
     assert boilerplate_flags([*three, LICENCE, "Closing words by the authors."]) == [False] * 3 + [True, False]
-    assert boilerplate_flags([LICENCE, weak, weak]) == [True, True, True]  # a licence document
+    assert boilerplate_flags([LICENCE, weak, LICENCE, weak]) == [True] * 4  # a licence document
