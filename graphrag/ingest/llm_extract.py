@@ -85,12 +85,13 @@ class LLMExtractor:
 
 
 def merge_extractions(first: Extraction, second: Extraction) -> Extraction:
-    """Union of two extractions of the same chunks (spaCy beside the LLM)."""
+    """Union of two extractions of the same chunks (spaCy beside the LLM); a name both found keeps the
+    second's (the LLM's) name and label."""
     out = Extraction(entities=dict(first.entities), mentions=dict(first.mentions))
     out.relations = {k: Relation(v.source, v.target, dict(v.chunk_weights), set(v.predicates))
                      for k, v in first.relations.items()}
     for key, ent in second.entities.items():
-        out.entities.setdefault(key, ent)
+        out.entities[key] = ent  # one entity per name: where both found it, the LLM's label is the better guess
     for key, count in second.mentions.items():
         out.mentions[key] = max(out.mentions.get(key, 0), count)
     for pair, rel in second.relations.items():
