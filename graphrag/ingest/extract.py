@@ -98,6 +98,8 @@ class _DocState:
     svo: list[tuple[str, str, str, int]] = field(default_factory=list)
     code_blocks: list[tuple[int, str]] = field(default_factory=list)
     code_marks: int = 0  # inline code spans + code blocks seen: is this a technical document?
+    common: set[str] = field(default_factory=set)  # one-word NER names that may be common words
+    lower_words: set[str] = field(default_factory=set)  # words the document writes in lower case
 
     def add(self, chunk: int, norm: str, name: str, label: str, kind: str) -> None:
         self.votes.setdefault(norm, Counter())[label] += 1
@@ -176,6 +178,7 @@ class SpacyExtractor:
         spans: list[tuple[int, int, str]] = []  # token start, end, norm
         code_tokens: set[int] = set()
         state.code_marks += len(view.code_spans) + len(view.code_blocks)
+        state.lower_words.update(t.text for t in doc if t.is_lower and t.is_alpha)
         state.code_blocks.extend((chunk_index, b) for b in view.code_blocks)
         for start, end, content in view.code_spans:
             span = doc.char_span(start, end, alignment_mode="expand")
@@ -197,6 +200,8 @@ class SpacyExtractor:
             if accepted is None:
                 continue
             name, norm = accepted
+            if self._common_word(ent, name):
+                state.common.add(norm)
             state.add(chunk_index, norm, name, ent.label_, "ner")
             spans.append((ent.start, ent.end, norm))
         covered = {t for s, e, _ in spans for t in range(s, e)} | code_tokens
@@ -221,10 +226,18 @@ class SpacyExtractor:
                 self._svo(sent, token_norm, chunk_index, state)
 
     @staticmethod
+    def _common_word(ent: Any, name: str) -> bool:
+        """A one-word name that could be a common word: a noun, adjective or verb (not a proper noun),
+        without digits or inner capitals, and not a nationality ("Korean")."""
+        token = ent[0]
+        return (len(ent) == 1 and token.pos_ in ("NOUN", "ADJ", "VERB") and ent.label_ != "NORP"
+                and name[:1].isupper() and name[1:].islower() and name.isalpha())
+
+    @staticmethod
     def _ner_name(ent: Any) -> tuple[str, str] | None:
         """(display name, normalised name) of an NER span that names something, or None."""
         tokens = [t for t in ent if not t.is_space]
-        while tokens and tokens[-1].text in _TRIM:
+        while tokens and (tokens[-1].text in _TRIM or tokens[-1].text in ("'s", "’s", "'", "’")):
             tokens.pop()
         if not tokens or "\n\n" in ent.text:
             return None
@@ -236,9 +249,9 @@ class SpacyExtractor:
         # Cut headings and prose pieces: "Defining Shared Behavior with", "Using Trait Objects to".
         if len(tokens) > 1 and (tokens[0].tag_ == "VBG" or tokens[-1].pos_ in _FUNCTION_POS):
             return None
-        # A single common word tagged as a name ("Types", "Title", "n't"): not a name.
-        if len(tokens) == 1 and tokens[0].pos_ not in ("PROPN", "X", "NUM", "SYM") and not (
-                identifier_shaped(name) or name.isupper()):
+        # A single function word tagged as a name ("n't", "May"): not a name. A single capitalised
+        # common word ("Types", "Scope") is checked against the document at its end (common_word).
+        if len(tokens) == 1 and tokens[0].pos_ in _FUNCTION_POS | {"ADV", "INTJ", "CCONJ"}:
             return None
         return name, norm
 
@@ -285,9 +298,14 @@ class SpacyExtractor:
         for chunk, norm in state.mentions:
             chunks_of.setdefault(norm, set()).add(chunk)
         keep: set[str] = set()
+        technical = state.code_marks >= 3
         for norm, kinds in state.kinds.items():
             spread = len(chunks_of.get(norm, ()))
             if kinds & {"ner", "concept"}:
+                # "Scope" tagged as a name where the document also writes "scope": a common word.
+                # Only in documents with code: in prose about biology "Condensin"/"condensin" is a term.
+                if technical and kinds == {"ner"} and norm in state.common and norm in state.lower_words:
+                    continue
                 keep.add(norm)
             elif "code" in kinds:
                 name = state.names[norm].most_common(1)[0][0]
@@ -306,7 +324,6 @@ class SpacyExtractor:
                     norm = _code_norm(part)
                     if norm in code_norms:
                         mentions[(chunk, norm)] += 1
-        technical = state.code_marks >= 3
         result = Extraction()
         for norm in keep:
             name = state.names[norm].most_common(1)[0][0]

@@ -223,7 +223,7 @@ def reject_name(name: str) -> str | None:
         return "fragment"
     if re.search(r"(?:^|\s)(?:&&|\|\||[-+*/%|<>!]=?|=>|->)(?:\s|$)", text) or re.search(r"\w\(|\)\w", text):
         return "fragment"
-    if not (text[0].isalnum() or text[0] in "._'’(") or text[-1] in ",;:(-/&+" and not text.endswith("++"):
+    if not (text[0].isalnum() or text[0] in "._'’(") or text[-1] in ",;:(-/&":
         return "fragment"
     if _STRUCTURAL.match(text):
         return "structure"
