@@ -34,7 +34,10 @@ WITH DISTINCT entities
 UNWIND entities AS e
 WITH e, COUNT { (e)<-[:MENTIONS]-() } AS n
 FOREACH (_ IN CASE WHEN n = 0 THEN [1] ELSE [] END | DETACH DELETE e)
-FOREACH (_ IN CASE WHEN n > 0 THEN [1] ELSE [] END | SET e.mentions = n);
+FOREACH (_ IN CASE WHEN n > 0 THEN [1] ELSE [] END | SET e.mentions = n,
+  e.label = coalesce(COLLECT { MATCH (e)<-[m:MENTIONS]-() WHERE m.label IS NOT NULL
+                               WITH m.label AS label, sum(m.count) AS weight ORDER BY weight DESC, label
+                               RETURN label }[0], e.label));
 
 // name: write_documents
 UNWIND $docs AS doc
@@ -58,14 +61,19 @@ ON CREATE SET n.collection = e.collection, n.name = e.name, n.label = e.label, n
 SET n.norm = e.norm;
 
 // name: create_mentions
+// m.label: the label the mentioning document gave the entity (the entity's label is their majority).
 UNWIND $mentions AS m
 MATCH (c:Chunk {id: m.chunk_id}), (e:Entity {id: m.entity_id})
-CREATE (c)-[:MENTIONS {count: m.count}]->(e);
+CREATE (c)-[:MENTIONS {count: m.count, label: m.label}]->(e);
 
 // name: refresh_entity_mentions
+// Mention count, and the label most mentions of the collection carry (one entity per name).
 UNWIND $entity_ids AS id
 MATCH (e:Entity {id: id})
-SET e.mentions = COUNT { (e)<-[:MENTIONS]-() };
+SET e.mentions = COUNT { (e)<-[:MENTIONS]-() },
+    e.label = coalesce(COLLECT { MATCH (e)<-[m:MENTIONS]-() WHERE m.label IS NOT NULL
+                                 WITH m.label AS label, sum(m.count) AS weight ORDER BY weight DESC, label
+                                 RETURN label }[0], e.label);
 
 // name: merge_relations
 UNWIND $relations AS r

@@ -90,7 +90,20 @@ class Settings(BaseSettings):
         ["CARDINAL", "ORDINAL", "PERCENT", "QUANTITY", "MONEY", "DATE", "TIME"],
         description="spaCy entity labels not stored (JSON list); numbers and dates only create noisy hubs.",
     )
-    noun_phrases: bool = Field(False, description="Also store noun-phrase terms as CONCEPT entities.")
+    noun_phrases: bool = Field(False, description="Also store every noun-phrase term as a CONCEPT entity.")
+    extractor: str = Field(
+        "spacy", description="Entity extractor: `spacy`, `llm` (needs GRAPHRAG_LLM_EXTRACTOR_MODEL) or "
+        "`package.module:Class` (a class with `extract_many(documents)`, built as `Class(settings)`).")
+    code_entities: bool = Field(True, description="Inline code spans that name an identifier become CODE entities.")
+    identifier_min_chunks: int = Field(
+        2, ge=1, description="Chunks of a document a plain lower-case code identifier (`counter`) must appear in.")
+    keyphrases: bool = Field(
+        True, description="Noun-chunk key phrases that recur in a document become CONCEPT entities.")
+    keyphrase_min_chunks: int = Field(3, ge=1, description="Chunks of a document a key phrase must appear in.")
+    boilerplate_filter: bool = Field(
+        True, description="Licence text and chunks repeated verbatim across documents yield no entities.")
+    boilerplate_repeated_documents: int = Field(
+        3, ge=2, description="Documents of one ingest batch a chunk must repeat in to count as boilerplate.")
     llm_extractor_model: str | None = Field(
         None, description="pydantic-ai model (e.g. openai:gpt-4o-mini) for the optional LLM extractor; unset = spaCy only."
     )

@@ -1,8 +1,12 @@
-"""Entities and relations with spaCy (no LLM needed).
+"""Entities and relations with spaCy (no LLM needed), fit for technical text.
 
-- Entities: NER spans minus purely numeric types (configurable), optionally noun-phrase terms,
-  resolved inside a collection by a normalised key: case, whitespace, possessives, leading articles
-  and company suffixes are folded, so "Apple Inc." and "Apple's" are the entity ``apple|ORG``.
+- Entities: NER spans minus purely numeric types (configurable) and minus names that are code
+  fragments, structural references or cut headings; inline code spans as ``CODE`` entities;
+  noun-chunk key phrases confirmed by recurrence as ``CONCEPT``s (optionally every noun phrase).
+- Resolution: one entity per normalised name (the key): case, whitespace, possessives, leading
+  articles and company suffixes are folded, so "Apple Inc." and "Apple's" are the entity ``apple``.
+  The label is a property: the one most mentions carry in the document (code evidence wins), and in
+  the collection the one most mentions carry over all documents (kept up to date by the graph write).
 - Relations: entities that co-occur in a sentence are related (weight = co-occurrences, evidence =
   chunk); a subject-verb-object pattern between two entities adds the verb lemma as a predicate.
 """
@@ -12,9 +16,12 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from graphrag.ingest.textprep import IDENTIFIER, Prose, code_name, identifier_shaped, prose_view, reject_name
 from graphrag.models import Entity, Extraction, Relation
 
 log = logging.getLogger(__name__)
@@ -55,27 +62,78 @@ def entity_key(name: str, label: str) -> str:
 
 @dataclass(frozen=True)
 class ExtractOptions:
-    """Which labels to drop, whether to add noun-phrase terms and SVO predicates."""
+    """What the spaCy extractor keeps (see the GRAPHRAG_* settings of the same names)."""
 
     drop_labels: frozenset[str] = DEFAULT_DROP_LABELS
     noun_phrases: bool = False
     svo: bool = True
     batch_size: int = 64
+    code_entities: bool = True
+    identifier_min_chunks: int = 2
+    keyphrases: bool = True
+    keyphrase_min_chunks: int = 3
+
+
+CODE = "CODE"  # an identifier written as code (inline code span, or a name the document writes as code)
+TECH = "TECH"  # a CamelCase technical name in a document with code (RefCell, RunContext, OpenTelemetry)
+_FUNCTION_POS = {"ADP", "DET", "CCONJ", "SCONJ", "PART", "PRON", "AUX"}
+_PHRASE_POS = {"NOUN", "PROPN", "ADJ"}
+# Adjectives that say which or how many, not what: "multiple agents" is a use of "agent", not a term.
+_QUALIFIERS = frozenset("multiple many several various other different same certain own such more most few entire "
+                        "whole new original specific particular individual given following previous next first "
+                        "second third last additional simple actual main only single".split())
+_TRIM = " \t\n,;:"
+_SEGMENT = re.compile(r"::|\.")
 
 
 @dataclass
-class _DocEntities:
-    spans: list[tuple[int, int, str]] = field(default_factory=list)  # token start, end, key
+class _DocState:
+    """What one document's chunks contributed, resolved into an :class:`Extraction` at its end."""
+
+    votes: dict[str, Counter[str]] = field(default_factory=dict)  # norm -> label votes
+    names: dict[str, Counter[str]] = field(default_factory=dict)  # norm -> surface forms
+    kinds: dict[str, set[str]] = field(default_factory=dict)  # norm -> {"ner", "code", "phrase", "concept"}
+    mentions: Counter[tuple[int, str]] = field(default_factory=Counter)
+    sentences: list[tuple[int, set[str]]] = field(default_factory=list)
+    svo: list[tuple[str, str, str, int]] = field(default_factory=list)
+    code_blocks: list[tuple[int, str]] = field(default_factory=list)
+    code_marks: int = 0  # inline code spans + code blocks seen: is this a technical document?
+    common: set[str] = field(default_factory=set)  # one-word NER names that may be common words
+    lower_words: set[str] = field(default_factory=set)  # words the document writes in lower case
+
+    def add(self, chunk: int, norm: str, name: str, label: str, kind: str) -> None:
+        self.votes.setdefault(norm, Counter())[label] += 1
+        self.names.setdefault(norm, Counter())[name] += 1
+        self.kinds.setdefault(norm, set()).add(kind)
+        self.mentions[(chunk, norm)] += 1
+
+
+def _code_norm(base: str) -> str:
+    return normalise_name(base)
+
+
+def _is_plain_word(name: str) -> bool:
+    """A lower-case word without code punctuation (``counter``, ``push``): a variable or method name
+    that must recur before it is an entity."""
+    return bool(re.fullmatch(r"[a-z][a-z0-9]*", name))
 
 
 class SpacyExtractor:
-    """Runs one spaCy pipeline over chunk texts with ``nlp.pipe`` batching."""
+    """Runs one spaCy pipeline over chunk texts with ``nlp.pipe`` batching.
+
+    Each chunk is read through :func:`textprep.prose_view` (code blocks and markup out, inline code
+    kept with its positions). Per document: inline code spans become ``CODE`` entities; NER names
+    that are code fragments, structural references or cut headings are dropped; noun-chunk key
+    phrases that recur in ``keyphrase_min_chunks`` chunks become ``CONCEPT`` entities; and every
+    name takes one label, its majority label in the document (code evidence wins), so an entity's
+    key is its normalised name alone (:func:`unify_labels`).
+    """
 
     def __init__(self, model: str, options: ExtractOptions | None = None) -> None:
         import spacy
 
         self.options = options or ExtractOptions()
-        needs_parser = self.options.svo or self.options.noun_phrases
+        needs_parser = self.options.svo or self.options.noun_phrases or self.options.keyphrases
         # The parser gives sentences, SVO and noun chunks; without it a cheap sentencizer will do.
         exclude = [] if needs_parser else ["parser", "lemmatizer"]
         try:
@@ -89,61 +147,138 @@ class SpacyExtractor:
         self.model_name = model
 
     def extract(self, chunk_texts: Sequence[str], into: Extraction | None = None, first_index: int = 0) -> Extraction:
-        """Entities, mentions and relations of a document's chunks (chunk i has index first_index+i)."""
-        result = into or Extraction()
-        docs = self.nlp.pipe(chunk_texts, batch_size=self.options.batch_size)
-        for offset, doc in enumerate(docs):
-            self._one(doc, first_index + offset, result)
-        return result
+        """Entities, mentions and relations of one document's chunks (chunk i has index first_index+i)."""
+        state = _DocState()
+        views = [prose_view(t) for t in chunk_texts]
+        for offset, (doc, view) in enumerate(zip(self.nlp.pipe((v.text for v in views),
+                                                               batch_size=self.options.batch_size),
+                                                 views, strict=True)):
+            self._one(doc, view, first_index + offset, state)
+        result = self._finish(state)
+        if into is None:
+            return result
+        into.entities.update(result.entities)
+        into.mentions.update(result.mentions)
+        into.relations.update(result.relations)
+        return into
 
     def extract_many(self, documents: Sequence[Sequence[str]]) -> list[Extraction]:
         """One :class:`Extraction` per document, all chunks of all documents in one ``nlp.pipe`` stream."""
-        flat = [(d, i, text) for d, texts in enumerate(documents) for i, text in enumerate(texts)]
-        results = [Extraction() for _ in documents]
-        for (d, i, _), doc in zip(flat, self.nlp.pipe((t for _, _, t in flat), batch_size=self.options.batch_size),
-                                  strict=True):
-            self._one(doc, i, results[d])
-        return results
+        flat = [(d, i, prose_view(text)) for d, texts in enumerate(documents) for i, text in enumerate(texts)]
+        states = [_DocState() for _ in documents]
+        docs = self.nlp.pipe((v.text for _, _, v in flat), batch_size=self.options.batch_size)
+        for (d, i, view), doc in zip(flat, docs, strict=True):
+            self._one(doc, view, i, states[d])
+        return [self._finish(s) for s in states]
 
-    def _one(self, doc: object, chunk_index: int, result: Extraction) -> None:
-        spans: list[tuple[int, int, str]] = []
-        for ent in doc.ents:  # type: ignore[attr-defined]
-            if ent.label_ in self.options.drop_labels:
+    # --- one chunk ---------------------------------------------------------------------------
+
+    def _one(self, doc: Any, view: Prose, chunk_index: int, state: _DocState) -> None:
+        opts = self.options
+        spans: list[tuple[int, int, str]] = []  # token start, end, norm
+        code_tokens: set[int] = set()
+        state.code_marks += len(view.code_spans) + len(view.code_blocks)
+        state.lower_words.update(t.text for t in doc if t.is_lower and t.is_alpha)
+        state.code_blocks.extend((chunk_index, b) for b in view.code_blocks)
+        for start, end, content in view.code_spans:
+            span = doc.char_span(start, end, alignment_mode="expand")
+            if span is None:
                 continue
-            name = display_name(ent.text)
-            norm = normalise_name(ent.text)
-            if not norm or norm.isdigit() or len(norm) < 2:
+            code_tokens.update(range(span.start, span.end))
+            named = code_name(content) if opts.code_entities else None
+            if named is None:
                 continue
-            key = f"{norm}|{ent.label_}"
-            result.entities.setdefault(key, Entity(key=key, name=name, label=ent.label_))
-            spans.append((ent.start, ent.end, key))
-        if self.options.noun_phrases:
-            covered = {t for s, e, _ in spans for t in range(s, e)}
-            for np_ in doc.noun_chunks:  # type: ignore[attr-defined]
-                toks = [t for t in np_ if not t.is_stop and t.pos_ in ("NOUN", "PROPN", "ADJ")]
-                if len(toks) < 2 or any(t.i in covered for t in np_):
+            norm = _code_norm(named[1])
+            if len(norm) < 2:
+                continue
+            state.add(chunk_index, norm, named[0], CODE, "code")
+            spans.append((span.start, span.end, norm))
+        for ent in doc.ents:
+            if ent.label_ in opts.drop_labels or any(t in code_tokens for t in range(ent.start, ent.end)):
+                continue
+            accepted = self._ner_name(ent)
+            if accepted is None:
+                continue
+            name, norm = accepted
+            if self._common_word(ent, name):
+                state.common.add(norm)
+            state.add(chunk_index, norm, name, ent.label_, "ner")
+            spans.append((ent.start, ent.end, norm))
+        covered = {t for s, e, _ in spans for t in range(s, e)} | code_tokens
+        if opts.noun_phrases or opts.keyphrases:
+            for np_ in doc.noun_chunks:
+                if any(t.i in covered for t in np_):
                     continue
-                text = " ".join(t.text for t in toks)
-                key = f"{normalise_name(text)}|CONCEPT"
-                result.entities.setdefault(key, Entity(key=key, name=text, label="CONCEPT"))
-                spans.append((toks[0].i, toks[-1].i + 1, key))
-        for _, _, key in spans:
-            result.mentions[(chunk_index, key)] = result.mentions.get((chunk_index, key), 0) + 1
+                phrase = self._phrase(np_)
+                if phrase is None:
+                    continue
+                name, norm, first, last = phrase
+                state.add(chunk_index, norm, name, "CONCEPT", "concept" if opts.noun_phrases else "phrase")
+                spans.append((first, last, norm))
         if not spans:
             return
-        token_key = {t: key for s, e, key in spans for t in range(s, e)}
-        for sent in doc.sents:  # type: ignore[attr-defined]
-            keys = sorted({token_key[t] for t in range(sent.start, sent.end) if t in token_key})
-            for i, a in enumerate(keys):
-                for b in keys[i + 1:]:
-                    rel = result.relations.setdefault((a, b), Relation(source=a, target=b))
-                    rel.chunk_weights[chunk_index] = rel.chunk_weights.get(chunk_index, 0) + 1
-            if self.options.svo and len(keys) > 1:
-                self._svo(sent, token_key, chunk_index, result)
+        token_norm = {t: norm for s, e, norm in spans for t in range(s, e)}
+        for sent in doc.sents:
+            norms = {token_norm[t] for t in range(sent.start, sent.end) if t in token_norm}
+            if norms:
+                state.sentences.append((chunk_index, norms))
+            if opts.svo and len(norms) > 1:
+                self._svo(sent, token_norm, chunk_index, state)
 
     @staticmethod
-    def _svo(sent: object, token_key: dict[int, str], chunk_index: int, result: Extraction) -> None:
-        for token in sent:  # type: ignore[attr-defined]
+    def _common_word(ent: Any, name: str) -> bool:
+        """A one-word name that could be a common word: a noun, adjective or verb (not a proper noun),
+        without digits or inner capitals, and not a nationality ("Korean")."""
+        token = ent[0]
+        return (len(ent) == 1 and token.pos_ in ("NOUN", "ADJ", "VERB") and ent.label_ != "NORP"
+                and name[:1].isupper() and name[1:].islower() and name.isalpha())
+
+    @staticmethod
+    def _ner_name(ent: Any) -> tuple[str, str] | None:
+        """(display name, normalised name) of an NER span that names something, or None."""
+        tokens = [t for t in ent if not t.is_space]
+        while tokens and (tokens[-1].text in _TRIM or tokens[-1].text in ("'s", "’s", "'", "’")):
+            tokens.pop()
+        if not tokens or "\n\n" in ent.text:
+            return None
+        text = ent.doc.text[tokens[0].idx:tokens[-1].idx + len(tokens[-1].text)]
+        name = display_name(text)
+        norm = normalise_name(text)
+        if not norm or norm.isdigit() or len(norm) < 2 or reject_name(name):
+            return None
+        # Cut headings and prose pieces: "Defining Shared Behavior with", "Using Trait Objects to".
+        if len(tokens) > 1 and (tokens[0].tag_ == "VBG" or tokens[-1].pos_ in _FUNCTION_POS):
+            return None
+        # A single function word tagged as a name ("n't", "May"): not a name. A single capitalised
+        # common word ("Types", "Scope") is checked against the document at its end (common_word).
+        if len(tokens) == 1 and tokens[0].pos_ in _FUNCTION_POS | {"ADV", "INTJ", "CCONJ"}:
+            return None
+        return name, norm
+
+    @staticmethod
+    def _phrase(np_: Any) -> tuple[str, str, int, int] | None:
+        """A noun chunk as a key-phrase candidate: 2-4 content words ending in a noun."""
+        toks = list(np_)
+        while toks and (toks[0].is_stop or toks[0].pos_ not in _PHRASE_POS or toks[0].lower_ in _QUALIFIERS):
+            toks = toks[1:]
+        if not 2 <= len(toks) <= 4 or toks[-1].pos_ not in ("NOUN", "PROPN"):
+            return None
+        if any(t.is_stop or t.pos_ not in _PHRASE_POS or not t.text.replace("-", "").isalpha() for t in toks):
+            return None
+        words = [t.text if t.pos_ == "PROPN" else t.text.lower() for t in toks[:-1]]
+        last = toks[-1].text if toks[-1].pos_ == "PROPN" else toks[-1].lower_
+        lemma = toks[-1].lemma_.lower()
+        if toks[-1].pos_ != "PROPN" and last.startswith(lemma) and len(last) - len(lemma) <= 2:
+            last = lemma  # plural to singular ("smart pointers"); not "data" -> "datum"
+        name = " ".join([*words, last])
+        norm = normalise_name(name)
+        if len(norm) < 5 or reject_name(name):
+            return None
+        return name, norm, toks[0].i, toks[-1].i + 1
+
+    @staticmethod
+    def _svo(sent: Any, token_norm: dict[int, str], chunk_index: int, state: _DocState) -> None:
+        for token in sent:
             if token.pos_ not in ("VERB", "AUX"):
                 continue
             subjects = [c for c in token.children if c.dep_ in _SUBJECTS]
@@ -151,15 +286,107 @@ class SpacyExtractor:
             objects += [g for c in token.children if c.dep_ in ("prep", "agent") for g in c.children if g.dep_ == "pobj"]
             for subj in subjects:
                 for obj in objects:
-                    a, b = token_key.get(subj.i), token_key.get(obj.i)
+                    a, b = token_norm.get(subj.i), token_norm.get(obj.i)
                     if a and b and a != b:
-                        pair = (a, b) if a < b else (b, a)
-                        rel = result.relations.get(pair)
-                        if rel is not None:
-                            rel.predicates.add((token.lemma_.lower(), chunk_index))
+                        state.svo.append((a, b, token.lemma_.lower(), chunk_index))
+
+    # --- one document ------------------------------------------------------------------------
+
+    def _finish(self, state: _DocState) -> Extraction:
+        opts = self.options
+        chunks_of: dict[str, set[int]] = {}
+        for chunk, norm in state.mentions:
+            chunks_of.setdefault(norm, set()).add(chunk)
+        keep: set[str] = set()
+        technical = state.code_marks >= 3
+        for norm, kinds in state.kinds.items():
+            spread = len(chunks_of.get(norm, ()))
+            if kinds & {"ner", "concept"}:
+                # "Scope" tagged as a name where the document also writes "scope": a common word.
+                # Only in documents with code: in prose about biology "Condensin"/"condensin" is a term.
+                if technical and kinds == {"ner"} and norm in state.common and norm in state.lower_words:
+                    continue
+                keep.add(norm)
+            elif "code" in kinds:
+                name = state.names[norm].most_common(1)[0][0]
+                if not _is_plain_word(name) or spread >= opts.identifier_min_chunks:
+                    keep.add(norm)
+            elif "phrase" in kinds and spread >= opts.keyphrase_min_chunks:
+                keep.add(norm)
+        mentions = Counter({k: v for k, v in state.mentions.items() if k[1] in keep})
+        code_norms = {n for n in keep if "code" in state.kinds[n] or CODE in state.votes[n]}
+        # Code blocks: the document's own identifiers count as mentions where its listings use them.
+        for chunk, block in state.code_blocks:
+            for m in IDENTIFIER.finditer(block):
+                ident = m.group(0)
+                parts = [ident, *_SEGMENT.split(ident)[:1]]
+                for part in dict.fromkeys(parts):
+                    norm = _code_norm(part)
+                    if norm in code_norms:
+                        mentions[(chunk, norm)] += 1
+        result = Extraction()
+        for norm in keep:
+            name = state.names[norm].most_common(1)[0][0]
+            votes = state.votes[norm]
+            if CODE in votes:
+                label = CODE
+            elif technical and identifier_shaped(name) and "CONCEPT" not in votes:
+                label = CODE if re.search(r"_|::|\w\.\w", name) else TECH
+            else:
+                label = votes.most_common(1)[0][0]
+            result.entities[norm] = Entity(key=norm, name=name, label=label)
+        result.mentions = dict(mentions)
+        for chunk, norms in state.sentences:
+            kept = sorted(n for n in norms if n in keep)
+            for i, a in enumerate(kept):
+                for b in kept[i + 1:]:
+                    rel = result.relations.setdefault((a, b), Relation(source=a, target=b))
+                    rel.chunk_weights[chunk] = rel.chunk_weights.get(chunk, 0) + 1
+        for a, b, lemma, chunk in state.svo:
+            pair = (a, b) if a < b else (b, a)
+            rel = result.relations.get(pair)
+            if rel is not None:
+                rel.predicates.add((lemma, chunk))
+        return result
 
 
-EXTRACTION_VERSION = 3  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
+def unify_labels(result: Extraction) -> Extraction:
+    """Key entities by normalised name alone: one name is one entity of a document, with the label
+    most of its mentions carry (``rust|ORG`` x3 + ``rust|PERSON`` x1 -> ``rust``, ORG). For extractors
+    that key by name + label (the LLM extractor); keys without a label pass through unchanged."""
+    weight: dict[str, Counter[str]] = {}
+    for (_, key), count in result.mentions.items():
+        norm, _, label = key.rpartition("|") if "|" in key else (key, "", "")
+        if label:
+            weight.setdefault(norm, Counter())[label] += count
+    out = Extraction()
+    new_key: dict[str, str] = {}
+    for key, ent in result.entities.items():
+        norm = key.rpartition("|")[0] if "|" in key else key
+        if not norm or (ent.label != CODE and reject_name(ent.name)):  # code names are checked by code_name
+            continue
+        new_key[key] = norm
+        if norm not in out.entities:
+            votes = weight.get(norm)
+            label = votes.most_common(1)[0][0] if votes else ent.label
+            out.entities[norm] = Entity(key=norm, name=ent.name, label=label)
+    for (chunk, key), count in result.mentions.items():
+        if key in new_key:
+            k = (chunk, new_key[key])
+            out.mentions[k] = out.mentions.get(k, 0) + count
+    for (a, b), rel in result.relations.items():
+        na, nb = new_key.get(a), new_key.get(b)
+        if not na or not nb or na == nb:
+            continue
+        pair = (na, nb) if na < nb else (nb, na)
+        mine = out.relations.setdefault(pair, Relation(source=pair[0], target=pair[1]))
+        for index, w in rel.chunk_weights.items():
+            mine.chunk_weights[index] = mine.chunk_weights.get(index, 0) + w
+        mine.predicates |= rel.predicates
+    return out
+
+
+EXTRACTION_VERSION = 4  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
 _DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
 
 
@@ -191,7 +418,7 @@ def add_title_entity(result: Extraction, title: str) -> str | None:
         return None
     key = next((k for k in result.entities if k.rsplit("|", 1)[0] == norm), None)
     if key is None:
-        key = f"{norm}|TOPIC"
+        key = norm
         result.entities[key] = Entity(key=key, name=name, label="TOPIC")
     result.mentions[(0, key)] = result.mentions.get((0, key), 0) + 1
     for (index, other), _count in list(result.mentions.items()):

@@ -12,7 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from graphrag.ingest.extract import display_name, entity_key
+from graphrag.ingest.extract import display_name, entity_key, unify_labels
+from graphrag.ingest.textprep import reject_name
 from graphrag.models import Entity, Extraction, Relation
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,8 @@ class LLMExtraction(BaseModel):
 
 
 class LLMExtractor:
-    """Runs the extraction agent on each chunk; the result has the same shape as spaCy's."""
+    """Runs the extraction agent on each chunk; the result has the same shape as spaCy's (entities
+    keyed by normalised name, each with its majority label), so it fits the ``Extractor`` protocol."""
 
     def __init__(self, model: Any) -> None:
         from pydantic_ai import Agent
@@ -54,9 +56,11 @@ class LLMExtractor:
     def _document(self, texts: Sequence[str]) -> Extraction:
         result = Extraction()
         for index, text in enumerate(texts):
+            if not text.strip():
+                continue  # a chunk the boilerplate gate blanked: nothing to pay a model for
             output = self.agent.run_sync(text).output
             self._merge_chunk(output, index, text, result)
-        return result
+        return unify_labels(result)
 
     @staticmethod
     def _merge_chunk(output: LLMExtraction, index: int, text: str, result: Extraction) -> None:
@@ -64,7 +68,7 @@ class LLMExtractor:
         for ent in output.entities:
             label = ent.label.strip().upper() or "CONCEPT"
             key = entity_key(ent.name, label)
-            if key.startswith("|"):
+            if key.startswith("|") or reject_name(display_name(ent.name)):
                 continue
             result.entities.setdefault(key, Entity(key=key, name=display_name(ent.name), label=label))
             by_name[ent.name.strip().lower()] = key
@@ -81,12 +85,13 @@ class LLMExtractor:
 
 
 def merge_extractions(first: Extraction, second: Extraction) -> Extraction:
-    """Union of two extractions of the same chunks (spaCy beside the LLM)."""
+    """Union of two extractions of the same chunks (spaCy beside the LLM); a name both found keeps the
+    second's (the LLM's) name and label."""
     out = Extraction(entities=dict(first.entities), mentions=dict(first.mentions))
     out.relations = {k: Relation(v.source, v.target, dict(v.chunk_weights), set(v.predicates))
                      for k, v in first.relations.items()}
     for key, ent in second.entities.items():
-        out.entities.setdefault(key, ent)
+        out.entities[key] = ent  # one entity per name: where both found it, the LLM's label is the better guess
     for key, count in second.mentions.items():
         out.mentions[key] = max(out.mentions.get(key, 0), count)
     for pair, rel in second.relations.items():

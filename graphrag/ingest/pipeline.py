@@ -30,7 +30,8 @@ from graphrag.errors import InvalidInput, NotFound, ServiceUnavailable, one_line
 from graphrag.ingest.chunk import CHUNKERS, DEFAULT_FOR_KIND, Chunker, ChunkOptions, HFTokenCounter
 from graphrag.ingest.embed import Embedder
 from graphrag.ingest.embedders import Embedders, EmbeddingSpace
-from graphrag.ingest.extract import EXTRACTION_VERSION, ExtractOptions, SpacyExtractor, add_title_entity, title_key
+from graphrag.ingest.extract import EXTRACTION_VERSION, SpacyExtractor, add_title_entity, title_key
+from graphrag.ingest.extractors import build_extractor, extract_options
 from graphrag.ingest.load import TYPES, Found, LoadError, discover, load_file
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.models import Chunk, Document, Extraction, entity_vector_slot, is_collection_name
@@ -85,24 +86,21 @@ class IngestModels:
             # A local model loads here (callers build IngestModels off the event loop), not inside the
             # first search, whose legs would wait for it; an endpoint is asked on first use instead.
             _ = self.embedder
-        self.extractor_options = ExtractOptions(drop_labels=frozenset(settings.entity_drop_labels),
-                                                noun_phrases=settings.noun_phrases)
+        self.extractor_options = extract_options(settings)
         self.extractor_model = settings.spacy_model
-        self.extractor: Any = SpacyExtractor(settings.spacy_model, self.extractor_options)
-        llm_model = llm_model or settings.llm_extractor_model
-        if llm_model is not None:
-            from graphrag.ingest.llm_extract import CombinedExtractor, LLMExtractor
-
-            self.extractor = CombinedExtractor(self.extractor, LLMExtractor(llm_model), settings.llm_extractor_mode)
+        self.spacy = SpacyExtractor(settings.spacy_model, self.extractor_options)
+        self.extractor: Any = build_extractor(settings, self.spacy, llm_model)
+        self.extractor_name = f"{settings.extractor}:{type(self.extractor.inner).__name__}"
+        self.boilerplate = (settings.boilerplate_filter, settings.boilerplate_repeated_documents)
         self.chunk_options = ChunkOptions(budget=settings.chunk_tokens, overlap_tokens=settings.chunk_overlap_tokens)
 
     @property
     def extraction_signature(self) -> str:
         """Part of the content hash: changing what is extracted re-ingests documents."""
         opts = self.extractor_options
-        llm = type(self.extractor).__name__
-        return (f"|{self.extractor_model}|{sorted(opts.drop_labels)}|{opts.noun_phrases}|{opts.svo}|{llm}"
-                f"|v{EXTRACTION_VERSION}")
+        return (f"|{self.extractor_model}|{sorted(opts.drop_labels)}|{opts.noun_phrases}|{opts.svo}"
+                f"|{self.extractor_name}|{opts.code_entities}|{opts.identifier_min_chunks}|{opts.keyphrases}"
+                f"|{opts.keyphrase_min_chunks}|{self.boilerplate}|v{EXTRACTION_VERSION}")
 
     @property
     def embedder(self) -> Embedder:
@@ -124,8 +122,7 @@ class IngestModels:
     @property
     def nlp(self) -> Any:
         """The spaCy pipeline (the graph leg parses queries with it)."""
-        spacy_extractor = getattr(self.extractor, "spacy", self.extractor)
-        return spacy_extractor.nlp
+        return self.spacy.nlp
 
     def chunker(self, embedder: Embedder | None = None) -> Chunker:
         embedder = embedder or self.embedder
@@ -599,7 +596,8 @@ class _GraphPayload:
                 "embedding": vectors.get(f"{model}\x1f{key}"), "vector_property": prop,
             })
         for (index, key), count in ex.mentions.items():
-            self.mentions.append({"chunk_id": chunk_ids[index], "entity_id": ids[key], "count": count})
+            self.mentions.append({"chunk_id": chunk_ids[index], "entity_id": ids[key], "count": count,
+                                  "label": ex.entities[key].label})
         for (a, b), rel in ex.relations.items():
             src, dst = sorted((ids[a], ids[b]))
             indexes = sorted(rel.chunk_weights)

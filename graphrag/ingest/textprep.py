@@ -1,0 +1,295 @@
+"""Pure text work that makes entity extraction fit technical text (no model needed).
+
+- :func:`prose_view`: what NER should read of a Markdown/plain chunk. Code blocks are taken out
+  (kept aside for identifier lookups), markup is removed (links keep their text, HTML tags,
+  comments, reference definitions and URLs go), headings end as sentences so a name never runs
+  from a heading into the next line, and inline code spans stay in the text with their positions
+  recorded, so the NER spans they overlap can be replaced by a ``CODE`` entity.
+- :func:`code_name`: the identifier an inline code span names (``Rc::clone()`` -> ``Rc::clone``),
+  or None for code that is not a name (``let x = 5;``).
+- :func:`reject_name`: why a candidate name is not an entity: a code fragment (unbalanced brackets,
+  operators, markup, URLs), a structural reference (Listing 4-1, Chapter 15), a version, ...
+- :func:`is_boilerplate`: licence text (GNU FDL, MIT, Apache, GPL, CC notices) and similar chunks
+  that should yield no entities.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# --- prose view ------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_SETEXT = re.compile(r"^[ \t]{0,3}(=+|-+)[ \t]*$")
+_HEADING_ATTRS = re.compile(r"\s*\{[#.][^}]*\}\s*$")
+_REF_DEF = re.compile(r"^[ \t]{0,3}\[[^\]]+\]:\s*\S+.*$")
+_TABLE_RULE = re.compile(r"^[\s|:\-+]+$")
+_ADMONITION = re.compile(r'^[ \t]*(?:!!!|\?\?\?\+?)\s*[\w-]+(?:\s+"([^"]*)")?\s*$')
+_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
+_HTML_TAGS = ("a|abbr|b|br|code|dd|del|details|div|dl|dt|em|figcaption|figure|h[1-6]|hr|i|img|input|ins|kbd|li|"
+              "ol|p|pre|s|samp|section|small|span|strong|sub|summary|sup|table|tbody|td|th|thead|tr|u|ul|var|"
+              "video|source|iframe|Listing|center|font")
+_TAG = re.compile(rf"</?(?:{_HTML_TAGS})(?:\s(?:\"[^\"]*\"|'[^']*'|[^>\"'])*)?/?>", re.I)
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+# [text](url), [text][ref], [text][] -- the text stays (it may hold inline code)
+_LINK = re.compile(r"\[((?:[^\[\]]|\[[^\]]*\])*)\](?:\((?:[^()\s]|\([^)]*\))*(?:\s+\"[^\"]*\")?\)|\[[^\]]*\])")
+_URL = re.compile(r"(?:https?|ftp)://[^\s)>\]]+|www\.[^\s)>\]]+")
+_CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_EMPHASIS = re.compile(r"(?<![\w*])[*_]{1,3}(?=[^\s*_])|(?<=[^\s*_])[*_]{1,3}(?![\w*])")
+_ANNOTATION = re.compile(r"\s\(\d+\)!")
+_ENTITY_REF = re.compile(r"&(?:[a-z]+|#\d+);")
+
+
+@dataclass
+class Prose:
+    """A chunk as NER should read it, plus the code it held."""
+
+    text: str
+    code_spans: list[tuple[int, int, str]] = field(default_factory=list)  # start, end in text, raw content
+    code_blocks: list[str] = field(default_factory=list)
+
+
+def _inline(line: str, out: list[str], pos: int, spans: list[tuple[int, int, str]]) -> int:
+    """Append one line of prose without markup; inline code content stays, its position is recorded."""
+    line = _COMMENT.sub(" ", line)
+    line = _IMAGE.sub(lambda m: " ", line)
+    for _ in range(2):  # a link inside a link's text is rare but exists
+        line = _LINK.sub(lambda m: m.group(1), line)
+    line = _TAG.sub(" ", line)
+    line = _URL.sub(" ", line)
+    line = _ANNOTATION.sub(" ", line)
+    line = _ENTITY_REF.sub(" ", line)
+    last = 0
+    for m in _CODE_SPAN.finditer(line):
+        before = _EMPHASIS.sub(" ", line[last:m.start()])
+        out.append(before + " ")
+        pos += len(before) + 1
+        content = m.group(2).strip()
+        out.append(content)
+        spans.append((pos, pos + len(content), content))
+        pos += len(content)
+        out.append(" ")
+        pos += 1
+        last = m.end()
+    rest = _EMPHASIS.sub(" ", line[last:])
+    out.append(rest)
+    return pos + len(rest)
+
+
+def _drop_tag(m: re.Match[str]) -> str:
+    # A tag may span lines (an <img> with a long alt text); one that would swallow a fence is not a tag.
+    tag = m.group(0)
+    return tag if "```" in tag or "~~~" in tag else " " + "\n" * tag.count("\n")
+
+
+def prose_view(text: str) -> Prose:
+    """The prose of a chunk for NER, with inline code positions and the code blocks set aside."""
+    text = _TAG.sub(_drop_tag, text)
+    out: list[str] = []
+    spans: list[tuple[int, int, str]] = []
+    blocks: list[str] = []
+    pos = 0
+    fence: str | None = None
+    block: list[str] = []
+    in_comment = False
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if fence is not None:
+            stripped = line.strip()
+            if stripped.startswith(fence) and set(stripped) <= {fence[0]}:
+                blocks.append("\n".join(block))
+                fence, block = None, []
+            else:
+                block.append(line)
+            continue
+        if in_comment:
+            if "-->" in line:
+                in_comment = False
+                line = line.split("-->", 1)[1]
+            else:
+                continue
+        m = _FENCE.match(line)
+        if m:
+            fence = m.group(1)
+            continue
+        if "<!--" in line and "-->" not in line.split("<!--", 1)[1]:
+            in_comment = True
+            line = line.split("<!--", 1)[0]
+        if _REF_DEF.match(line) or (line.strip() and _TABLE_RULE.match(line) and "-" in line):
+            out.append("\n")
+            pos += 1
+            continue
+        if i + 1 < len(lines) and _SETEXT.match(lines[i + 1]) and line.strip() and not _TABLE_RULE.match(line):
+            line = "# " + line  # setext heading: the underline is dropped by the table-rule check
+        heading = _HEADING.match(line)
+        admonition = _ADMONITION.match(line)
+        if heading:
+            line = _HEADING_ATTRS.sub("", heading.group(2))
+        elif admonition:
+            line = admonition.group(1) or ""
+        if "|" in line:
+            line = line.replace("\\|", " ").replace("|", " ; ")
+        pos = _inline(line, out, pos, spans)
+        if (heading or admonition) and line.strip() and line.rstrip()[-1] not in ".!?:":
+            out.append(".")
+            pos += 1
+        out.append("\n")
+        pos += 1
+    if fence is not None and block:
+        blocks.append("\n".join(block))
+    return Prose("".join(out), spans, blocks)
+
+
+# --- code identifiers ------------------------------------------------------------------------
+
+IDENTIFIER = re.compile(
+    r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*"  # a name; hyphens inside (package names)
+    r"(?:(?:::|\.)[A-Za-z_][A-Za-z0-9_]*)*"  # qualified: a::b, a.b.c
+)
+_THROWAWAY = re.compile(r"[a-z]{1,2}\d*|[A-Z]\d*")  # x, s1, r2, T: placeholders, not names
+_GENERIC = re.compile(r"<[A-Za-z0-9_,\s'&:<>\[\]]*>$")
+KEYWORDS = frozenset(
+    "as async await break const continue crate dyn else enum extern false fn for if impl in let loop match mod "
+    "move mut pub ref return self static struct super trait true type unsafe use where while def class import "
+    "from pass lambda none null nil undefined var function this new try catch except finally raise throw with "
+    "yield and or not is elif print void public private protected package interface extends implements default switch case do goto".split()
+)
+
+
+def code_name(content: str) -> tuple[str, str] | None:
+    """(display name, base name) of the identifier an inline code span names, or None.
+
+    ``Rc<T>`` -> ("Rc<T>", "Rc"); ``Rc::clone()`` -> ("Rc::clone", "Rc::clone"); ``&str`` -> ("str", "str");
+    ``println!`` -> ("println!", "println"); code that is not one name (``let x = 5;``) -> None.
+    """
+    text = content.strip()
+    text = re.sub(r"^(?:&mut\s+|&|\*|@)", "", text)
+    text = re.sub(r"\(\s*\)$", "", text)
+    text = text.rstrip(":")
+    macro = text.endswith("!")
+    if macro:
+        text = text[:-1]
+    generic = _GENERIC.search(text)
+    base = text[:generic.start()] if generic else text
+    if not IDENTIFIER.fullmatch(base) or base.lower() in KEYWORDS or _THROWAWAY.fullmatch(base):
+        return None
+    if generic and (text.count("<") != text.count(">")):
+        return None
+    return (text + ("!" if macro else ""), base)
+
+
+def identifier_shaped(name: str) -> bool:
+    """Names that only code uses: ``snake_case``, ``a::b``, ``a.b``, ``CamelCase`` with a lower-case run
+    between capitals (``RefCell``, ``RunContext``), ``SCREAMING_CASE`` with an underscore."""
+    return bool(re.search(r"_|::|\w\.\w", name) or re.fullmatch(r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+", name))
+
+
+# --- name filters ----------------------------------------------------------------------------
+
+_STRUCTURAL = re.compile(
+    r"^(?:listing|listings|chapter|chapters|figure|figures|fig|section|sections|table|tables|appendix|example|"
+    r"examples|exercise|exercises|step|steps|part|lab|page|pages|line|lines|note|equation|eq|version)\b\.?"
+    r"(?:\s*(?:\d[\w.\-–]*|[A-Z](?:\.\d+)*|[IVXLC]+)(?:\s*(?:,|and|&|to|-|–)\s*(?:\d[\w.\-–]*|[A-Z]))*)?$",
+    re.I,
+)
+_VERSION = re.compile(r"^v?\d+(?:\.\d+)+(?:[-+.]\w+)*$", re.I)
+_BAD_CHARS = re.compile(r"[=;|\\^~*\"`@#$%{}\[\]<>]|\]\(|<!--|&(?:quot|amp|lt|gt|nbsp)\b|://|\bwww\.")
+_PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+def balanced(name: str) -> bool:
+    """Brackets and quotes pair up."""
+    stack: list[str] = []
+    for ch in name:
+        if ch in _PAIRS:
+            stack.append(_PAIRS[ch])
+        elif ch in _PAIRS.values():
+            if not stack or stack.pop() != ch:
+                return False
+    return not stack and name.count('"') % 2 == 0 and name.count("`") % 2 == 0
+
+
+def reject_name(name: str) -> str | None:
+    """Why ``name`` is not an entity name ("fragment", "structure", "version", "empty"), or None.
+
+    Only the code-entity path may keep ``<>`` (generics) and ``::``: it validates names itself.
+    """
+    text = name.strip()
+    if not text or not any(c.isalnum() for c in text):
+        return "empty"
+    if "\n\n" in text or not balanced(text) or _BAD_CHARS.search(text):
+        return "fragment"
+    if re.search(r"(?:^|\s)(?:&&|\|\||[-+*/%|<>!]=?|=>|->)(?:\s|$)", text) or re.search(r"\w\(|\)\w", text):
+        return "fragment"
+    if not (text[0].isalnum() or text[0] in "._'’(") or text[-1] in ",;:(-/&":
+        return "fragment"
+    if _STRUCTURAL.match(text):
+        return "structure"
+    if _VERSION.match(text):
+        return "version"
+    return None
+
+
+# --- boilerplate -----------------------------------------------------------------------------
+
+_LICENCE_PHRASES = re.compile(
+    r"permission is (?:hereby )?granted|free documentation license|general public license|invariant sections|"
+    r"front-cover texts?|back-cover texts?|without (?:any )?warrant(?:y|ies)|provided \W?as is\W?|"
+    r"licensed under the|all rights reserved|redistribution and use in source and binary forms|"
+    r"creative commons|this program is free software|modified versions?|sublicense|licensee|licensor|"
+    r"terms and conditions|copyright (?:\(c\)|©|notice|holder)|verbatim cop(?:y|ies)|"
+    r"merchantability|fitness for a particular purpose|the (?:above )?copyright notice",
+    re.I,
+)
+_LICENCE_WORDS = re.compile(r"\b(?:licen[cs]e[ds]?|copyright|warrant(?:y|ies)|permission|distribut\w+|verbatim|"
+                            r"modif\w+|notices?|sublicens\w+|royalty|infring\w+|liabilit\w+|liable|terms)\b", re.I)
+
+
+def is_boilerplate(text: str) -> bool:
+    """Licence text: several distinct licence phrases, or licence vocabulary dense enough that the
+    chunk is about the licence (a one-line "MIT licensed" mention is not)."""
+    phrases = {m.group(0).lower() for m in _LICENCE_PHRASES.finditer(text)}
+    words = len(re.findall(r"\w+", text))
+    if not words:
+        return False
+    density = len(_LICENCE_WORDS.findall(text)) / words
+    return len(phrases) >= 3 or (len(phrases) >= 1 and density >= 0.04) or density >= 0.07
+
+
+def _licence_signal(text: str) -> bool:
+    """A weaker sign: one licence phrase, or some licence vocabulary."""
+    words = len(re.findall(r"\w+", text)) or 1
+    return bool(_LICENCE_PHRASES.search(text)) or len(_LICENCE_WORDS.findall(text)) / words >= 0.02
+
+
+def boilerplate_flags(texts: list[str]) -> list[bool]:
+    """Which chunks of one document are boilerplate. Licence text runs over several chunks and not
+    every chunk of it is dense in licence words, so the document decides too: a document that is
+    mostly licence is all licence, and a chunk between two licence chunks, or after one with a
+    licence signal of its own, belongs to the same licence section."""
+    flags = [is_boilerplate(t) for t in texts]
+    if sum(flags) >= max(2, 0.4 * len(texts)):
+        return [True] * len(texts)
+    out = list(flags)
+    for i in range(1, len(texts)):
+        if flags[i] or not out[i - 1]:
+            continue
+        after = flags[i + 1] if i + 1 < len(texts) else False
+        out[i] = after or _licence_signal(texts[i])
+    return out
+
+
+def repeated_chunks(documents: list[list[str]], min_documents: int) -> set[str]:
+    """Chunk texts that occur verbatim (whitespace folded) in ``min_documents`` or more documents:
+    navigation, footers and notices copied into every page."""
+    if min_documents < 2 or len(documents) < min_documents:
+        return set()
+    seen: dict[str, set[int]] = {}
+    for d, texts in enumerate(documents):
+        for text in texts:
+            key = " ".join(text.split())
+            if len(key) >= 20:
+                seen.setdefault(key, set()).add(d)
+    return {k for k, docs in seen.items() if len(docs) >= min_documents}
