@@ -259,8 +259,23 @@ class Readiness(_Out):
     neo4j: StoreReadiness
 
 
+class CollectionStats(_Out):
+    """One collection's counts in each store, and the model and text configuration it records."""
+
+    documents: int
+    chunks: int
+    graph_documents: int
+    graph_chunks: int
+    entities: int
+    relations: int
+    embedding_model: str | None = None
+    embedding_dim: int | None = None
+    text_config: str | None = None
+    reembed_model: str | None = None
+
+
 class Stats(_Out):
-    collections: dict[str, dict[str, int]]
+    collections: dict[str, CollectionStats]
     drift: list[dict[str, Any]]
     graph_outbox: dict[str, Any]
     services: dict[str, dict[str, Any]]

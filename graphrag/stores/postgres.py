@@ -13,6 +13,7 @@ import asyncpg
 from pgvector.asyncpg import register_vector
 
 from graphrag.errors import ConfigurationError, InvalidInput, NotFound, ServiceUnavailable
+from graphrag.models import is_collection_name
 from graphrag.stores import queries
 
 log = logging.getLogger(__name__)
@@ -226,6 +227,9 @@ class PostgresStore:
         Only for collections a caller named: a searcher's typo is then an error, not 0 results."""
         if not names:
             return
+        bad = [n for n in names if not is_collection_name(n)]
+        if bad:
+            raise InvalidInput(f"invalid collection name {bad[0]!r}")
         known = await self.collection_info(list(names))
         missing = [n for n in names if n not in known]
         if missing:
