@@ -1,6 +1,8 @@
 """The ``graphrag`` command line. Each command builds Settings, opens what it needs, makes one call.
 
-Errors are one line on stderr: exit 2 for bad input, 1 for service problems.
+Errors are one line on stderr: exit 2 for bad input, 1 for service problems. Heavy modules (the
+stores, the models) are imported by the commands that use them, so ``--version``, ``completion``
+and bad arguments answer at once.
 """
 
 from __future__ import annotations
@@ -12,12 +14,12 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from graphrag.config import Settings
 from graphrag.errors import GraphRAGError, UserError
+
+if TYPE_CHECKING:
+    from graphrag.config import Settings
 
 
 def _print_json(data: Any) -> None:
@@ -232,14 +234,24 @@ _STOP = {"the", "and", "for", "with", "what", "which", "who", "how", "was", "wer
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
-    from graphrag.runtime import open_services
+    from graphrag.errors import InvalidInput
+    from graphrag.models import is_collection_name
     from graphrag.search.config import validate_query
+    from graphrag.search.filters import compile_filter, parse_filter
 
-    validate_query(args.query)  # fail fast, before the models load
+    # Bad input fails here, before any store is opened or model loaded.
+    validate_query(args.query)
+    compile_filter(parse_filter(args.filter))
+    for name in args.collection or ():
+        if not is_collection_name(name):
+            raise InvalidInput(f"invalid collection name {name!r}")
+
+    from graphrag.runtime import open_services
 
     async def run() -> dict[str, Any]:
         async with open_services(settings) as rt:
-            router = await rt.router()
+            await rt.postgres.require_collections(args.collection)
+            router = await rt.router(args.mode)  # only the models this mode needs
             return await router.search(args.query, mode=args.mode, limit=args.k, collections=args.collection,
                                        filters=args.filter, explain=args.explain, graph_leg=args.graph_leg)
 
@@ -344,6 +356,24 @@ def cmd_keys(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_completion(args: argparse.Namespace, settings: Settings | None) -> int:
+    from graphrag.completion import script
+
+    print(script(build_parser(), args.shell), end="")
+    return 0
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("graphrag-kg")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        from graphrag import __version__
+
+        return __version__
+
+
 def _k(value: str) -> int:
     try:
         k = int(value)
@@ -367,6 +397,7 @@ def _workers(value: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="graphrag", description="Hybrid knowledge-graph RAG service")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     services = sub.add_parser("services", help="local PostgreSQL+pgvector and Neo4j servers")
@@ -452,6 +483,12 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--source", metavar="PATH")
     delete.add_argument("--collection")
     delete.set_defaults(func=cmd_delete)
+
+    completion = sub.add_parser("completion", help="print a shell completion script (bash or zsh)",
+                                description='Load it with eval "$(graphrag completion bash)" in ~/.bashrc '
+                                '(zsh: in ~/.zshrc).')
+    completion.add_argument("shell", choices=["bash", "zsh"])
+    completion.set_defaults(func=cmd_completion, settings=False)
     return parser
 
 
@@ -464,9 +501,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger("graphrag").setLevel(logging.DEBUG)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models are packaged; never reach for a hub
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    func: Callable[[argparse.Namespace, Settings], int] = args.func
+    func: Callable[[argparse.Namespace, Any], int] = args.func
+    from pydantic import ValidationError
+
+    from graphrag.config import Settings
+
     try:
-        settings = Settings()
+        settings = Settings() if getattr(args, "settings", True) else None
         return func(args, settings)
     except UserError as exc:
         print(f"graphrag: error: {exc.message}", file=sys.stderr)

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from neo4j.exceptions import ServiceUnavailable as Neo4jUnavailable
 from neo4j.exceptions import SessionExpired
 
 from graphrag.config import Settings
-from graphrag.errors import ServiceUnavailable
+from graphrag.errors import ServiceUnavailable, one_line
 from graphrag.ingest.backfill import run_backfills
+from graphrag.ingest.embedders import Embedders
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.ingest.pipeline import IngestModels, Ingestor
 from graphrag.search.router import SearchRouter
@@ -24,9 +27,28 @@ from graphrag.stores.postgres import PostgresStore
 log = logging.getLogger(__name__)
 
 
+class LazyNLP:
+    """The spaCy pipeline, loaded by its first use. The graph leg parses queries with it in a worker
+    thread, so the load happens there; searches without the graph leg never load it."""
+
+    def __init__(self, load: Callable[[], Any]) -> None:
+        self._load = load
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._load()(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._load(), name)
+
+
+#: Modes whose graph leg parses the query with spaCy within the leg's timeout: its models load first.
+GRAPH_MODES = frozenset({"auto", "graph"})
+
+
 @dataclass
 class Runtime:
-    """Everything a request needs, opened once per process. Models load on first use."""
+    """Everything a request needs, opened once per process. Models load on first use, and only
+    those a command needs: a keyword search, a deletion or a status report loads none."""
 
     settings: Settings
     postgres: PostgresStore
@@ -34,24 +56,58 @@ class Runtime:
     _models: IngestModels | None = field(default=None, repr=False)
     _ingestor: Ingestor | None = field(default=None, repr=False)
     _router: SearchRouter | None = field(default=None, repr=False)
-    _lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+    _embedders: Embedders | None = field(default=None, repr=False)
+    _graph_ready: bool = field(default=False, repr=False)
+
+    def _load_models(self) -> IngestModels:
+        """The models (blocking: called from worker threads; the lock makes it once per process)."""
+        with self._load_lock:
+            if self._models is None:
+                models = IngestModels(self.settings)
+                # One set of embedding models per process, whether search or ingestion loads first.
+                models.embedders = self.embedders
+                self._models = models
+        return self._models
+
+    @property
+    def embedders(self) -> Embedders:
+        """The embedding models by name (each loads on first use)."""
+        with self._embedders_lock:
+            if self._embedders is None:
+                self._embedders = self._models.embedders if self._models is not None else Embedders(self.settings)
+            return self._embedders
 
     async def models(self) -> IngestModels:
         """The embedding, tokenizer and spaCy models (loaded once, in a worker thread)."""
-        async with self._lock:
-            if self._models is None:
-                self._models = await asyncio.to_thread(IngestModels, self.settings)
+        if self._models is None:
+            await asyncio.to_thread(self._load_models)
+        assert self._models is not None
         return self._models
 
-    async def router(self) -> SearchRouter:
-        """The search router (models load on first use)."""
+    async def router(self, mode: str = "auto") -> SearchRouter:
+        """The search router, with what ``mode`` needs loaded: for ``auto`` and ``graph`` the spaCy
+        pipeline and the configured embedding model (the graph leg would otherwise load them within
+        its timeout). Other modes load nothing here: a keyword search never needs a model, and a
+        vector search loads its collection's model before the vector leg's timer starts."""
+        if mode in GRAPH_MODES and not self._graph_ready:
+            await asyncio.gather(self.models(), self._warm_default_embedder())
+            self._graph_ready = True
         if self._router is None:
-            models = await self.models()
-            self._router = SearchRouter(self.postgres, self.neo4j, models.embedders, models.nlp,
+            nlp = self._models.nlp if self._models is not None else LazyNLP(lambda: self._load_models().nlp)
+            self._router = SearchRouter(self.postgres, self.neo4j, self.embedders, nlp,
                                         reranker_path=self.settings.reranker_model)
         return self._router
 
+    async def _warm_default_embedder(self) -> None:
+        try:
+            await asyncio.to_thread(lambda: self.embedders.default)
+        except Exception as exc:  # noqa: BLE001 - a search that needs the model reports why it cannot load
+            log.warning("embedding model not loaded in advance: %s", one_line(exc))
+
     def __post_init__(self) -> None:
+        # Plain attributes, not fields: request handlers receive the Runtime as a typed dependency.
+        self._load_lock = threading.Lock()
+        self._embedders_lock = threading.Lock()
         self.outbox = GraphOutbox(self.postgres, GraphWrites(self.neo4j))
 
     def deleter(self) -> Ingestor:

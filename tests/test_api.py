@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -268,9 +269,74 @@ def test_openapi_documents_every_endpoint(client: httpx.Client) -> None:
     assert set(paths["/documents/{document_id}"]) == {"get", "delete"}
     for path in ("/entities", "/entities/{entity_id}", "/health", "/ready", "/stats"):
         assert "get" in paths[path]
+    # The key schemes are described (the docs' Authorize button); this server asks for no key.
+    assert set(schema["components"]["securitySchemes"]) == {"bearer", "apiKey"}
+    assert "security" not in schema
     components = schema["components"]["schemas"]
     for model in ("SearchRequest", "SearchResponse", "Hit", "DocumentDetail", "EntityDetail", "Problem"):
         assert model in components, sorted(components)
+
+
+# --- docs, problems of the router, content types, unknown collections ------------------------------
+URL_ATTRS = re.compile(r"""(?:src|href)\s*=\s*["']([^"']+)["']""")
+
+
+def docs_assets(c: httpx.Client, page: str) -> list[str]:
+    """The files a docs page loads, after checking that it names no external host."""
+    r = c.get(page)
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html"), r.text[:300]
+    assert not re.search(r"https?://", r.text), re.search(r".{60}https?://.{60}", r.text)
+    urls = URL_ATTRS.findall(r.text)
+    assert len(urls) >= 3, urls  # the stylesheet, the bundle, the preset (and the icon)
+    assert all(u.startswith("/") and not u.startswith("//") for u in urls), urls
+    return urls
+
+
+@pytest.mark.parametrize("page", ["/schema", "/schema/swagger"])
+def test_docs_pages_load_everything_from_this_server(client: httpx.Client, page: str) -> None:
+    for url in docs_assets(client, page):
+        asset = client.get(url)
+        assert asset.status_code == 200 and asset.content, url
+    assert client.get("/schema/openapi.json").json()["openapi"].startswith("3.")
+
+
+def test_router_problems_carry_the_request_id(client: httpx.Client) -> None:
+    for method, path, status, word in (("GET", "/no-such-endpoint", 404, "no such endpoint"),
+                                       ("PUT", "/search", 405, "method not allowed")):
+        r = client.request(method, path, headers={"X-Request-ID": f"trace-{status}"})
+        body = assert_problem(r, status, word)
+        assert body["request_id"] == r.headers["x-request-id"] == f"trace-{status}"
+    generated = client.get("/no-such-endpoint")
+    assert assert_problem(generated, 404)["request_id"] == generated.headers["x-request-id"]
+
+
+def test_search_bodies_must_be_json(client: httpx.Client) -> None:
+    text = '{"query": "polonium", "limit": 1}'
+    for path in SEARCH_PATHS:
+        assert_problem(client.post(path, content=text, headers={"content-type": "text/plain"}), 415, "application/json")
+    assert_problem(client.post("/search", content=text, headers={"content-type": "application/x-www-form-urlencoded"}),
+                   415, "application/x-www-form-urlencoded")
+    for empty in (b"", b"  \n"):
+        body = assert_problem(client.post("/search", content=empty, headers={"content-type": "application/json"}),
+                              400, "body is empty")
+        assert "'data'" not in body["detail"]
+    assert client.post("/search", content=text, headers={"content-type": "application/json; charset=utf-8"}
+                       ).status_code == 200
+
+
+def test_unknown_collections_are_404(client: httpx.Client, corpus: dict[str, Any]) -> None:
+    for path in SEARCH_PATHS:
+        assert_problem(client.post(path, json={"query": "polonium", "collections": ["no_such_collection"]}),
+                       404, "unknown collection 'no_such_collection'")
+    assert_problem(client.post("/search", json={"query": "polonium",
+                                                "collections": [corpus["collection"], "no_such_collection"]}),
+                   404, "no_such_collection")
+    # A search naming no collection (the seed's shape) still searches everything.
+    seed = client.post("/search", json={"query": "Who discovered polonium in Paris?", "limit": 5})
+    assert seed.status_code == 200 and seed.json()["results"], seed.text
+    # Listing is a filter, not a lookup: an unknown collection lists nothing.
+    listed = client.get("/documents", params={"collection": "no_such_collection"}).json()
+    assert listed["total"] == 0 and listed["documents"] == []
 
 
 # --- API keys, size limit, CORS: a second server with those settings -------------------------------
@@ -288,7 +354,7 @@ def keyed(settings: Settings, services: object, models: object) -> Iterator[ApiS
 def test_api_keys(keyed: ApiServer) -> None:
     with httpx.Client(base_url=keyed.url, timeout=60) as c:
         assert c.get("/health").status_code == 200
-        for path in ("/ready", "/stats", "/documents", "/schema/openapi.json"):
+        for path in ("/ready", "/stats", "/documents", "/no-such-endpoint"):
             missing = assert_problem(c.get(path), 401, "api key")
             assert missing["instance"] == path
         r = c.post("/search", json={"query": "x"})
@@ -298,6 +364,19 @@ def test_api_keys(keyed: ApiServer) -> None:
         assert c.get("/stats", headers={"Authorization": "Bearer first-key"}).status_code == 200
         assert c.get("/stats", headers={"X-API-Key": "second-key"}).status_code == 200
         assert_problem(c.get("/stats", headers={"X-API-Key": "sha256:" + hashlib.sha256(b"second-key").hexdigest()}), 401)
+
+
+def test_docs_need_no_key_and_declare_how_keys_are_sent(keyed: ApiServer) -> None:
+    with httpx.Client(base_url=keyed.url, timeout=60) as c:
+        for page in ("/schema", "/schema/swagger"):
+            assert all(c.get(url).status_code == 200 for url in docs_assets(c, page))
+        schema = c.get("/schema/openapi.json").json()
+        schemes = schema["components"]["securitySchemes"]
+        assert schemes["bearer"] == {**schemes["bearer"], "type": "http", "scheme": "bearer"}
+        assert schemes["apiKey"] == {**schemes["apiKey"], "type": "apiKey", "name": "X-API-Key", "in": "header"}
+        assert schema["security"] == [{"bearer": []}, {"apiKey": []}]
+        assert schema["paths"]["/health"]["get"]["security"] == [{}]  # open
+        assert_problem(c.post("/schema/openapi.json"), 401)  # only reading the docs is open
 
 
 def test_oversize_upload_is_413_and_writes_nothing(keyed: ApiServer, collection: str) -> None:

@@ -129,6 +129,10 @@ async def test_collections_on_two_models_live_side_by_side(
         everything = await router.search("tea leaves", mode="hybrid", limit=50)
         assert "other collection(s) use another model" in everything["legs"]["vector"]["note"]
         assert FAKE_MODEL in everything["legs"]["vector"]["note"]
+        # MMR compares result vectors with the query's: those of another model (another dimension
+        # here) take no part, rather than failing the search.
+        diverse = await router.search("tea leaves", mode="hybrid", limit=10, mmr_lambda=0.5)
+        assert diverse["results"] and mini not in {h["collection"] for h in diverse["results"]}
         # Keyword search needs no model, so it may span them.
         both = await router.search("tea leaves", mode="keyword", collections=[mini, other])
         assert {h["collection"] for h in both["results"]} == {mini, other}

@@ -322,6 +322,7 @@ async def list_documents(deps: AgentDeps, collection: str | None = None,
 
 async def _search(deps: AgentDeps, mode: str, query: str, limit: int | None, collections: Collections,
                   filters: Filters) -> dict[str, Any]:
+    await deps.runtime.postgres.require_collections(collections)  # a named collection must exist
     router = await deps.runtime.router()
     log.debug("%s search %r in %s", mode, query, collections or deps.collections or "all collections")
     return await router.search(query, mode=mode, limit=limit or deps.limit,

@@ -12,13 +12,11 @@ from litestar import Litestar
 from litestar.config.cors import CORSConfig
 from litestar.di import Provide
 from litestar.logging.config import LoggingConfig
-from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.plugins.pydantic import PydanticPlugin
 
 from graphrag import __version__
-from graphrag.api import problems, routes
+from graphrag.api import docs, problems, routes
 from graphrag.api.auth import RateLimiter, parse_keys
 from graphrag.api.middleware import RequestContext
 from graphrag.config import Settings
@@ -64,22 +62,24 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
     api_keys = parse_keys(settings.api_keys.get_secret_value() if settings.api_keys else None)
     limiter = RateLimiter(settings.rate_limit_per_minute, settings.rate_limit_burst)
     max_body = int(settings.max_file_mb * 1024 * 1024) + 1024 * 1024  # the file plus multipart framing
-    return Litestar(
+    app = Litestar(
         route_handlers=[routes.SearchController, routes.DocumentController, routes.EntityController,
-                        routes.health_check, routes.ready, routes.stats],
+                        routes.health_check, routes.ready, routes.stats, docs.assets_router()],
         dependencies={"rt": Provide(routes.runtime, sync_to_thread=False),
                       "caller": Provide(routes.principal, sync_to_thread=False)},
         lifespan=[lifespan],
         exception_handlers={Exception: problems.handle},
-        middleware=[DefineMiddleware(RequestContext, api_keys=api_keys, limiter=limiter)],
         cors_config=CORSConfig(allow_origins=list(settings.cors_origins)) if settings.cors_origins else None,
         openapi_config=OpenAPIConfig(
             title="graphrag",
             version=__version__,
             description="Hybrid knowledge-graph RAG: vector, keyword (BM25) and graph search over your documents, "
             "fused into one ranked list with provenance. Errors are application/problem+json.",
-            path="/schema",
-            render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
+            path=docs.DOCS_PATH,
+            render_plugins=docs.render_plugins(),
+            components=docs.components(),
+            # Keys are declared only where the server asks for them, so clients of an open server need none.
+            security=docs.SECURITY if api_keys else None,
         ),
         request_max_body_size=max_body,
         # Strict: what the schema does not allow ("5" for a limit, 0 for a boolean) is a 400, not coerced.
@@ -89,6 +89,10 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
             "format": "%(levelname)s - %(asctime)s - %(process)d - %(name)s - %(module)s - %(message)s"}}),
         debug=False,
     )
+    # Around the whole app rather than per route: answers of the router itself (404, 405) get a
+    # request id and an access-log line too.
+    app.asgi_handler = RequestContext(app.asgi_handler, api_keys=api_keys, limiter=limiter)
+    return app
 
 
 def app_factory() -> Any:

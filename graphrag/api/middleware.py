@@ -26,6 +26,14 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 access_log = logging.getLogger("graphrag.api.access")
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
 OPEN_PATHS = frozenset({"/health"})
+#: The API docs (pages, schema, UI files) hold no data and are read without a key: a browser cannot
+#: send one with a page load, and the docs' "Authorize" button is where a key is entered.
+DOCS_PREFIX = "/schema"
+
+
+def is_docs(scope: Scope) -> bool:
+    path = scope["path"]
+    return scope.get("method") in ("GET", "HEAD") and (path == DOCS_PREFIX or path.startswith(DOCS_PREFIX + "/"))
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -56,7 +64,7 @@ class RequestContext:
     def _principal(self, scope: Scope) -> Principal | None:
         if not self.api_keys:
             return OPEN
-        if scope["path"] in OPEN_PATHS or scope.get("method") == "OPTIONS":
+        if scope["path"] in OPEN_PATHS or scope.get("method") == "OPTIONS" or is_docs(scope):
             return OPEN
         key = presented_key(scope)
         return identify(self.api_keys, key) if key else None

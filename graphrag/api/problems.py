@@ -62,7 +62,9 @@ def handle(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     if isinstance(exc, ValidationException):
         return _validation(request, exc)
     if isinstance(exc, HTTPException):
-        detail = exc.detail if exc.detail and exc.detail != _TITLES.get(exc.status_code) else _default(exc.status_code)
+        # Litestar's own details ("Not Found") only repeat the title: ours say more.
+        generic = exc.detail.lower() == _TITLES.get(exc.status_code, "").lower() if exc.detail else True
+        detail = _default(exc.status_code) if generic else exc.detail
         return problem(request, exc.status_code, detail, headers=exc.headers)
     if isinstance(exc, UnicodeEncodeError):
         return problem(request, 400, "the request holds text that is not valid Unicode (a lone surrogate)",

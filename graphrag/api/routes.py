@@ -59,6 +59,8 @@ async def _search(rt: Rt, caller: Principal, body: SearchRequest, mode: str) -> 
     router = await rt.router()
     # The key's scope becomes the search's collections, which every leg (graph included) enforces.
     collections = caller.readable(body.collections)
+    # A collection named by the caller must exist (after the scope check: no existence leak).
+    await rt.postgres.require_collections(body.collections)
     response = await router.search(
         body.query, mode=mode, limit=body.limit, collections=collections, filters=body.filters,
         threshold=body.threshold, explain=body.explain, token_budget=body.token_budget, mmr_lambda=body.mmr,
@@ -80,12 +82,22 @@ def _created() -> ResponseSpec:
                         generate_examples=False)
 
 
-_SEARCH_ERRORS = problems(400, 401, 403, 429, 503)
+_SEARCH_ERRORS = problems(400, 401, 403, 404, 415, 429, 503)
+
+
+async def json_only(request: Request[Any, Any, Any]) -> None:
+    """Before a JSON body is parsed: another content type is a 415, an empty body a 400 that says so."""
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media and media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
+        raise UnsupportedMedia(f"content type {media!r} is not accepted: send application/json")
+    if not (await request.body()).strip():
+        raise InvalidInput('the request body is empty: send a JSON object, e.g. {"query": "..."}')
 
 
 class SearchController(Controller):
     path = "/search"
     tags = ["search"]
+    before_request = json_only
 
     @post("/", status_code=200, summary="Search (auto: all legs fused)", responses=_SEARCH_ERRORS)
     async def search(self, data: JSONBody[SearchRequest], rt: Rt, caller: Caller) -> SearchResponse:
@@ -248,7 +260,7 @@ class EntityController(Controller):
         return checked(EntityDetail, found)
 
 
-@get("/health", summary="Liveness", tags=["system"])
+@get("/health", summary="Liveness", tags=["system"], security=[{}])  # open: no key needed
 async def health_check() -> Health:
     """The process answers (no store is touched)."""
     return Health(status="ok", version=__version__)

@@ -265,6 +265,8 @@ class Readiness(_Out):
 
 
 class CollectionStats(_Out):
+    """One collection's counts in each store, and the model and text configuration it records."""
+
     documents: int
     chunks: int
     graph_documents: int

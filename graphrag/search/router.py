@@ -256,7 +256,9 @@ class SearchRouter:
         pool = [c for c in pool if c.chunk_id in rows]
         for cand in pool:
             cand.row = rows[cand.chunk_id]
-            cand.embedding = _vector(cand.row)
+            # MMR compares vectors with each other and the query: only those of the query's model.
+            same_model = space is None or cand.row.get("embedding_model") == space.name
+            cand.embedding = _vector(cand.row) if same_model else None
         if config.boost_mode:
             terms = [t.lower() for t in re.findall(r"\w{3,}", text)]
             pool = fusion.boost(pool, config.boost_factor, terms)

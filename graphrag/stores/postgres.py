@@ -14,7 +14,8 @@ from typing import Any
 import asyncpg
 from pgvector.asyncpg import register_vector
 
-from graphrag.errors import ConfigurationError, InvalidInput, ServiceUnavailable
+from graphrag.errors import ConfigurationError, InvalidInput, NotFound, ServiceUnavailable
+from graphrag.models import is_collection_name
 from graphrag.stores import queries
 
 log = logging.getLogger(__name__)
@@ -232,6 +233,20 @@ class PostgresStore:
         """The recorded model and text-search configuration of these collections (all when None)."""
         rows = await self.fetch("collections", "collection_info", names)
         return {r["name"]: CollectionRecord.of(r) for r in rows}
+
+    async def require_collections(self, names: list[str] | tuple[str, ...] | None) -> None:
+        """NotFound naming the first of ``names`` that no document was ever added to (one query).
+
+        Only for collections a caller named: a searcher's typo is then an error, not 0 results."""
+        if not names:
+            return
+        bad = [n for n in names if not is_collection_name(n)]
+        if bad:
+            raise InvalidInput(f"invalid collection name {bad[0]!r}")
+        known = await self.collection_info(list(names))
+        missing = [n for n in names if n not in known]
+        if missing:
+            raise NotFound(f"unknown collection {missing[0]!r}: no document was ever added to it")
 
     async def create_collection(self, name: str, model: str, text_config: str) -> None:
         """Record a new collection (a no-op when it exists); an unknown configuration is a clear error."""
