@@ -255,7 +255,7 @@ class Ingestor:
                                           progress=progress)
             sub.deleted += report.deleted
             report = sub
-        else:
+        if report.totals is None:
             await self._add_totals(report, collection)
         report.seconds = round(time.perf_counter() - start, 3)
         return report
