@@ -94,6 +94,11 @@ RETURN collection, documents,
        COUNT { MATCH (e:Entity) WHERE e.collection = collection } AS entities,
        COUNT { MATCH (e:Entity)-[:RELATED_TO]->() WHERE e.collection = collection } AS relations;
 
+// name: collection_graph_counts
+// One collection's entities and RELATED_TO relationships (the ingest summary's totals).
+RETURN COUNT { MATCH (e:Entity) WHERE e.collection = $collection } AS entities,
+       COUNT { MATCH (e:Entity)-[:RELATED_TO]->() WHERE e.collection = $collection } AS relations;
+
 // name: document_ids
 MATCH (d:Document) WHERE d.collection = $collection RETURN d.id AS id;
 

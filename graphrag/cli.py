@@ -129,10 +129,18 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             raise InvalidInput("--changes must hold a JSON list")
     elif not args.paths:
         raise InvalidInput("give at least one PATH (or --changes FILE)")
+    else:
+        # Fail fast, before services start or models load, and before anything is written. With --sync
+        # a gone folder may still have documents to remove: the ingestor decides that.
+        missing = [p for p in args.paths if not Path(p).expanduser().exists()]
+        if missing and not args.sync:
+            raise InvalidInput("no such file or directory: " + ", ".join(missing))
     progress = sys.stderr.isatty() and not args.json
 
     async def run() -> Any:
         async with open_services(settings) as rt:
+            if progress:
+                print("loading models ...", file=sys.stderr, flush=True)
             ingestor = await rt.ingestor()
             if changes is not None:
                 return await ingestor.ingest_changes(changes, collection=collection, chunker=args.chunker,
@@ -149,8 +157,16 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     else:
         print(f"{report.files} files: {report.ingested} ingested, {report.updated} updated, "
               f"{report.unchanged} unchanged, {report.deleted} deleted, {len(report.skipped)} skipped, "
-              f"{len(report.failed)} failed; {report.chunks} chunks, {report.entities} entities, "
-              f"{report.relations} relations in {report.seconds:.1f}s")
+              f"{len(report.failed)} failed in {report.seconds:.1f}s")
+        print(f"  written: {report.chunks} chunks; {report.entities} distinct entities and {report.relations} "
+              "relations in the documents written")
+        if report.totals:
+            t = report.totals
+            graph = (f"{t['entities']} entities, {t['relations']} relations" if t["entities"] is not None
+                     else "graph not counted (Neo4j unavailable)")
+            print(f"  collection {collection!r} now holds {t['documents']} documents, {t['chunks']} chunks; {graph}")
+        if report.graph_pending:
+            print(f"  {report.graph_pending} graph write(s) pending: they apply when Neo4j answers")
         for item in report.skipped:
             print(f"  skipped {item['path']}: {item['reason']}")
         for item in report.failed:
@@ -197,8 +213,10 @@ def _highlight(text: str, terms: list[str], tty: bool) -> str:
 
 
 def print_results(response: dict[str, Any], explain: bool) -> None:
-    """A readable table: rank, score, source, heading path, highlighted snippet, legs."""
+    """A readable table: rank, score, source (with the page for PDFs), heading path, highlighted snippet, legs."""
     import re
+
+    from graphrag.models import chunk_page, citation
 
     tty = sys.stdout.isatty()
     terms = sorted({w.lower() for w in re.findall(r"\w{3,}", response["query"])} - _STOP, key=len, reverse=True)
@@ -213,7 +231,8 @@ def print_results(response: dict[str, Any], explain: bool) -> None:
             print(f"  {name} leg skipped: {v['reason']}")
     for rank, hit in enumerate(response["results"], 1):
         path = " > ".join(hit["heading_path"])
-        print(f"\n{rank:>2}. {hit['score']:.4f}  {hit['source']}" + (f"  [{path}]" if path else ""))
+        cite = citation(hit["source"], chunk_page(hit.get("metadata")))
+        print(f"\n{rank:>2}. {hit['score']:.4f}  {cite}" + (f"  [{path}]" if path else ""))
         print(f"    {_highlight(hit['content'], terms, tty)}")
         found_by = ", ".join(hit["legs"])
         line = f"    found by: {found_by}"

@@ -6,9 +6,12 @@ are :mod:`graphrag.errors` exceptions, which every interface maps the same way.
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 import re
 import uuid
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,32 +65,64 @@ async def add_text(rt: Runtime, text: str, *, title: str | None = None, source: 
 
         raise PayloadTooLarge(f"text is over the {rt.settings.max_file_mb:g} MB limit (GRAPHRAG_MAX_FILE_MB)")
     if source is None:
-        import hashlib
-
         source = "text:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
     _check_source(source)
     doc = load_text_document(text, source=source, title=title, metadata=metadata)
     return await _ingest_one(rt, doc, collection, tags)
 
 
-async def add_file(rt: Runtime, filename: str, data: bytes, *, source: str | None = None,
+async def add_file(rt: Runtime, filename: str, data: bytes, *, source: str | None = None, replace: bool = False,
                    collection: str | None = None, metadata: dict[str, Any] | None = None,
                    tags: Sequence[str] = ()) -> dict[str, Any]:
-    """Ingest an uploaded file (md, txt, html, pdf, docx) as one document; its source is the file name
-    unless ``source`` is given."""
+    """Ingest an uploaded file (md, txt, html, pdf, docx) as one document.
+
+    Its identity (source) is ``source`` when given: posting that source again replaces the document.
+    Without it, an upload never replaces a different file silently: the source is the file name when
+    no document of the collection has it or when the one that has it came from the same bytes (then
+    the upload is a no-op, or an update of tags and metadata); otherwise it is
+    ``<file name>#<first 12 hex digits of the bytes' SHA-256>``. With ``replace`` the upload takes the
+    file name whatever is stored under it. The bytes' SHA-256 is kept in the metadata as
+    ``file_sha256``.
+    """
     max_bytes = int(rt.settings.max_file_mb * 1024 * 1024)
-    import asyncio
 
     docs = await asyncio.to_thread(load_bytes, filename, data, max_bytes)
     if len(docs) != 1:
         raise InvalidInput(f"{filename}: holds {len(docs)} records; upload one document per request "
                            "(use `graphrag ingest` for JSONL)")
     doc = docs[0]
-    src = source or doc.source
-    _check_source(src)
-    extra = {**doc.metadata, **check_metadata(metadata)}
-    doc = Document(source=src, title=doc.title, text=doc.text, kind=doc.kind, metadata=extra, pages=doc.pages)
-    return await _ingest_one(rt, doc, collection, tags)
+    if source is not None:
+        _check_source(source)
+    collection = collection or rt.settings.default_collection
+    digest = hashlib.sha256(data).hexdigest()
+    extra = {**doc.metadata, **check_metadata(metadata), UPLOAD_HASH_KEY: digest}
+    # Same-named uploads take turns, so two at once cannot both find the file name free.
+    async with _upload_lock(collection, doc.source):
+        src = source or await _upload_source(rt, collection, doc.source, digest, replace)
+        _check_source(src)
+        doc = Document(source=src, title=doc.title, text=doc.text, kind=doc.kind, metadata=extra, pages=doc.pages)
+        return await _ingest_one(rt, doc, collection, tags)
+
+
+UPLOAD_HASH_KEY = "file_sha256"
+_UPLOAD_LOCKS: weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock] = weakref.WeakValueDictionary()
+
+
+def _upload_lock(collection: str, name: str) -> asyncio.Lock:
+    lock = _UPLOAD_LOCKS.get((collection, name))
+    if lock is None:
+        lock = _UPLOAD_LOCKS[(collection, name)] = asyncio.Lock()
+    return lock
+
+
+async def _upload_source(rt: Runtime, collection: str, name: str, digest: str, replace: bool) -> str:
+    """The source of an upload without an explicit one (the rule in :func:`add_file`)."""
+    if replace:
+        return name
+    rows = await rt.postgres.fetch("documents", "upload_identity", collection, name)
+    if not rows or rows[0]["file_sha256"] == digest:
+        return name
+    return f"{name}#{digest[:12]}"
 
 
 def _check_source(source: Any) -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from graphrag.errors import InvalidInput, NotFound
-from graphrag.models import is_collection_name
+from graphrag.models import chunk_page, is_collection_name
 from graphrag.runtime import Runtime
 from graphrag.search.legs import lucene_query
 
@@ -86,6 +87,7 @@ async def _chunk_texts(rt: Runtime, chunk_ids: list[str], collection: str) -> di
             "title": r["title"],
             "heading_path": list(r["heading_path"] or []),
             "content": r["content"],
+            "page": chunk_page(json.loads(r["metadata"]) if isinstance(r["metadata"], str) else r["metadata"]),
         }
         for r in rows
     }

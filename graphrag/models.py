@@ -36,6 +36,18 @@ def is_collection_name(name: object) -> bool:
     return isinstance(name, str) and _COLLECTION_NAME.fullmatch(name) is not None
 
 
+def chunk_page(metadata: Any) -> int | None:
+    """The page (1-based) a chunk came from, as the page chunker records it in the chunk's metadata
+    (``{"page": n}``, PDFs by default); ``None`` for a chunk of an unpaged document."""
+    page = metadata.get("page") if isinstance(metadata, dict) else None
+    return page if isinstance(page, int) and not isinstance(page, bool) and page > 0 else None
+
+
+def citation(source: str, page: int | None) -> str:
+    """How to cite a passage: its source, plus the page when it has one (``"eniac.pdf p. 2"``)."""
+    return f"{source} p. {page}" if page else source
+
+
 @dataclass(frozen=True)
 class Document:
     """A loaded document: its full text plus what we know about it.

@@ -38,6 +38,10 @@ FROM documents WHERE id = $1;
 -- name: document_by_source
 SELECT id, collection, source, title FROM documents WHERE collection = $1 AND source = $2;
 
+-- name: upload_identity
+-- The upload stored under a file name: which file (the SHA-256 of its bytes) it was.
+SELECT id, metadata ->> 'file_sha256' AS file_sha256 FROM documents WHERE collection = $1 AND source = $2;
+
 -- name: sources_of_collection
 SELECT id, source FROM documents WHERE collection = $1;
 
@@ -48,6 +52,11 @@ SELECT id FROM documents WHERE collection = $1;
 SELECT d.collection, count(DISTINCT d.id) AS documents, count(c.id) AS chunks
 FROM documents d LEFT JOIN chunks c ON c.document_id = d.id
 GROUP BY d.collection ORDER BY d.collection;
+
+-- name: collection_totals
+-- One collection's counts (the ingest summary's totals); both tables are indexed by collection.
+SELECT (SELECT count(*) FROM documents WHERE collection = $1) AS documents,
+       (SELECT count(*) FROM chunks WHERE collection = $1) AS chunks;
 
 -- name: stats_subtract
 -- Take the documents' chunks out of the BM25 statistics (before their chunks are deleted).
@@ -99,7 +108,7 @@ SELECT id, chunk_index, content, heading_path, char_start, char_end, token_count
 FROM chunks WHERE document_id = $1 ORDER BY chunk_index;
 
 -- name: chunks_by_id
-SELECT c.id, c.document_id, c.collection, c.chunk_index, c.content, c.heading_path, d.source, d.title
+SELECT c.id, c.document_id, c.collection, c.chunk_index, c.content, c.heading_path, c.metadata, d.source, d.title
 FROM chunks c JOIN documents d ON d.id = c.document_id
 WHERE c.id = ANY($1::uuid[]) AND ($2::text[] IS NULL OR c.collection = ANY($2::text[]));
 

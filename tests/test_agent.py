@@ -211,3 +211,34 @@ async def test_tool_functions_are_plain_async_functions(deps: AgentDeps, corpus:
         await agent_tools.get_document(deps, page.documents[0].id, first_chunk=99)
     with pytest.raises(InvalidInput):
         AgentDeps(deps.runtime, limit=0)
+
+
+async def test_pdf_hits_and_passages_carry_their_page(tmp_path: Path, ingestor: Ingestor, deps: AgentDeps,
+                                                      collection: str) -> None:
+    """A PDF passage is cited with its page, in the tools' results and in what the model reads."""
+    pdf = tmp_path / "eniac.pdf"
+    pdf.write_bytes((Path(__file__).resolve().parent.parent / "samples" / "eniac.pdf").read_bytes())
+    (tmp_path / "notes.md").write_text("# Notes\n\nBetty Holberton later wrote a sort-merge generator.")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert report.ingested == 2, report.failed
+    question = "Who were the first programmers of ENIAC?"
+
+    found = await agent_tools.hybrid_search(deps, question, limit=3)
+    top = found.hits[0]
+    assert top.source == str(pdf) and top.page == 2 and top.citation == f"{pdf} p. 2"
+    assert all(h.page is None and h.citation == h.source for h in found.hits if h.source.endswith("notes.md"))
+
+    entity = await agent_tools.get_entity(deps, "Jean Bartik")
+    assert [(p.page, p.citation) for p in entity.passages] == [(2, f"{pdf} p. 2")]
+    doc = await agent_tools.get_document(deps, top.document_id)
+    assert [c.page for c in doc.chunks] == [1, 2]
+
+    def script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = tool_returns(messages)
+        if not returns:
+            return ModelResponse(parts=[ToolCallPart("search", {"query": question, "limit": 3})])
+        hit = as_json(returns[-1])["hits"][0]
+        return ModelResponse(parts=[TextPart(f"Jean Bartik was one of them [{hit['citation']}].")])
+
+    result = await build_agent(FunctionModel(script)).run(question, deps=deps)
+    assert result.output.endswith(f"[{pdf} p. 2].")

@@ -187,6 +187,72 @@ def test_upload_multipart_files(client: httpx.Client, collection: str) -> None:
     assert second["documents"][0]["id"] != page["documents"][0]["id"]
 
 
+def _upload(client: httpx.Client, collection: str, name: str, body: bytes, **form: str) -> httpx.Response:
+    return client.post("/documents", data={"collection": collection, **form},
+                       files={"file": (name, body, "text/markdown")})
+
+
+def _keyword_sources(client: httpx.Client, collection: str, query: str) -> set[str]:
+    r = client.post("/search/keyword", json={"query": query, "collections": [collection]})
+    assert r.status_code == 200, r.text
+    return {hit["source"] for hit in r.json()["results"]}
+
+
+FIRST = b"# Readme\n\nThe Quokkaville gateway routes telemetry to Zanzibar Station."
+SECOND = b"# Readme\n\nThe Marmotburg scheduler batches invoices for Timbuktu Depot."
+
+
+def test_same_named_uploads_both_survive(client: httpx.Client, collection: str) -> None:
+    """A second file with the same name and other bytes is stored beside the first, never over it."""
+    first = _upload(client, collection, "README.md", FIRST)
+    assert first.status_code == 201 and first.json()["source"] == "README.md", first.text
+    second = _upload(client, collection, "README.md", SECOND)
+    assert second.status_code == 201 and second.json()["status"] == "created", second.text
+    assert second.json()["source"] == f"README.md#{hashlib.sha256(SECOND).hexdigest()[:12]}"
+    assert second.json()["id"] != first.json()["id"]
+    assert client.get("/documents", params={"collection": collection}).json()["total"] == 2
+    assert _keyword_sources(client, collection, "Quokkaville Zanzibar") == {"README.md"}
+    assert _keyword_sources(client, collection, "Marmotburg Timbuktu") == {second.json()["source"]}
+    # The same bytes again are a no-op, whichever of the two they are.
+    for sent, earlier in ((FIRST, first), (SECOND, second)):
+        again = _upload(client, collection, "README.md", sent)
+        assert again.status_code == 200 and again.json()["status"] == "unchanged"
+        assert again.json()["id"] == earlier.json()["id"]
+    # Same bytes with new tags update the document under its name (no third copy).
+    tagged = _upload(client, collection, "README.md", FIRST, tags="v2")
+    assert tagged.status_code == 201 and tagged.json()["status"] == "updated" and tagged.json()["id"] == first.json()["id"]
+    assert client.get("/documents", params={"collection": collection}).json()["total"] == 2
+    assert client.get(f"/documents/{first.json()['id']}").json()["metadata"]["file_sha256"] == hashlib.sha256(FIRST).hexdigest()
+
+
+@pytest.mark.parametrize("how", ["form", "query", "source"])
+def test_upload_replaces_when_the_client_says_so(client: httpx.Client, collection: str, how: str) -> None:
+    form = {"source": "docs/readme"} if how == "source" else {}
+    first = _upload(client, collection, "README.md", FIRST, **form)
+    assert first.status_code == 201, first.text
+    if how == "form":
+        second = _upload(client, collection, "README.md", SECOND, replace="true")
+    elif how == "query":
+        second = client.post("/documents", params={"replace": "true"}, data={"collection": collection},
+                             files={"file": ("README.md", SECOND, "text/markdown")})
+    else:
+        second = _upload(client, collection, "README.md", SECOND, **form)
+    assert second.status_code == 201 and second.json()["status"] == "updated", second.text
+    assert second.json()["id"] == first.json()["id"] and second.json()["source"] == first.json()["source"]
+    assert client.get("/documents", params={"collection": collection}).json()["total"] == 1
+    assert _keyword_sources(client, collection, "Quokkaville Zanzibar") == set()
+    assert _keyword_sources(client, collection, "Marmotburg Timbuktu") == {first.json()["source"]}
+
+
+def test_replace_flag_is_checked(client: httpx.Client, collection: str) -> None:
+    assert_problem(_upload(client, collection, "a.md", FIRST, replace="yes"), 400, "replace")
+    r = client.post("/documents", params={"replace": "true"}, json={"text": "x y z", "collection": collection})
+    assert_problem(r, 400, "replace")
+    assert_problem(client.post("/documents", params={"replace": "maybe"}, data={"collection": collection},
+                               files={"file": ("a.md", FIRST, "text/markdown")}), 400)
+    assert client.get("/documents", params={"collection": collection}).json()["total"] == 0
+
+
 def test_bad_uploads_are_clear_problems_and_write_nothing(client: httpx.Client, collection: str) -> None:
     assert_problem(client.post("/documents", content=b"hello", headers={"content-type": "text/plain"}), 415, "content type")
     assert_problem(client.post("/documents", data={"collection": collection},

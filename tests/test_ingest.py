@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -200,3 +201,146 @@ def test_cli_ingest_json_status_and_exit_codes(tmp_path: Path, settings: Any, se
     assert gone.returncode == 2 and "no document" in gone.stderr
     deleted = _cli(settings.home_dir, "delete", "--source", str(tmp_path / "a.md"), "--collection", collection)
     assert deleted.returncode == 0, deleted.stderr
+
+
+# --- feedback: missing paths, summary counts, progress, citations -------------------------------------
+REPO = Path(__file__).resolve().parent.parent
+
+
+async def test_missing_path_writes_nothing(tmp_path: Path, ingestor: Ingestor, runtime: Runtime,
+                                           collection: str) -> None:
+    """A mistyped path among good ones fails the whole call before anything is written."""
+    from graphrag.errors import InvalidInput
+
+    (tmp_path / "apple.md").write_text(f"# Apple\n\n{APPLE}\n")
+    with pytest.raises(InvalidInput, match="no such file or directory: .*no-such-dir"):
+        await ingestor.ingest_paths([tmp_path, tmp_path / "no-such-dir"], collection=collection)
+    assert await pg_counts(runtime, collection) == {"documents": 0, "chunks": 0}
+
+    # A change list with an added file that is not there: nothing deleted, nothing written.
+    assert (await ingestor.ingest_paths([tmp_path], collection=collection)).ingested == 1
+    changes = [{"path": str(tmp_path / "apple.md"), "deleted": True}, {"path": str(tmp_path / "gone.md"), "added": True}]
+    with pytest.raises(InvalidInput, match="gone.md"):
+        await ingestor.ingest_changes(changes, collection=collection)
+    assert (await pg_counts(runtime, collection))["documents"] == 1
+
+    # --sync on a folder that is gone removes what was stored under it (that is no mistyped path).
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "ms.txt").write_text(MICROSOFT)
+    assert (await ingestor.ingest_paths([sub], collection=collection)).ingested == 1
+    (sub / "ms.txt").unlink()
+    sub.rmdir()
+    synced = await ingestor.ingest_paths([sub], collection=collection, sync=True)
+    assert synced.deleted == 1
+    assert (await pg_counts(runtime, collection))["documents"] == 1
+    with pytest.raises(InvalidInput, match="no such file or directory"):
+        await ingestor.ingest_paths([tmp_path / "never-there"], collection=collection, sync=True)
+
+
+async def test_summary_counts_equal_the_graph(tmp_path: Path, ingestor: Ingestor, runtime: Runtime,
+                                              collection: str) -> None:
+    """``entities`` and ``relations`` are distinct graph contributions: in a new collection exactly what
+    Neo4j holds, although the documents share entities; ``totals`` is what the stores hold after."""
+    (tmp_path / "apple.md").write_text(f"# Apple\n\n{APPLE}\n")
+    (tmp_path / "ms.txt").write_text(MICROSOFT + " Tim Cook visited Redmond.")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert report.ingested == 2 and not report.failed
+    facts = await graph_facts(runtime, collection)
+    per_doc, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (d:Document {collection: $c})-[:HAS_CHUNK]->(:Chunk)-[:MENTIONS]->(e:Entity) "
+        "RETURN d.source AS source, count(DISTINCT e) AS n", c=collection)
+    # The documents share entities, so a per-document sum would overcount.
+    assert sum(r["n"] for r in per_doc) > facts["counts"]["entities"]
+    assert report.entities == facts["counts"]["entities"] == len(facts["entities"])
+    assert report.relations == facts["counts"]["relations"] == len(facts["relations"])
+    assert report.totals == {"documents": 2, "chunks": report.chunks, "entities": report.entities,
+                             "relations": report.relations}
+
+    # A third document: the summary counts what it contributes, the totals what the collection holds.
+    (tmp_path / "google.md").write_text("# Google\n\nSundar Pichai leads Google in Mountain View. Google competes with Apple.")
+    more = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (more.ingested, more.unchanged) == (1, 2)
+    source = str((tmp_path / "google.md").resolve())
+    mine, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (d:Document {collection: $c, source: $s})-[:HAS_CHUNK]->(c:Chunk) "
+        "OPTIONAL MATCH (c)-[:MENTIONS]->(e:Entity) "
+        "WITH collect(DISTINCT c.id) AS chunk_ids, count(DISTINCT e) AS entities "
+        "OPTIONAL MATCH (a:Entity {collection: $c})-[r:RELATED_TO]->() "
+        "WHERE any(id IN r.evidence_chunk_ids WHERE id IN chunk_ids) "
+        "RETURN entities, count(r) AS relations", c=collection, s=source)
+    assert (more.entities, more.relations) == (mine[0]["entities"], mine[0]["relations"])
+    after = (await graph_facts(runtime, collection))["counts"]
+    assert more.totals == {"documents": 3, "chunks": (await pg_counts(runtime, collection))["chunks"],
+                           "entities": after["entities"], "relations": after["relations"]}
+    # Nothing changed: no totals to read (re-ingest stays a look-up), no counts.
+    same = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (same.unchanged, same.entities, same.relations, same.totals) == (3, 0, 0, None)
+
+
+async def test_progress_moves_per_document_before_the_batch_is_written(
+        tmp_path: Path, ingestor: Ingestor, collection: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bar advances as documents finish their model work, long before their batch is written."""
+    from graphrag.ingest import pipeline
+
+    events: list[tuple[str, int]] = []
+
+    class Bar:  # stands in for tqdm: records what the user would see on the documents' bar
+        def __init__(self, *args: Any, total: int = 0, unit: str = "", **kwargs: Any) -> None:
+            self.mine = unit == "doc"  # not the loader's bar (files)
+            if self.mine:
+                events.append(("total", total))
+
+        def update(self, n: int = 1) -> None:
+            if self.mine:
+                events.append(("done", n))
+
+        def set_postfix(self, **kwargs: Any) -> None:
+            if self.mine:
+                events.append(("written", kwargs["written"]))
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(pipeline, "tqdm", Bar)
+    monkeypatch.setattr(pipeline, "SLICE_CHUNKS", 1)  # one document per slice
+    for n, city in enumerate(["Lisbon", "Madrid", "Rome", "Vienna"]):
+        (tmp_path / f"d{n}.md").write_text(f"# Trip {n}\n\nAda Lovelace travelled to {city}.")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection, progress=True)
+    assert report.ingested == 4
+    # One batch, written once: every document moved the bar on its own before that.
+    assert events == [("total", 4), ("done", 1), ("done", 1), ("done", 1), ("done", 1), ("written", 4)]
+
+
+def test_cli_missing_path_exits_2_and_writes_nothing(tmp_path: Path, settings: Any, services: Any,
+                                                     collection: str) -> None:
+    (tmp_path / "a.md").write_text("# A\n\nAmsterdam is in the Netherlands.")
+    for extra in ([], ["--json"]):
+        result = _cli(settings.home_dir, "ingest", str(tmp_path / "a.md"), str(tmp_path / "typo.md"),
+                      "--collection", collection, *extra)
+        assert result.returncode == 2
+        assert result.stderr.strip().splitlines() == [f"graphrag: error: no such file or directory: {tmp_path / 'typo.md'}"]
+        assert result.stdout == ""
+    status = json.loads(_cli(settings.home_dir, "status", "--json").stdout)
+    assert collection not in status["collections"]
+
+
+def test_cli_pdf_hits_show_their_page(tmp_path: Path, settings: Any, services: Any, collection: str) -> None:
+    pdf = tmp_path / "eniac.pdf"
+    pdf.write_bytes((REPO / "samples" / "eniac.pdf").read_bytes())
+    (tmp_path / "notes.md").write_text("# Notes\n\nBetty Holberton later wrote a sort-merge generator.")
+    ingested = json.loads(_cli(settings.home_dir, "ingest", str(tmp_path), "--collection", collection, "--json").stdout)
+    assert ingested["ingested"] == 2
+    # The summary matches the store counts `graphrag status` reads.
+    status = json.loads(_cli(settings.home_dir, "status", "--json").stdout)["collections"][collection]
+    assert (ingested["entities"], ingested["relations"]) == (status["entities"], status["relations"])
+
+    query = "Kathleen McNulty Jean Bartik first programmers"
+    human = _cli(settings.home_dir, "search", query, "--collection", collection, "--mode", "keyword", "-k", "3")
+    assert human.returncode == 0, human.stderr
+    lines = [line for line in human.stdout.splitlines() if re.match(r"\s*\d+\. ", line)]  # " 1. score  source"
+    assert f"{pdf} p. 2" in lines[0], human.stdout
+    assert not any("notes.md p." in line for line in lines)
+    data = json.loads(_cli(settings.home_dir, "search", query, "--collection", collection, "--json", "-k", "3").stdout)
+    top = data["results"][0]
+    assert top["source"] == str(pdf) and top["metadata"]["page"] == 2

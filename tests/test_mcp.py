@@ -46,8 +46,9 @@ async def test_mcp_server_serves_the_tools(settings: Settings, services: object,
                                            collection: str, tmp_path: Path) -> None:
     for name, text in DOCS.items():
         (tmp_path / name).write_text(text)
+    (tmp_path / "eniac.pdf").write_bytes((REPO / "samples" / "eniac.pdf").read_bytes())
     report = await ingestor.ingest_paths([tmp_path], collection=collection)
-    assert report.ingested == len(DOCS), report.failed
+    assert report.ingested == len(DOCS) + 1, report.failed
 
     with anyio.fail_after(240):  # the server loads its own models (tens of seconds on a small machine)
         async with stdio_client(server_params(settings)) as (read, write), ClientSession(read, write) as session:
@@ -70,6 +71,13 @@ async def test_mcp_server_serves_the_tools(settings: Settings, services: object,
             doc = payload(await session.call_tool("get_document", {"document_id": hits[0]["document_id"]}))
             assert "Sarah Johnson" in doc["chunks"][0]["text"]
 
+            # A PDF passage comes with its page.
+            pdf_hits = payload(await session.call_tool(
+                "hybrid_search", {"query": "first programmers of ENIAC", "collections": [collection], "limit": 3}))["hits"]
+            assert pdf_hits[0]["source"].endswith("eniac.pdf") and pdf_hits[0]["page"] == 2
+            assert pdf_hits[0]["citation"] == pdf_hits[0]["source"] + " p. 2"
+            assert hits[0]["page"] is None and hits[0]["citation"] == hits[0]["source"]
+
             empty = await session.call_tool("search", {"query": "  ", "collections": [collection]})
             assert "query is empty" in error_text(empty)
             too_many = await session.call_tool("search", {"query": "tea", "limit": 0})
@@ -84,4 +92,4 @@ async def test_mcp_server_serves_the_tools(settings: Settings, services: object,
 
             # The session survives the errors.
             again = payload(await session.call_tool("list_documents", {"collection": collection}))
-            assert again["total"] == len(DOCS)
+            assert again["total"] == len(DOCS) + 1

@@ -23,6 +23,7 @@ from graphrag import documents, entities
 from graphrag.agent.deps import MAX_LIMIT, AgentDeps
 from graphrag.entities import check_collection
 from graphrag.errors import InvalidInput, NotFound, UserError
+from graphrag.models import chunk_page, citation
 from graphrag.search.config import LEGS
 
 log = logging.getLogger(__name__)
@@ -38,10 +39,16 @@ Filters = dict[str, Any] | None
 
 # --- results -------------------------------------------------------------------------------------
 
+PAGE = "PDF page of the passage (null for documents without pages)"
+CITATION = "how to cite the passage: its source, with the page for PDFs (e.g. 'manual.pdf p. 2')"
+
+
 class SearchHit(BaseModel):
-    """One retrieved passage; cite it by ``source``."""
+    """One retrieved passage; cite it by ``citation``."""
 
     source: str
+    citation: str = Field(description=CITATION)
+    page: int | None = Field(None, description=PAGE)
     title: str | None
     heading_path: list[str]
     score: float
@@ -90,6 +97,8 @@ class Passage(BaseModel):
     """A chunk of a document, trimmed."""
 
     source: str
+    citation: str = Field(description=CITATION)
+    page: int | None = Field(None, description=PAGE)
     title: str | None
     chunk_id: str
     document_id: str
@@ -127,6 +136,7 @@ class ChunkText(BaseModel):
 
     chunk_id: str
     index: int
+    page: int | None = Field(None, description=PAGE)
     heading_path: list[str]
     text: str
 
@@ -288,8 +298,8 @@ async def get_document(deps: AgentDeps, document_id: str, first_chunk: Annotated
     return DocumentResult(
         id=doc["id"], collection=doc["collection"], source=doc["source"], title=doc["title"],
         metadata=doc["metadata"], chunk_count=count,
-        chunks=[ChunkText(chunk_id=c["id"], index=c["index"], heading_path=c["heading_path"],
-                          text=_trim(c["content"], CHUNK_CHARS)) for c in page],
+        chunks=[ChunkText(chunk_id=c["id"], index=c["index"], page=chunk_page(c["metadata"]),
+                          heading_path=c["heading_path"], text=_trim(c["content"], CHUNK_CHARS)) for c in page],
         next_chunk=end if end < count else None,
     )
 
@@ -330,12 +340,14 @@ async def _search(deps: AgentDeps, mode: str, query: str, limit: int | None, col
 
 
 def _search_result(response: dict[str, Any]) -> SearchResult:
-    hits = [
-        SearchHit(source=r["source"], title=r["title"], heading_path=r["heading_path"], score=r["score"],
-                  text=_trim(r["content"], TEXT_CHARS), chunk_id=r["chunk_id"], document_id=r["document_id"],
-                  collection=r["collection"], found_by=[leg for leg in r["legs"] if leg in LEGS])
-        for r in response["results"]
-    ]
+    hits = []
+    for r in response["results"]:
+        page = chunk_page(r.get("metadata"))
+        hits.append(SearchHit(
+            source=r["source"], citation=citation(r["source"], page), page=page, title=r["title"],
+            heading_path=r["heading_path"], score=r["score"], text=_trim(r["content"], TEXT_CHARS),
+            chunk_id=r["chunk_id"], document_id=r["document_id"], collection=r["collection"],
+            found_by=[leg for leg in r["legs"] if leg in LEGS]))
     # A leg that failed still leaves an answer; the agent should know it is partial.
     warnings = [f"{leg} retrieval {info['status']}: {info.get('error', '')}".rstrip(": ")
                 for leg, info in response["legs"].items() if info["status"] in ("error", "timeout")]
@@ -356,9 +368,10 @@ async def _entities_named(deps: AgentDeps, name: str, collections: Collections) 
 
 
 def _passage(chunk: dict[str, Any], chars: int) -> Passage:
-    return Passage(source=chunk["source"], title=chunk["title"], chunk_id=chunk["chunk_id"],
-                   document_id=chunk["document_id"], heading_path=chunk["heading_path"],
-                   text=_trim(chunk["content"], chars))
+    page = chunk.get("page")
+    return Passage(source=chunk["source"], citation=citation(chunk["source"], page), page=page,
+                   title=chunk["title"], chunk_id=chunk["chunk_id"], document_id=chunk["document_id"],
+                   heading_path=chunk["heading_path"], text=_trim(chunk["content"], chars))
 
 
 def _trim(text: str, chars: int) -> str:

@@ -41,7 +41,12 @@ UPLOAD_FORM: dict[str, Any] = {
         "file": {"type": "string", "format": "binary",
                  "description": "The file: .md, .txt, .html, .pdf or .docx (the extension picks the reader)."},
         "collection": {"type": "string", "description": "Collection (default: GRAPHRAG_DEFAULT_COLLECTION)."},
-        "source": {"type": "string", "description": "Stable identifier; default: the file name."},
+        "source": {"type": "string",
+                   "description": "Stable identifier; posting it again replaces the document. Default: the file "
+                                  "name, or `<name>#<12 hex of the bytes' SHA-256>` when a document of other "
+                                  "bytes already has that name."},
+        "replace": {"type": "string", "enum": ["true", "false"],
+                    "description": "true: replace the document stored under the file name (default false)."},
         "metadata": {"type": "string", "description": "Metadata as a JSON object."},
         "tags": {"type": "string", "description": "Comma-separated tags."},
     },

@@ -131,13 +131,31 @@ class DocumentController(Controller):
 
     @post("/", summary="Add a document (JSON text or file upload)", operation_class=DocumentUploadOperation,
           responses={201: _created(), 200: _unchanged(), **problems(400, 401, 403, 413, 415, 422, 429, 503)})
-    async def create(self, request: Request[Any, Any, Any], rt: Rt, caller: Caller) -> Response[IngestedDocument]:
-        """Ingest a document. 201 when created or updated, 200 when the same content was already there."""
+    async def create(
+        self,
+        request: Request[Any, Any, Any],
+        rt: Rt,
+        caller: Caller,
+        replace: Annotated[bool | None, Parameter(
+            description="File uploads: replace the document stored under the file name even when it came from "
+                        "other bytes (default: such an upload is stored beside it, as `<name>#<hash>`).",
+        )] = None,
+    ) -> Response[IngestedDocument]:
+        """Ingest a document. 201 when created or updated, 200 when the same content was already there.
+
+        A JSON document's identity is its ``source`` (default: a hash of the text). A file upload's is
+        ``source`` when given, else its file name, unless a document of other bytes already has that
+        name: then the upload is stored beside it as ``<name>#<first 12 hex digits of its SHA-256>``
+        (``replace=true`` replaces it instead). Uploading the same bytes again is a no-op.
+        """
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type == "application/json":
+            if replace:
+                raise InvalidInput("replace applies to file uploads; a JSON document is replaced by posting "
+                                   "its source again")
             result = await _from_json(request, rt, caller)
         elif content_type == "multipart/form-data":
-            result = await _from_form(request, rt, caller)
+            result = await _from_form(request, rt, caller, bool(replace))
         else:
             raise UnsupportedMedia(
                 f"content type {content_type or '(none)'!r} is not accepted: send application/json "
@@ -208,15 +226,20 @@ async def _from_json(request: Request[Any, Any, Any], rt: Rt, caller: Principal)
                                     metadata=body.metadata, tags=body.tags)
 
 
-async def _from_form(request: Request[Any, Any, Any], rt: Rt, caller: Principal) -> dict[str, Any]:
+async def _from_form(request: Request[Any, Any, Any], rt: Rt, caller: Principal, replace: bool) -> dict[str, Any]:
     form = await request.form()
     upload = form.get("file")
     if not isinstance(upload, UploadFile):
         raise InvalidInput("multipart upload needs a 'file' field holding the file")
-    fields = {k: form.get(k) for k in ("collection", "source", "metadata", "tags")}
+    fields = {k: form.get(k) for k in ("collection", "source", "metadata", "tags", "replace")}
     for name, value in fields.items():
         if value is not None and not isinstance(value, str):
             raise InvalidInput(f"form field {name!r} must be text")
+    if fields["replace"] is not None:
+        flag = fields["replace"].strip().lower()
+        if flag not in ("true", "false"):
+            raise InvalidInput("form field 'replace' must be true or false")
+        replace = replace or flag == "true"
     metadata = None
     if fields["metadata"]:
         try:
@@ -229,7 +252,7 @@ async def _from_form(request: Request[Any, Any, Any], rt: Rt, caller: Principal)
     collection = _writable(rt, caller, fields["collection"] or None)
     data = await upload.read()
     return await documents.add_file(rt, upload.filename or "upload", data, source=fields["source"] or None,
-                                    collection=collection,
+                                    replace=replace, collection=collection,
                                     metadata=metadata, tags=tags)
 
 

@@ -222,6 +222,7 @@ class ChunkRef(_Out):
     title: str
     heading_path: list[str]
     content: str
+    page: int | None = Field(None, description="PDF page of the chunk (null for unpaged documents)")
     count: int | None = None
 
 

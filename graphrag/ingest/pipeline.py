@@ -17,7 +17,7 @@ import logging
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,9 @@ from graphrag.stores.postgres import DocumentRow, PostgresStore
 
 log = logging.getLogger(__name__)
 
+# Embedding and extraction walk a batch in slices of about this many chunks (one or two model
+# batches): large enough to keep the models' batching, small enough for progress every few documents.
+SLICE_CHUNKS = 64
 ENTITY_NAMESPACE = uuid.UUID("0b6f7d1e-5f1c-4c55-9a7e-6f9b1f3c2a10")
 FILE_TYPES = frozenset(TYPES.values())
 
@@ -52,7 +55,14 @@ def entity_id(collection: str, key: str) -> str:
 
 @dataclass
 class IngestReport:
-    """The ``ingest --json`` summary (contract in docs/architecture.md) plus per-stage seconds."""
+    """The ``ingest --json`` summary (contract in docs/architecture.md) plus per-stage seconds.
+
+    ``chunks`` counts the chunks this ingest wrote. ``entities`` and ``relations`` count the distinct
+    entities and entity pairs (``RELATED_TO`` relationships) that the documents written by this ingest
+    contribute to the collection's graph: an entity that several documents mention counts once. In a
+    new collection they equal what Neo4j holds; ``totals`` is what the collection holds in both stores
+    after the ingest (``None`` where a store could not be asked).
+    """
 
     files: int = 0
     ingested: int = 0
@@ -66,11 +76,22 @@ class IngestReport:
     relations: int = 0
     seconds: float = 0.0
     graph_pending: int = 0  # graph writes recorded but not yet applied (Neo4j away)
+    totals: dict[str, int | None] | None = None
     stages: dict[str, float] = field(default_factory=dict)
     documents: list[dict[str, Any]] = field(default_factory=list)
+    # Distinct graph contributions so far, so that counts never add one entity up per document.
+    _entity_ids: set[str] = field(default_factory=set, repr=False)
+    _relation_pairs: set[tuple[str, str]] = field(default_factory=set, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if not k.startswith("_")}
+
+    def count_graph(self, payload: _GraphPayload) -> None:
+        """Add a written batch's entities and relations to the distinct counts."""
+        self._entity_ids.update(payload.entities)
+        self._relation_pairs.update((r["source"], r["target"]) for r in payload.relations)
+        self.entities = len(self._entity_ids)
+        self.relations = len(self._relation_pairs)
 
     def add_time(self, stage: str, seconds: float) -> None:
         self.stages[stage] = round(self.stages.get(stage, 0.0) + seconds, 3)
@@ -184,11 +205,17 @@ class Ingestor:
     async def ingest_paths(self, paths: Sequence[Path], *, collection: str, chunker: str | None = None,
                            tags: Sequence[str] = (), file_types: set[str] | None = None, sync: bool = False,
                            progress: bool = False, text_config: str | None = None) -> IngestReport:
-        """Ingest files and folders; with ``sync`` also delete documents whose file is gone."""
+        """Ingest files and folders; with ``sync`` also delete documents whose file is gone.
+
+        A path that does not exist is :class:`InvalidInput` before anything is read or written (a
+        mistyped path must not pass for an empty folder). With ``sync``, a folder or file that is gone
+        but has documents stored under it is allowed: syncing it removes them.
+        """
         start = time.perf_counter()
         _check_options(collection, chunker, file_types)
         report = IngestReport()
         roots = [p.expanduser().resolve() for p in paths]
+        await self._check_paths(paths, roots, collection, sync)
         found, skipped = discover(roots, file_types)
         report.files = len(found)
         report.skipped.extend(skipped)
@@ -198,15 +225,41 @@ class Ingestor:
         if sync:
             seen = {d.source for d, _ in docs} | {f["path"] for f in report.failed}
             report.deleted += await self._sync(collection, roots, seen)
+        await self._add_totals(report, collection)
         report.seconds = round(time.perf_counter() - start, 3)
         return report
+
+    async def _check_paths(self, given: Sequence[Path], roots: list[Path], collection: str, sync: bool) -> None:
+        missing = [(g, r) for g, r in zip(given, roots, strict=True) if not r.exists()]
+        if missing and sync:
+            stored = [r["source"] for r in await self.postgres.fetch("documents", "sources_of_collection", collection)]
+            missing = [(g, r) for g, r in missing if not any(_under(s, r) for s in stored)]
+        if missing:
+            raise InvalidInput("no such file or directory: " + ", ".join(str(g) for g, _ in missing))
+
+    async def _add_totals(self, report: IngestReport, collection: str) -> None:
+        """What the collection holds in each store after this ingest (skipped when nothing changed,
+        so that re-ingesting an unchanged corpus stays a look-up)."""
+        if not (report.ingested or report.updated or report.deleted):
+            return
+        row = (await self.postgres.fetch("documents", "collection_totals", collection))[0]
+        totals: dict[str, int | None] = {"documents": row["documents"], "chunks": row["chunks"],
+                                         "entities": None, "relations": None}
+        try:
+            graph = (await self.graph.store.run("ingest", "collection_graph_counts", collection=collection))[0]
+            totals.update(entities=graph["entities"], relations=graph["relations"])
+        except Exception as exc:  # noqa: BLE001 - the counts are information; Neo4j may be away
+            log.info("graph totals not read: %s", one_line(exc))
+        report.totals = totals
 
     async def ingest_changes(self, changes: list[dict[str, Any]], *, collection: str, chunker: str | None = None,
                              tags: Sequence[str] = (), progress: bool = False) -> IngestReport:
         """Apply a git-hook style change list ``[{"path", "added"|"modified"|"deleted": true}]``."""
         start = time.perf_counter()
         to_ingest: list[Path] = []
+        to_delete: list[Path] = []
         report = IngestReport()
+        _check_options(collection, chunker, None)
         for n, change in enumerate(changes):
             if not isinstance(change, dict) or not isinstance(change.get("path"), str):
                 raise InvalidInput(f"--changes entry {n}: needs a string 'path'")
@@ -214,15 +267,18 @@ class Ingestor:
             if len(flags) != 1:
                 raise InvalidInput(f"--changes entry {n}: set exactly one of added, modified, deleted to true")
             path = Path(change["path"]).expanduser().resolve()
-            if flags[0] == "deleted":
-                report.deleted += await self.delete(collection=collection, source=str(path), missing_ok=True)
-            else:
-                to_ingest.append(path)
+            (to_delete if flags[0] == "deleted" else to_ingest).append(path)
+        # Every added or modified file must exist before anything is deleted or written.
+        await self._check_paths(to_ingest, to_ingest, collection, sync=False)
+        for path in to_delete:
+            report.deleted += await self.delete(collection=collection, source=str(path), missing_ok=True)
         if to_ingest:
             sub = await self.ingest_paths(to_ingest, collection=collection, chunker=chunker, tags=tags,
                                           progress=progress)
             sub.deleted += report.deleted
             report = sub
+        if report.totals is None:
+            await self._add_totals(report, collection)
         report.seconds = round(time.perf_counter() - start, 3)
         return report
 
@@ -394,12 +450,15 @@ class Ingestor:
         if not items:
             return
         queue: asyncio.Queue[list[_Item] | None] = asyncio.Queue(maxsize=1)
+        # The bar counts documents whose model work (chunk, embed, extract) is done: that is where the
+        # time goes, and it moves every few documents; the postfix counts what is already written.
         bar = tqdm(total=len(items), desc="ingest", unit="doc", disable=not progress, file=sys.stderr)
+        first_written = report.ingested + report.updated
 
         async def produce() -> None:
             try:
                 for batch in self._batches(items):
-                    ready = await self._prepare(batch, report)
+                    ready = await self._prepare(batch, report, bar.update)
                     await queue.put(ready)
             finally:
                 await queue.put(None)
@@ -410,15 +469,19 @@ class Ingestor:
                 t0 = time.perf_counter()
                 await self._write_batch(batch, report)
                 report.add_time("write", time.perf_counter() - t0)
-                bar.update(len(batch))
-                bar.set_postfix(chunks=report.chunks)
+                bar.set_postfix(written=report.ingested + report.updated - first_written, chunks=report.chunks)
             await producer
         finally:
             producer.cancel()
             bar.close()
 
-    async def _prepare(self, batch: list[_Item], report: IngestReport) -> list[_Item]:
-        """Chunk, then embed and extract side by side (worker threads), then embed new entity names."""
+    async def _prepare(self, batch: list[_Item], report: IngestReport,
+                       done: Callable[[int], object] = lambda n: None) -> list[_Item]:
+        """Chunk, then embed and extract side by side (worker threads), then embed new entity names.
+
+        Both model stages walk the batch in slices of about ``SLICE_CHUNKS`` chunks; ``done(n)`` is
+        called (on the event loop) as further documents have passed both, and for those that failed.
+        """
         t0 = time.perf_counter()
         space = batch[0].space
         embedder = space.embedder if space else self.models.embedder
@@ -433,20 +496,53 @@ class Ingestor:
             except Exception as exc:  # noqa: BLE001
                 report.failed.append({"path": item.origin, "error": one_line(exc)})
         report.add_time("chunk", time.perf_counter() - t0)
+        if len(ready) < len(batch):
+            done(len(batch) - len(ready))
         if not ready:
             return []
         counter = self.models.counter_for(embedder)
-        texts = [embedding_text(c, counter) for item in ready for c in item.chunks]
+        slices = _slices(ready, SLICE_CHUNKS)
+        loop = asyncio.get_running_loop()
+        passed = {"embed": 0, "extract": 0}
+        counted = 0
+
+        def advance(stage: str, n: int) -> None:
+            nonlocal counted
+            passed[stage] += n
+            now = min(passed.values())
+            if now > counted:
+                done(now - counted)
+                counted = now
+
+        def notify(stage: str, n: int) -> None:  # from a worker thread
+            try:
+                loop.call_soon_threadsafe(advance, stage, n)
+            except RuntimeError:  # the loop is gone (interrupted): nobody is watching any more
+                pass
+
+        def embed_all() -> np.ndarray:
+            parts = []
+            for part in slices:
+                parts.append(embedder.encode([embedding_text(c, counter) for item in part for c in item.chunks]))
+                notify("embed", len(part))
+            return np.concatenate(parts)
+
+        def extract_all() -> list[Extraction]:
+            out: list[Extraction] = []
+            for part in slices:
+                out += self.models.extractor.extract_many([[c.text for c in i.chunks] for i in part])
+                notify("extract", len(part))
+            return out
 
         async def embed() -> np.ndarray:
             t = time.perf_counter()
-            out = await asyncio.to_thread(embedder.encode, texts)
+            out = await asyncio.to_thread(embed_all)
             report.add_time("embed", time.perf_counter() - t)
             return out
 
         async def extract() -> list[Extraction]:
             t = time.perf_counter()
-            out = await asyncio.to_thread(self.models.extractor.extract_many, [[c.text for c in i.chunks] for i in ready])
+            out = await asyncio.to_thread(extract_all)
             report.add_time("extract", time.perf_counter() - t)
             return out
 
@@ -513,14 +609,13 @@ class Ingestor:
                 raise
             await tx.commit()
         await self._apply_graph(report)
+        report.count_graph(payload)
         for item, inserted, doc_id in outcomes:
             if inserted:
                 report.ingested += 1
             else:
                 report.updated += 1
             report.chunks += len(item.chunks)
-            report.entities += len(item.extraction.entities) if item.extraction else 0
-            report.relations += len(item.extraction.relations) if item.extraction else 0
             report.documents.append({"id": doc_id, "source": item.row.source, "chunks": len(item.chunks),
                                      "status": "ingested" if inserted else "updated"})
 
@@ -561,10 +656,32 @@ class Ingestor:
         stale = []
         for r in rows:
             source = r["source"]
-            under = any(source == str(root) or source.startswith(str(root).rstrip("/") + "/") for root in roots)
+            under = any(_under(source, root) for root in roots)
             if under and source not in seen and not Path(source.split("#", 1)[0]).exists():
                 stale.append(r["id"])
         return await self._delete_ids(stale) if stale else 0
+
+
+def _slices(items: list[_Item], chunks: int) -> list[list[_Item]]:
+    """Consecutive runs of documents holding at least ``chunks`` chunks each (the last may hold fewer)."""
+    out: list[list[_Item]] = []
+    cur: list[_Item] = []
+    size = 0
+    for item in items:
+        cur.append(item)
+        size += len(item.chunks)
+        if size >= chunks:
+            out.append(cur)
+            cur, size = [], 0
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _under(source: str, root: Path) -> bool:
+    """Whether a stored file source is ``root`` (or a record of it, ``path#n``) or lies below it."""
+    top = str(root)
+    return source == top or source.startswith(top + "#") or source.startswith(top.rstrip("/") + "/")
 
 
 class _GraphPayload:
