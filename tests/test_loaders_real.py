@@ -197,11 +197,13 @@ async def test_abbreviation_rich_text_is_chunked_at_whole_sentences(
     chunks = Chunker(models.counter, ChunkOptions(budget=8, overlap_tokens=0)).chunk(doc)
     assert [c.text for c in chunks] == WHOLE_SENTENCES  # no two sentences fit the budget together
     (tmp_path / "abbr.txt").write_text(ABBREVIATED)
+    # The models are the session's: the small budget must not outlive this test.
+    saved = ingestor.models.chunk_options  # type: ignore[attr-defined]
     ingestor.models.chunk_options = ChunkOptions(budget=8, overlap_tokens=0)  # type: ignore[attr-defined]
     try:
         report = await ingestor.ingest_paths([tmp_path], collection=collection)
     finally:
-        ingestor.models.chunk_options = models.chunk_options  # type: ignore[attr-defined]
+        ingestor.models.chunk_options = saved  # type: ignore[attr-defined]
     assert report.ingested == 1
     rows = await runtime.postgres.pool.fetch(
         "SELECT content FROM chunks WHERE collection = $1 ORDER BY chunk_index", collection)
