@@ -7,15 +7,18 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
@@ -72,18 +75,23 @@ class Home:
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Home]:
+def home() -> Iterator[Home]:
     if os.environ.get("GRAPHRAG_POSTGRES_DSN") or os.environ.get("GRAPHRAG_NEO4J_URI"):
         pytest.skip("these tests start and kill local servers; external servers are configured")
+    # Not under pytest's basetemp: concurrent pytest sessions prune old basetemps, and a home deleted
+    # under running servers would leave them running.
+    folder = Path(tempfile.mkdtemp(prefix="graphrag-addresses-"))
     held = [_listener() for _ in range(3)]
     pg, bolt, http = (s.getsockname()[1] for s in held)
-    settings = Settings(home=tmp_path_factory.mktemp("addresses"), postgres_port=pg, neo4j_bolt_port=bolt,
-                        neo4j_http_port=http, neo4j_heap="512m", neo4j_pagecache="128m",
-                        postgres_shared_buffers="128MB")
+    settings = Settings(home=folder, postgres_port=pg, neo4j_bolt_port=bolt, neo4j_http_port=http,
+                        neo4j_heap="512m", neo4j_pagecache="128m", postgres_shared_buffers="128MB")
     h = Home(settings, held)
-    yield h
-    manager.down(settings)
-    h.release()
+    try:
+        yield h
+    finally:
+        manager.down(settings)
+        h.release()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def recorded(settings: Settings) -> tuple[int | None, int | None, int | None]:
@@ -203,13 +211,20 @@ async def test_running_api_follows_servers_that_come_back_on_other_ports(home: H
 
             # The same API process drains its outbox into the server on its new port...
             await _until(lambda: _pending(c) == 0, 300, "the outbox to drain")
-            # ...and answers graph searches from it again.
-            r = c.post("/search", json={"query": "Where did Kenji Mori work?", "mode": "graph",
-                                        "collections": [collection], "limit": 5})
-            assert r.status_code == 200, r.text
-            body = r.json()
-            assert body["legs"]["graph"]["status"] == "ok", body["legs"]
-            assert any(hit["source"] == "osaka.md" for hit in body["results"]), body["results"]
+            # ...and answers graph searches from it again (the first ones may outlast the leg timeout
+            # while the fresh server warms up on a loaded machine).
+            graph = {"query": "Where did Kenji Mori work?", "mode": "graph", "collections": [collection], "limit": 5}
+            answers: list[dict[str, Any]] = []
+
+            def graph_ok() -> bool:
+                r = c.post("/search", json=graph)
+                assert r.status_code == 200, r.text
+                answers.append(r.json())
+                assert answers[-1]["legs"]["graph"]["status"] in ("ok", "timeout"), answers[-1]["legs"]
+                return bool(answers[-1]["legs"]["graph"]["status"] == "ok")
+
+            await _until(graph_ok, 180, "a graph search to answer")
+            assert any(hit["source"] == "osaka.md" for hit in answers[-1]["results"]), answers[-1]["results"]
 
         # The same for PostgreSQL: killed, its port taken, brought back elsewhere, followed.
         kill_postgres(s)
