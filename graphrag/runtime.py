@@ -20,6 +20,7 @@ from graphrag.ingest.embedders import Embedders
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.ingest.pipeline import IngestModels, Ingestor
 from graphrag.search.router import SearchRouter
+from graphrag.services.follow import LocalAddresses
 from graphrag.services.manager import endpoints
 from graphrag.stores.neo4j import GraphWrites, Neo4jStore
 from graphrag.stores.postgres import PostgresStore
@@ -129,8 +130,12 @@ async def open_services(settings: Settings, *, start_local: bool = True,
     ``models`` lets a caller that already loaded them (tests, a second app in one process) share them.
     """
     where = await asyncio.to_thread(endpoints, settings, start=start_local)
+    # Local servers may come back on other ports after a restart: the pool and the driver then ask
+    # the home's state file where they are, so a long-running API follows them without a restart.
+    local = LocalAddresses(settings)
     postgres = await PostgresStore.connect(
-        where.postgres_dsn, min_size=settings.postgres_pool_min, max_size=settings.postgres_pool_max
+        where.postgres_dsn, min_size=settings.postgres_pool_min, max_size=settings.postgres_pool_max,
+        dsn_source=local.postgres_dsn if settings.uses_local_postgres else None,
     )
     try:
         if not where.neo4j_uri:
@@ -138,7 +143,8 @@ async def open_services(settings: Settings, *, start_local: bool = True,
         # Neo4j being away is not fatal: PostgreSQL is the source of truth, search degrades to the
         # vector and keyword legs, and graph writes wait in the outbox.
         neo4j = await Neo4jStore.connect(
-            where.neo4j_uri, where.neo4j_user, where.neo4j_password, settings.neo4j_database, allow_unavailable=True
+            where.neo4j_uri, where.neo4j_user, where.neo4j_password, settings.neo4j_database, allow_unavailable=True,
+            resolver=local.neo4j_resolver if settings.uses_local_neo4j else None,
         )
     except BaseException:
         await postgres.close()

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import logging
 import os
 import secrets
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import psutil
 
+from graphrag.errors import ServiceStartError
+
+log = logging.getLogger(__name__)
+
 STATE_FILE = "services.json"
+LOCK_FILE = "services.lock"
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
@@ -28,11 +36,16 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
     return True
 
 
-def choose_port(preferred: int, avoid: set[int] | None = None, host: str = "127.0.0.1") -> int:
-    """``preferred`` when free, else a free port the OS hands out (never one in ``avoid``)."""
+def choose_port(*preferred: int | None, avoid: set[int] | None = None, host: str = "127.0.0.1") -> int:
+    """The first of ``preferred`` that is free, else a free port the OS hands out (never one in ``avoid``).
+
+    Callers pass the port recorded for the home first and the configured one second, so a server
+    comes back where its clients last found it whenever it can.
+    """
     avoid = avoid or set()
-    if preferred not in avoid and port_is_free(preferred, host):
-        return preferred
+    for port in preferred:
+        if port and port not in avoid and port_is_free(port, host):
+            return port
     while True:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.bind((host, 0))
@@ -97,16 +110,58 @@ class StateFile:
             return {}
 
     def update(self, service: str, values: dict[str, Any] | None) -> None:
-        """Replace one service's entry (``None`` removes it); written atomically."""
+        """Replace one service's entry (``None`` removes it); written atomically.
+
+        Read-modify-write: callers hold :func:`home_lock`, so two commands cannot lose each other's entry.
+        """
         state = self.read()
         if values is None:
             state.pop(service, None)
         else:
             state[service] = values
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
+        tmp = self.path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(state, indent=2, sort_keys=True), encoding="utf-8")
         tmp.replace(self.path)
+
+
+@contextmanager
+def home_lock(home: Path, timeout: float) -> Iterator[None]:
+    """Hold ``$GRAPHRAG_HOME/services.lock`` (an exclusive ``flock``): one ``services up``/``down`` at a
+    time per home, across threads and processes. The kernel drops the lock when its holder dies, so a
+    killed command never leaves it stuck.
+    """
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / LOCK_FILE
+    # os.open gives a non-inheritable descriptor, so the servers started under the lock never hold it.
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + timeout
+        waited = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not waited:
+                    log.info("waiting for another `graphrag services` command on %s", home)
+                    waited = True
+                if time.monotonic() >= deadline:
+                    holder = path.read_text(encoding="utf-8").strip() or "unknown"
+                    raise ServiceStartError(
+                        f"another `graphrag services` command (pid {holder}) has held {path} for over "
+                        f"{timeout:.0f}s; wait for it or stop it"
+                    ) from None
+                time.sleep(0.2)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)  # named in the message of a command that waits too long
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def process_alive(pid: int | None, marker: str | None = None) -> bool:

@@ -126,11 +126,23 @@ class LocalNeo4j:
             self._pid(), marker=str(self.root)
         )
 
+    def recorded_ports(self) -> tuple[int | None, int | None]:
+        """The (bolt, http) ports last used by this home, running or not (kept by ``stop``)."""
+        entry = self.state.read().get("neo4j", {})
+        bolt, http = entry.get("bolt_port"), entry.get("http_port")
+        return (int(bolt) if bolt else None), (int(http) if http else None)
+
     def ports(self) -> tuple[int, int] | None:
+        """The (bolt, http) ports of the running server of this home, or None."""
         entry = self.state.read().get("neo4j", {})
         if self._alive() and entry.get("bolt_port") and entry.get("http_port"):
             return int(entry["bolt_port"]), int(entry["http_port"])
         return None
+
+    def _record_stopped(self) -> None:
+        # The ports stay recorded (without a pid) so the next start comes back on them when free.
+        bolt, http = self.recorded_ports()
+        self.state.update("neo4j", {"bolt_port": bolt, "http_port": http} if bolt and http else None)
 
     def _write_conf(self, bolt: int, http: int) -> None:
         for folder in (self.conf_dir, self.data_dir, self.logs_dir, self.run_dir, self.root / "plugins"):
@@ -171,8 +183,10 @@ class LocalNeo4j:
             raise ConfigurationError("Java 17 (java on PATH) is needed to run the local Neo4j")
         lib = self.ensure_jars()
         avoid = set(avoid_ports or ())
-        bolt = choose_port(self.settings.neo4j_bolt_port, avoid)
-        http = choose_port(self.settings.neo4j_http_port, avoid | {bolt})
+        # Where clients last found it first, then the configured port, then any free one.
+        last_bolt, last_http = self.recorded_ports()
+        bolt = choose_port(last_bolt, self.settings.neo4j_bolt_port, avoid=avoid)
+        http = choose_port(last_http, self.settings.neo4j_http_port, avoid=avoid | {bolt})
         self._write_conf(bolt, http)
         self.pid_file.unlink(missing_ok=True)  # stale: _alive() said no server of ours runs
         console = (self.logs_dir / "console.log").open("ab")
@@ -196,7 +210,7 @@ class LocalNeo4j:
         wait_until(ready, self.settings.service_start_timeout, interval=1.0)
         if proc.poll() is not None or not listens_on(proc.pid, bolt):
             self._kill(proc.pid)
-            self.state.update("neo4j", None)
+            self._record_stopped()
             raise ServiceStartError(
                 f"Neo4j did not start (logs in {self.logs_dir}):\n"
                 + (tail(self.logs_dir / "neo4j.log", 8) or tail(self.logs_dir / "console.log", 8))
@@ -240,7 +254,7 @@ class LocalNeo4j:
         if running and pid:
             self._kill(pid)
         self.pid_file.unlink(missing_ok=True)
-        self.state.update("neo4j", None)
+        self._record_stopped()
         return running
 
     @staticmethod

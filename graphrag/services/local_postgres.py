@@ -147,6 +147,16 @@ class LocalPostgres:
         port = self.state.read().get("postgres", {}).get("port")
         return int(port) if port else None
 
+    def recorded_port(self) -> int | None:
+        """The port last used by this home, running or not (kept by ``stop``)."""
+        port = self.state.read().get("postgres", {}).get("port")
+        return int(port) if port else None
+
+    def _record_stopped(self) -> None:
+        # The port stays recorded (without a pid) so the next start comes back on it when free.
+        port = self.recorded_port()
+        self.state.update("postgres", {"port": port} if port else None)
+
     # -- lifecycle ------------------------------------------------------------------------------
     def _init_cluster(self) -> None:
         pwfile = self.root / ".initpw"
@@ -213,8 +223,11 @@ class LocalPostgres:
         stale = self.data_dir / "postmaster.pid"
         if stale.exists() and not process_alive(self._pid(), marker="postgres"):
             stale.unlink()
-        port = choose_port(self.settings.postgres_port, avoid_ports)
+        # Where clients last found it first, then the configured port, then any free one.
+        port = choose_port(self.recorded_port(), self.settings.postgres_port, avoid=avoid_ports)
         self._write_conf(port)
+        # Recorded before the start, so a client that follows this home never reads the old port for a new server.
+        self.state.update("postgres", {"port": port})
         result = self._pg(
             "pg_ctl", "-D", str(self.data_dir), "-l", str(self.log_file), "-w", "-t", "120", "start", timeout=150
         )
@@ -247,12 +260,12 @@ class LocalPostgres:
     def stop(self) -> bool:
         """Stop the server cleanly (fast shutdown). Returns True when one was running."""
         if not process_alive(self._pid(), marker="postgres"):
-            self.state.update("postgres", None)
+            self._record_stopped()
             return False
         result = self._pg("pg_ctl", "-D", str(self.data_dir), "-m", "fast", "-w", "-t", "60", "stop", timeout=90)
         if result.returncode != 0:
             log.warning("pg_ctl stop failed: %s", result.stderr.strip())
-        self.state.update("postgres", None)
+        self._record_stopped()
         return True
 
     def status(self) -> dict[str, Any]:

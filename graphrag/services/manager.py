@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphrag.config import Settings
+from graphrag.services.common import home_lock
 from graphrag.services.local_neo4j import LocalNeo4j
 from graphrag.services.local_postgres import LocalPostgres
 
@@ -31,23 +32,37 @@ class Endpoints:
         return f"Endpoints(neo4j_uri={self.neo4j_uri!r}, neo4j_user={self.neo4j_user!r})"
 
 
+def _lock_timeout(settings: Settings) -> float:
+    # Long enough for a holder to start both servers; a killed holder releases the lock at once.
+    return 3 * settings.service_start_timeout
+
+
 def up(settings: Settings) -> dict[str, Any]:
-    """Start whichever local services are configured (idempotent) and return the status."""
+    """Start whichever local services are configured (idempotent) and return the status.
+
+    Holds the home's lock, so concurrent calls start one pair of servers and the later ones find it
+    running. Each server comes back on its recorded port when free, else the configured one, else any.
+    """
     settings.home_dir.mkdir(parents=True, exist_ok=True)
-    used: set[int] = set()
-    if settings.uses_local_postgres:
-        used.add(LocalPostgres(settings).start())
-    if settings.uses_local_neo4j:
-        used.update(LocalNeo4j(settings).start(avoid_ports=used))
+    if settings.uses_local_postgres or settings.uses_local_neo4j:
+        with home_lock(settings.home_dir, _lock_timeout(settings)):
+            used: set[int] = set()
+            if settings.uses_local_postgres:
+                used.add(LocalPostgres(settings).start())
+            if settings.uses_local_neo4j:
+                used.update(LocalNeo4j(settings).start(avoid_ports=used))
     return status(settings)
 
 
 def down(settings: Settings) -> dict[str, bool]:
-    """Stop the local services of this home; returns which ones were running."""
-    return {
-        "postgres": LocalPostgres(settings).stop() if settings.uses_local_postgres else False,
-        "neo4j": LocalNeo4j(settings).stop() if settings.uses_local_neo4j else False,
-    }
+    """Stop the local services of this home (under its lock); returns which ones were running."""
+    if not (settings.uses_local_postgres or settings.uses_local_neo4j):
+        return {"postgres": False, "neo4j": False}
+    with home_lock(settings.home_dir, _lock_timeout(settings)):
+        return {
+            "postgres": LocalPostgres(settings).stop() if settings.uses_local_postgres else False,
+            "neo4j": LocalNeo4j(settings).stop() if settings.uses_local_neo4j else False,
+        }
 
 
 def endpoints(settings: Settings, *, start: bool = True) -> Endpoints:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,18 +48,22 @@ class Neo4jStore:
 
     @classmethod
     async def connect(cls, uri: str, user: str, password: str, database: str = "neo4j", *,
-                      allow_unavailable: bool = False) -> Neo4jStore:
+                      allow_unavailable: bool = False,
+                      resolver: Callable[[Any], Awaitable[list[tuple[str, int]]]] | None = None) -> Neo4jStore:
         """Open the driver and verify the credentials, so a wrong password fails here, clearly.
 
         With ``allow_unavailable`` a server that cannot be reached is not an error: the store is
         returned anyway (the driver reconnects by itself) and the graph catches up when it is back.
+        ``resolver`` maps the URI's address to the one to dial, asked at each new connection: with it
+        the driver follows a local server that came back on another port.
         """
+        extra: dict[str, Any] = {"resolver": resolver} if resolver is not None else {}
         # Notifications (e.g. "relationship type not in the database yet" on a fresh graph) are noise here.
         # Few driver-level retries: the outbox retries graph writes with its own backoff, and a search
         # leg must fail fast rather than wait out the driver's default 30 s of retrying.
         driver = AsyncGraphDatabase.driver(
             uri, auth=(user, password), connection_timeout=5, max_transaction_retry_time=2.0,
-            notifications_min_severity="OFF",
+            notifications_min_severity="OFF", **extra,
         )
         try:
             await driver.verify_connectivity()

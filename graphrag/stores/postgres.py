@@ -6,7 +6,7 @@ import hashlib
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -68,11 +68,30 @@ class PostgresStore:
         self._dsn = dsn
 
     @classmethod
-    async def connect(cls, dsn: str, *, min_size: int = 1, max_size: int = 10) -> PostgresStore:
-        """Open a pool; connection problems become one-line :class:`ServiceUnavailable` errors."""
+    async def connect(cls, dsn: str, *, min_size: int = 1, max_size: int = 10,
+                      dsn_source: Callable[[], Awaitable[str]] | None = None) -> PostgresStore:
+        """Open a pool; connection problems become one-line :class:`ServiceUnavailable` errors.
+
+        With ``dsn_source`` every new connection asks it for the DSN (a local server that came back on
+        another port is followed); when the answer changes, idle connections to the old address are
+        dropped, and connections in use are closed when their request releases them.
+        """
+        holder: list[PostgresStore] = []
+        current = [dsn]
+
+        async def connect_now(*_args: Any, **kwargs: Any) -> asyncpg.Connection:
+            assert dsn_source is not None
+            where = await dsn_source()
+            if where != current[0]:
+                current[0] = where
+                if holder:
+                    await holder[0].pool.expire_connections()
+            return await asyncpg.connect(where, **kwargs)
+
         try:
             pool = await asyncpg.create_pool(
-                dsn, min_size=min_size, max_size=max_size, init=_init_connection, command_timeout=60
+                dsn, min_size=min_size, max_size=max_size, init=_init_connection, command_timeout=60,
+                connect=connect_now if dsn_source is not None else None,
             )
         except asyncpg.InvalidPasswordError as exc:
             raise ConfigurationError(
@@ -81,7 +100,9 @@ class PostgresStore:
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
             raise ServiceUnavailable(f"cannot connect to PostgreSQL at {redact_dsn(dsn)}: {exc}") from None
         assert pool is not None
-        return cls(pool, dsn)
+        store = cls(pool, dsn)
+        holder.append(store)
+        return store
 
     async def close(self) -> None:
         await self.pool.close()
