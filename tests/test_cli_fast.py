@@ -84,9 +84,11 @@ async def test_cheap_commands_load_no_model(settings: Any, services: Any, ingest
     assert status.returncode == 0, status.stderr
     assert json.loads(status.stdout)["collections"][collection]["documents"] == 1
 
-    # The contrast: a graph search needs the spaCy pipeline, and says it cannot load it.
+    # The contrast: a graph search needs the models (the embedding model and spaCy), and says which
+    # one it cannot load.
     graph = cli("search", "lighthouse", "--mode", "graph", "--collection", collection, env=env)
-    assert graph.returncode == 1 and "GRAPHRAG_SPACY_MODEL" in graph.stderr, graph.stderr
+    assert graph.returncode == 1, graph.stderr
+    assert "graphrag: error: GRAPHRAG_EMBEDDING_MODEL: no model folder" in graph.stderr, graph.stderr
 
     document_id = body["results"][0]["document_id"]
     deleted = cli("delete", "--document", document_id, "--collection", collection, env=env)
