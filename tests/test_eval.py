@@ -39,10 +39,13 @@ CORPUS = [
     ("atoll", "Aldabra Atoll", "Aldabra is a coral atoll in the Seychelles, home to giant tortoises."),
 ]
 # test split: graded judgements, a grade-0 line (q1, canal) and a query judged only non-relevant (q5).
+# Some grades run against the order the words give (pharos, suez above the documents the query
+# names) and q2 judges a document it shares no word with (fjord), so the figures are not all perfect
+# and nDCG with linear gain differs from nDCG with 2^g - 1.
 TEST = {
-    "q1": ("Which Roman lighthouse stands near A Coruna?", {"lighthouse": 2, "pharos": 1, "canal": 0}),
-    "q2": ("active volcano on Sicily", {"volcano": 1}),
-    "q3": ("waterway between the Atlantic and the Pacific", {"canal": 2, "suez": 1}),
+    "q1": ("Which Roman lighthouse stands near A Coruna?", {"lighthouse": 1, "pharos": 2, "canal": 0}),
+    "q2": ("active volcano on Sicily", {"volcano": 1, "vesuvius": 1, "fjord": 1}),
+    "q3": ("waterway between the Atlantic and the Pacific", {"canal": 1, "suez": 2}),
     "q4": ("coral reef off Queensland, or the driest desert plateau", {"reef": 2, "desert": 1}),
     "q5": ("glacier in Santa Cruz, Argentina", {"glacier": 0}),
 }
@@ -176,13 +179,13 @@ def test_eval_matches_ir_measures_on_its_run_files(settings: Any, services: Any,
         assert all(1 <= int(line[3]) <= 20 for line in lines)
         # The reported figures are ir-measures' on the run file and the test split's qrels, to 4 decimals.
         assert {m: scores[m] for m in MEASURES} == ir_measures_on(run_file, beir / "qrels" / "test.tsv")
+        assert 0 < scores["ndcg@10"] < scores["mrr@10"]  # the graded order is not perfect
     # -k is the depth, not a cutoff: the vector leg ranks the whole 12-document corpus past rank 10.
     vector_lines = run_file_path(runs, "vector").read_text().splitlines()
     assert max(int(line.split()[3]) for line in vector_lines) > 10
-    # Every query shares rare words with its documents, so each finds a relevant one first; q5, with
-    # no relevant document, scores 0 and still counts (as in trec_eval and BEIR): MRR@10 is 4/5.
+    # Every query shares rare words with a relevant document, which comes first; q5, with no relevant
+    # document, scores 0 and still counts (as in trec_eval and BEIR): MRR@10 is 4/5.
     assert data["modes"]["keyword"]["mrr@10"] == 0.8 and data["modes"]["auto"]["mrr@10"] == 0.8
-    assert data["modes"]["auto"]["recall@5"] == 0.8
 
     # A second run does not ingest again; the other split and the other fusion evaluate on the same data.
     code, out, err = run("eval", str(beir), "--collection", collection, "--mode", "hybrid", "--fusion", "rrf",
