@@ -128,11 +128,6 @@ def score(rankings: Rankings, qrels: Qrels) -> dict[str, float]:
     return {name: float(values[measure]) for name, measure in MEASURES.items()}
 
 
-def query_scores(ranked: Sequence[str], relevant: Mapping[str, int]) -> dict[str, float]:
-    """The contract's metrics of one query's ranking (for studies that average their own way)."""
-    return score({"q": ranked}, {"q": dict(relevant)})
-
-
 def run_file_path(path: Path, mode: str) -> Path:
     """Where ``--run-file PATH`` puts a mode's run: PATH with the mode before its extension
     (``runs/scifact.trec`` -> ``runs/scifact.hybrid.trec``)."""
