@@ -138,11 +138,14 @@ def write_run(path: Path, rankings: Rankings, tag: str) -> None:
     """Write a TREC run file (``qid Q0 docid rank score tag``), whole or not at all."""
     _check_trec_ids([*rankings, *(d for ranked in rankings.values() for d in ranked)])
     tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        for qid, scores in run_of(rankings).items():
-            for rank, (doc, value) in enumerate(scores.items(), 1):
-                handle.write(f"{qid} Q0 {doc} {rank} {value:g} {tag}\n")
-    os.replace(tmp, path)
+    try:
+        with tmp.open("w", encoding="utf-8") as handle:
+            for qid, scores in run_of(rankings).items():
+                for rank, (doc, value) in enumerate(scores.items(), 1):
+                    handle.write(f"{qid} Q0 {doc} {rank} {value:g} {tag}\n")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _check_trec_ids(ids: Sequence[str]) -> None:
