@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,10 +32,11 @@ async def dump(folder: Path, out: Path, limit_queries: int | None) -> None:
     from tqdm import tqdm
 
     from graphrag.config import Settings
-    from graphrag.evaluation import read_beir
+    from graphrag.evaluation import read_beir, splits
     from graphrag.runtime import open_services
 
-    _, queries, qrels = read_beir(folder)
+    (split,) = splits(folder)  # the shared sets judge one split each
+    _, queries, qrels = read_beir(folder, split)
     items = list(queries.items())[:limit_queries] if limit_queries else list(queries.items())
     async with open_services(Settings()) as rt:
         router = await rt.router()
@@ -51,21 +51,14 @@ async def dump(folder: Path, out: Path, limit_queries: int | None) -> None:
                 }) + "\n")
 
 
-def _ndcg(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
-    dcg = sum(1 / math.log2(i + 2) for i, d in enumerate(ranked[:k]) if d in relevant)
-    return dcg / sum(1 / math.log2(i + 2) for i in range(min(len(relevant), k)))
-
-
-def _recall(ranked: list[str], relevant: dict[str, int], k: int) -> float:
-    return len(set(ranked[:k]) & set(relevant)) / len(relevant)
-
-
 def evaluate(records: list[dict[str, Any]], weights: dict[str, float], *, beta: float, k: int,
              use_confidence: bool = True) -> dict[str, float]:
     """Mean document-level metrics of one fusion: per leg ``weight * (beta * minmax + (1 - beta) * rrf)``,
     where rrf is ``(k + 1) / (k + rank)`` (1 at rank 1) and minmax the leg's score scaled to [0, 1].
     With ``use_confidence`` the graph weight is scaled as the router scales it (confidence x prior)."""
-    sums = {"ndcg@10": 0.0, "recall@2": 0.0, "recall@5": 0.0, "recall@10": 0.0}
+    from graphrag.evaluation import score as score_run
+
+    rankings: dict[str, list[str]] = {}
     for q in records:
         w = dict(weights)
         if use_confidence:
@@ -87,11 +80,9 @@ def evaluate(records: list[dict[str, Any]], weights: dict[str, float], *, beta: 
                 score += w[leg] * (beta * minmax + (1 - beta) * (k + 1) / (k + info["rank"]))
             if score and score > best.get(h["d"], 0.0):
                 best[h["d"]] = score
-        ranked = sorted(best, key=lambda d: -best[d])
-        sums["ndcg@10"] += _ndcg(ranked, q["qrels"])
-        for cut in (2, 5, 10):
-            sums[f"recall@{cut}"] += _recall(ranked, q["qrels"], cut)
-    return {name: round(total / len(records), 4) for name, total in sums.items()}
+        rankings[q["qid"]] = sorted(best, key=lambda d: -best[d])
+    values = score_run(rankings, {q["qid"]: q["qrels"] for q in records})
+    return {name: round(values[name], 4) for name in ("ndcg@10", "recall@2", "recall@5", "recall@10")}
 
 
 def study(path: Path, sort: str, top: int) -> None:

@@ -32,10 +32,11 @@ async def dump(folder: Path, out: Path) -> None:
     from tqdm import tqdm
 
     from graphrag.config import Settings
-    from graphrag.evaluation import read_beir
+    from graphrag.evaluation import read_beir, splits
     from graphrag.runtime import open_services
 
-    _, queries, qrels = read_beir(folder)
+    (split,) = splits(folder)  # the shared sets judge one split each
+    _, queries, qrels = read_beir(folder, split)
     name = folder.name
     async with open_services(Settings()) as rt:
         router = await rt.router()
@@ -61,7 +62,7 @@ async def dump(folder: Path, out: Path) -> None:
 
 
 def study(path: Path) -> None:
-    from graphrag.evaluation import ndcg_at, recall_at
+    from graphrag.evaluation import score as score_run
 
     with path.open("rb") as fh:
         data = pickle.load(fh)  # noqa: S301 - our own dump
@@ -95,16 +96,13 @@ def study(path: Path) -> None:
         return v / np.linalg.norm(v)
 
     def evaluate(vector_of: Any, mode: str) -> str:
-        scores: dict[str, list[float]] = {"nDCG@10": [], "R@2": [], "R@5": [], "R@10": []}
-        for q in data["queries"]:
-            ranked: list[str] = []
-            for chunk in fuse(q, vector_of(q, mode), mode)[:40]:
-                if doc_of[chunk] not in ranked:
-                    ranked.append(doc_of[chunk])
-            scores["nDCG@10"].append(ndcg_at(ranked, q["qrels"], 10))
-            for k in (2, 5, 10):
-                scores[f"R@{k}"].append(recall_at(ranked, q["qrels"], k))
-        return " ".join(f"{k} {np.mean(v):.4f}" for k, v in scores.items())
+        rankings, qrels = {}, {}
+        for n, q in enumerate(data["queries"]):
+            rankings[str(n)] = list(dict.fromkeys(doc_of[c] for c in fuse(q, vector_of(q, mode), mode)[:40]))
+            qrels[str(n)] = q["qrels"]
+        values = score_run(rankings, qrels)
+        names = {"nDCG@10": "ndcg@10", "R@2": "recall@2", "R@5": "recall@5", "R@10": "recall@10"}
+        return " ".join(f"{label} {values[name]:.4f}" for label, name in names.items())
 
     variants: list[tuple[str, Any]] = [("plain", lambda q, mode: top(q["q"]))]
     for m, beta in itertools.product((3, 5, 10), (0.3, 0.6, 1.0)):

@@ -45,10 +45,11 @@ async def dump(folder: Path, out: Path) -> None:
     from tqdm import tqdm
 
     from graphrag.config import Settings
-    from graphrag.evaluation import read_beir
+    from graphrag.evaluation import read_beir, splits
     from graphrag.runtime import open_services
 
-    _, queries, qrels = read_beir(folder)
+    (split,) = splits(folder)  # the shared sets judge one split each
+    _, queries, qrels = read_beir(folder, split)
     collection = folder.name
     async with open_services(Settings()) as rt:
         router = await rt.router()
@@ -143,16 +144,12 @@ class Study:
         return ranked
 
     def evaluate(self, legs: tuple[str, ...], fusion: str, weights: dict[str, float]) -> dict[str, float]:
-        from graphrag.evaluation import ndcg_at, recall_at
+        from graphrag.evaluation import score as score_run
 
-        sums = {"ndcg@10": 0.0, "recall@2": 0.0, "recall@5": 0.0, "recall@10": 0.0}
         qids = self.data["qids"]
-        for qid in qids:
-            ranked, relevant = self.rank(qid, legs, fusion, weights), self.data["qrels"][qid]
-            sums["ndcg@10"] += ndcg_at(ranked, relevant)
-            for cut in (2, 5, 10):
-                sums[f"recall@{cut}"] += recall_at(ranked, relevant, cut)
-        return {name: round(total / len(qids), 4) for name, total in sums.items()}
+        values = score_run({qid: self.rank(qid, legs, fusion, weights) for qid in qids},
+                       {qid: self.data["qrels"][qid] for qid in qids})
+        return {name: round(values[name], 4) for name in ("ndcg@10", "recall@2", "recall@5", "recall@10")}
 
 
 def study(path: Path) -> None:

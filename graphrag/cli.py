@@ -294,13 +294,14 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     async def run() -> dict[str, Any]:
         async with open_services(settings) as rt:
             return await run_eval(rt, Path(args.dir), collection=args.collection, modes=args.mode, k=args.k,
+                                  split=args.split, run_file=Path(args.run_file) if args.run_file else None,
                                   progress=progress, limit_queries=args.limit_queries, fusion=args.fusion)
 
     result = asyncio.run(run())
     if args.json:
         _print_json(result)
     else:
-        print(f"{result['dataset']}: {result['documents']} documents, {result['queries']} queries")
+        print(f"{result['dataset']} ({args.split}): {result['documents']} documents, {result['queries']} queries")
         print(f"{'mode':8} {'nDCG@10':>8} {'R@2':>6} {'R@5':>6} {'R@10':>6} {'MRR@10':>7} {'p50 ms':>8} {'p95 ms':>8}")
         for mode, m in result["modes"].items():
             print(f"{mode:8} {m['ndcg@10']:>8.3f} {m['recall@2']:>6.3f} {m['recall@5']:>6.3f} {m['recall@10']:>6.3f} "
@@ -459,7 +460,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("dir")
     evaluate.add_argument("--collection", help="collection for the corpus (default: the folder name)")
     evaluate.add_argument("--mode", action="append", choices=["auto", "vector", "keyword", "hybrid", "graph"])
-    evaluate.add_argument("-k", type=_k, default=10)
+    evaluate.add_argument("--split", default="test", help="judgements to evaluate: qrels/SPLIT.tsv (default: test)")
+    evaluate.add_argument("-k", type=int, default=10,
+                          help="documents retrieved per query, 10-100 (default 10); the metric cutoffs stay 2, 5, 10")
+    evaluate.add_argument("--run-file", metavar="PATH",
+                          help="also write each mode's ranking as a TREC run file: PATH with the mode before its "
+                               "extension (run.trec -> run.hybrid.trec)")
     evaluate.add_argument("--limit-queries", type=int, help="only the first N queries (quick runs)")
     evaluate.add_argument("--fusion", choices=["convex", "rrf"], help="fusion of the fused modes (default: convex)")
     evaluate.add_argument("--json", action="store_true")
