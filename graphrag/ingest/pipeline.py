@@ -41,8 +41,9 @@ from graphrag.stores.postgres import DocumentRow, PostgresStore
 
 log = logging.getLogger(__name__)
 
-# Embedding and extraction walk a batch in slices of about this many chunks (one or two model
-# batches): large enough to keep the models' batching, small enough for progress every few documents.
+# Embedding and extraction walk a batch in slices of about this many chunks (one model batch), so
+# progress moves every few documents. The price: the embedder sorts texts by length only within a
+# call, so smaller slices pad more; a larger value trades progress granularity for embedding time.
 SLICE_CHUNKS = 64
 ENTITY_NAMESPACE = uuid.UUID("0b6f7d1e-5f1c-4c55-9a7e-6f9b1f3c2a10")
 FILE_TYPES = frozenset(TYPES.values())
