@@ -547,6 +547,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("graphrag: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`graphrag search ... | head`): stop quietly, as other CLI tools do.
+        # stdout is pointed at devnull so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as exc:  # noqa: BLE001 - last resort: one line, the traceback only with -v
         logging.getLogger("graphrag").debug("unexpected error", exc_info=True)
         print(f"graphrag: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)

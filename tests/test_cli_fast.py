@@ -116,3 +116,14 @@ def test_bad_input_fails_before_the_stores_are_opened(settings: Any, args: list[
     result = cli("search", "x", "--mode", "keyword", *args, env=env)
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def test_a_reader_that_goes_away_is_not_an_error() -> None:
+    # `graphrag ... | head -1`: the reader closes the pipe before the output is written.
+    proc = subprocess.Popen([sys.executable, "-m", "graphrag.cli", "completion", "bash"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141
+    assert stderr == "", stderr
