@@ -26,7 +26,6 @@ class EmbeddingSpace:
     """The model a search or a write uses, with where its vectors live in each store."""
 
     embedder: Embedder
-    dim: int
     #: Set when the search named no collection and they use several models: the vector side then
     #: covers the collections of this model only, and the response says so.
     note: str | None = None
@@ -34,6 +33,11 @@ class EmbeddingSpace:
     @property
     def name(self) -> str:
         return self.embedder.name
+
+    @property
+    def dim(self) -> int:
+        """The vectors' dimension (``load`` checked it equals the one recorded for the model)."""
+        return self.embedder.dim
 
     @property
     def entity_property(self) -> str:
@@ -125,7 +129,7 @@ class Embedders:
             raise InvalidInput(f"collection {collection!r} uses the text-search configuration {info.text_config!r}, "
                                f"not {text_config!r} (it is chosen when a collection is created)")
         embedder = await self.aload_record(info.model)
-        return info, EmbeddingSpace(embedder, info.model.dim)
+        return info, EmbeddingSpace(embedder)
 
     async def for_search(self, postgres: PostgresStore, collections: tuple[str, ...] | None) -> EmbeddingSpace:
         """The one model the searched collections share; several is a clear error (vectors of
@@ -138,10 +142,10 @@ class Embedders:
             members.setdefault(info.model.name, []).append(name)
         if not models:
             embedder = await asyncio.to_thread(lambda: self.default)
-            return EmbeddingSpace(embedder, embedder.dim)
+            return EmbeddingSpace(embedder)
         if len(models) == 1:
             record = next(iter(models.values()))
-            return EmbeddingSpace(await self.aload_record(record), record.dim)
+            return EmbeddingSpace(await self.aload_record(record))
         if collections:
             listing = "; ".join(f"{model} ({models[model].dim} dims): {', '.join(names[:5])}"
                                 + (f" and {len(names) - 5} more" if len(names) > 5 else "")
@@ -155,5 +159,4 @@ class Embedders:
         others = sorted(n for m, names in members.items() if m != chosen for n in names)
         note = (f"vector similarity covered the collections embedded with {chosen}; {len(others)} other "
                 f"collection(s) use another model (name them in `collections` to search them by vector)")
-        record = models[chosen]
-        return EmbeddingSpace(await self.aload_record(record), record.dim, note)
+        return EmbeddingSpace(await self.aload_record(models[chosen]), note)
