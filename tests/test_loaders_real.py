@@ -94,6 +94,25 @@ def make_table_docx(path: Path) -> None:
     document.save(str(path))
 
 
+def make_table_pdf(path: Path) -> None:
+    """A two-page PDF: a paragraph, a ruled table, a paragraph after it; then a page of plain text."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    pdf.add_page()
+    pdf.multi_cell(0, 8, "Limits of the Zephyr pump.")
+    with pdf.table() as table:
+        for values in [("Parameter", "Value"), ("Max pressure", "42 glorbars"), ("Flow rate", "17 quuxlitres")]:
+            row = table.row()
+            for value in values:
+                row.cell(value)
+    pdf.multi_cell(0, 8, "Warranty terms follow.")
+    pdf.add_page()
+    pdf.multi_cell(0, 8, "The second page has no table.")
+    pdf.output(str(path))
+
+
 @pytest.fixture
 def router(runtime: Runtime, models: Any) -> SearchRouter:
     return SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
@@ -159,14 +178,26 @@ def test_markdown_chunker_keeps_a_converted_table_whole(tmp_path: Path, models: 
     assert tables[0].heading_path == ("Big",)
 
 
+def test_pdf_table_becomes_a_pipe_table_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "pump.pdf"
+    make_table_pdf(path)
+    doc = _load(path, "pdf")
+    first, second = (doc.text[a:b] for a, b in doc.pages)
+    assert first == ("Limits of the Zephyr pump.\n\n| Parameter | Value |\n| --- | --- |\n"
+                     "| Max pressure | 42 glorbars |\n| Flow rate | 17 quuxlitres |\n\nWarranty terms follow.")
+    assert second == "The second page has no table."
+
+
 # -- against the real stores -----------------------------------------------------------------------------
-async def test_table_cells_from_html_and_docx_are_found_by_keyword_search(
+async def test_table_cells_from_html_docx_and_pdf_are_found_by_keyword_search(
         tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
     (tmp_path / "state.html").write_text(NAV_PAGE)
     make_table_docx(tmp_path / "specs.docx")
+    make_table_pdf(tmp_path / "pump.pdf")
     report = await ingestor.ingest_paths([tmp_path], collection=collection)
-    assert (report.ingested, report.failed) == (2, [])
+    assert (report.ingested, report.failed) == (3, [])
     for term, title, row in [("froobvault", "Shared State", "| Spinlock | froobvault |"),
+                             ("glorbars", "pump", "| Max pressure | 42 glorbars |"),
                              ("Vantablorium", "Specs", "| Hull Keel Zorbatite | Vantablorium | 1200 kg |"),
                              ("Zorbatite", "Specs", "Zorbatite")]:
         response = await router.search(term, mode="keyword", limit=3, collections=[collection])

@@ -432,8 +432,9 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
         parts: list[str] = []
         pages: list[tuple[int, int]] = []
         offset = 0
-        for page in reader.pages:
-            text = (page.extract_text() or "").strip()
+        tables = _pdf_tables_by_page(data)
+        for number, page in enumerate(reader.pages):
+            text = tables.get(number) or (page.extract_text() or "").strip()
             pages.append((offset, offset + len(text)))
             parts.append(text)
             offset += len(text) + 2
@@ -451,6 +452,51 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
         raise LoadError(f"{path.name}: the PDF has no extractable text (scanned images need OCR)")
     return [Document(source=str(path), title=title or path.stem, text=body, kind="pdf", metadata=meta,
                      pages=tuple(pages))]
+
+
+def _pdf_tables_by_page(data: bytes) -> dict[int, str]:
+    """Pages that hold ruled tables, as their text with each table as a Markdown pipe table in place.
+
+    pypdf flattens a table into loose words ("Max pressure 42 bar"), losing which value is in which column;
+    pdfplumber finds ruled tables from the page's lines. Only pages with a table are re-read this way, so
+    other pages keep pypdf's text. A PDF pdfplumber cannot parse simply keeps pypdf's text.
+    """
+    import io
+
+    import pdfplumber
+
+    found: dict[int, str] = {}
+    try:
+        with pdfplumber.open(io.BytesIO(data)) as pdf:
+            for number, page in enumerate(pdf.pages):
+                tables = [t for t in page.find_tables() if len(t.rows) >= 2]
+                if tables:
+                    found[number] = _pdf_page_with_tables(page, tables)
+                page.close()  # drop the page's parsed layout: long manuals stay in bounded memory
+    except Exception as exc:  # pdfminer raises many types on odd files; pypdf's text is still good
+        log.debug("PDF table detection skipped: %s: %s", type(exc).__name__, exc)
+        return {}
+    return found
+
+
+def _pdf_page_with_tables(page: Any, tables: list[Any]) -> str:
+    """The page's text lines outside the tables, and the tables as pipe tables, in reading order by height."""
+    boxes = [t.bbox for t in tables]
+
+    def outside(obj: dict[str, Any]) -> bool:
+        mid_x, mid_y = (obj["x0"] + obj["x1"]) / 2, (obj["top"] + obj["bottom"]) / 2
+        return not any(x0 <= mid_x <= x1 and top <= mid_y <= bottom for x0, top, x1, bottom in boxes)
+
+    blocks: list[tuple[float, str]] = [
+        (line["top"], line["text"]) for line in page.filter(outside).extract_text_lines() if line["text"].strip()]
+    for table in tables:
+        rows = [[" ".join((cell or "").split()).replace("|", "\\|") for cell in row] for row in table.extract()]
+        rows = [row for row in rows if any(row)]
+        if rows:
+            blocks.append((table.bbox[1], "\n" + _pipe_table(rows) + "\n"))
+    blocks.sort(key=lambda block: block[0])
+    text = "\n".join(text for _, text in blocks)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
 # A real .docx has tens of entries and its XML compresses about 5-15x.

@@ -183,12 +183,28 @@ class LocalNeo4j:
             raise ConfigurationError("Java 17 (java on PATH) is needed to run the local Neo4j")
         lib = self.ensure_jars()
         avoid = set(avoid_ports or ())
-        # Where clients last found it first, then the configured port, then any free one.
-        last_bolt, last_http = self.recorded_ports()
-        bolt = choose_port(last_bolt, self.settings.neo4j_bolt_port, avoid=avoid)
-        http = choose_port(last_http, self.settings.neo4j_http_port, avoid=avoid | {bolt})
+        # Another server (another home's, or anything else) can take a port between our check and the JVM's
+        # bind a few seconds later; then come up on other free ports instead of failing.
+        for attempt in range(3):
+            # Where clients last found it first, then the configured port, then any free one.
+            last_bolt, last_http = self.recorded_ports() if attempt == 0 else (None, None)
+            bolt = choose_port(last_bolt, self.settings.neo4j_bolt_port, avoid=avoid)
+            http = choose_port(last_http, self.settings.neo4j_http_port, avoid=avoid | {bolt})
+            if self._launch(lib, bolt, http):
+                break
+            avoid |= {bolt, http}
+            log.warning("Neo4j could not bind port %d or %d (taken meanwhile); trying other ports", bolt, http)
+        else:
+            raise ServiceStartError(f"Neo4j could not bind free ports after 3 attempts (logs in {self.logs_dir})")
+        self._ensure_password(bolt)
+        return bolt, http
+
+    def _launch(self, lib: Path, bolt: int, http: int) -> bool:
+        """Run the server on these ports and wait until it serves; False if it lost a port to someone else."""
         self._write_conf(bolt, http)
         self.pid_file.unlink(missing_ok=True)  # stale: _alive() said no server of ours runs
+        log_file = self.logs_dir / "neo4j.log"
+        log_size = log_file.stat().st_size if log_file.exists() else 0
         console = (self.logs_dir / "console.log").open("ab")
         cmd = [
             "java", *_jvm_options(self.settings), "-cp", f"{lib}/*", ENTRY_POINT,
@@ -208,15 +224,18 @@ class LocalNeo4j:
             return listens_on(proc.pid, bolt) and self._discovery(http) is not None
 
         wait_until(ready, self.settings.service_start_timeout, interval=1.0)
-        if proc.poll() is not None or not listens_on(proc.pid, bolt):
-            self._kill(proc.pid)
-            self._record_stopped()
-            raise ServiceStartError(
-                f"Neo4j did not start (logs in {self.logs_dir}):\n"
-                + (tail(self.logs_dir / "neo4j.log", 8) or tail(self.logs_dir / "console.log", 8))
-            )
-        self._ensure_password(bolt)
-        return bolt, http
+        if proc.poll() is None and listens_on(proc.pid, bolt):
+            return True
+        self._kill(proc.pid)
+        self._record_stopped()
+        with log_file.open("rb") as handle:
+            handle.seek(log_size)
+            if b"PortBindException" in handle.read():
+                return False
+        raise ServiceStartError(
+            f"Neo4j did not start (logs in {self.logs_dir}):\n"
+            + (tail(log_file, 8) or tail(self.logs_dir / "console.log", 8))
+        )
 
     def _ensure_password(self, bolt: int) -> None:
         from graphrag.stores.neo4j import check_login, set_initial_password
