@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from litestar import Controller, Request, Response, post
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, OpenAPIType, Operation, Schema
 from litestar.params import JSONBody
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
@@ -88,6 +90,20 @@ class AnswerResponse(_Out):
     legs: dict[str, LegStatus]
 
 
+@dataclass
+class AnswerOperation(Operation):
+    """Declares the event stream beside the JSON answer of ``POST /answer``."""
+
+    def __post_init__(self) -> None:
+        ok = (self.responses or {}).get("200")
+        if isinstance(ok, OpenAPIResponse) and ok.content is not None:
+            ok.content[SSE] = OpenAPIMediaType(schema=Schema(
+                type=OpenAPIType.STRING,
+                description="With Accept: text/event-stream. Events (data: a JSON object): hits {query, hits, legs}; "
+                            "delta {text}, repeated; done (the JSON answer without hits); error (problem details, "
+                            "when the model fails after the stream began)."))
+
+
 def wants_events(request: Request[Any, Any, Any]) -> bool:
     """Whether the client asked for Server-Sent Events rather than JSON."""
     return request.accept.best_match(["application/json", SSE], default="application/json") == SSE
@@ -104,9 +120,9 @@ class AnswerController(Controller):
     before_request = json_only
 
     @post("/", status_code=200, summary="Answer a question from the knowledge base, with citations",
-          responses=problems(400, 401, 403, 404, 415, 429, 500, 501, 503))
+          operation_class=AnswerOperation, responses=problems(400, 401, 403, 404, 415, 429, 500, 501, 503))
     async def answer(self, request: Request[Any, Any, Any], data: JSONBody[AnswerRequest], rt: Rt,
-                     caller: Caller) -> AnswerResponse:
+                     caller: Caller) -> Response[AnswerResponse]:
         """Retrieve (as ``POST /search``), answer from the numbered hits with ``GRAPHRAG_ANSWER_MODEL``, and
         check that each sentence is supported by the hit it cites ``[n]``.
 
@@ -125,4 +141,4 @@ class AnswerController(Controller):
             # No caching or proxy buffering of a stream that is meant to arrive piece by piece.
             return ServerSentEvent(_events(rt, prepared),  # type: ignore[return-value]
                                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-        return Response(checked(AnswerResponse, await service.complete(rt, prepared)))  # type: ignore[return-value]
+        return Response(checked(AnswerResponse, await service.complete(rt, prepared)))
