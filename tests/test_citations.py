@@ -45,7 +45,7 @@ def test_sentences_keep_their_citations_and_spans() -> None:
 def test_content_words_are_stemmed_and_skip_stop_words_and_markers() -> None:
     assert content_words("According to [1], the companies were founded in 1,000 places.") == [
         "company", "found", "1000", "place"]
-    assert stem("boxes") == "box" and stem("studies") == "study" and stem("Johnson's") == "johnson"
+    assert stem("boxes") == "box" and stem("studies") == stem("studied") == "study" and stem("Johnson's") == "johnson"
     assert stem("status") == "status" and stem("building") == "build"
 
 

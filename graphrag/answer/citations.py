@@ -157,11 +157,11 @@ def split_sentences(text: str) -> list[Sentence]:
 
 def stem(word: str) -> str:
     """A light English suffix strip, the same for answer and hit words (``founded`` -> ``found``,
-    ``companies`` -> ``company``, ``boxes`` -> ``box``)."""
+    ``companies`` -> ``company``, ``studied`` -> ``study``, ``boxes`` -> ``box``)."""
     w = word.lower().replace("’", "'")
     if w.endswith("'s"):
         w = w[:-2]
-    if len(w) >= 5 and w.endswith("ies"):
+    if len(w) >= 5 and w.endswith(("ies", "ied")):
         return w[:-3] + "y"
     if w.endswith(("sses", "xes", "zes", "ches", "shes")):
         return w[:-2]
