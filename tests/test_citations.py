@@ -41,6 +41,11 @@ def test_sentences_keep_their_citations_and_spans() -> None:
     assert all(text[s.start:s.end] == s.text for s in sentences)
     assert cited_numbers("a [2] b [1; 4] c [2]") == [2, 1, 4, 2]
 
+    wrapped = split_sentences("## Summary\n**Answer:**\nApex was founded by\nSarah Johnson [1].\n\nIt builds robots [1]")
+    assert [s.text for s in wrapped] == ["## Summary", "**Answer:**", "Apex was founded by\nSarah Johnson [1].",
+                                         "It builds robots [1]"]
+    assert check_answer("## Summary\n**Answer:**\nApex was founded by\nSarah Johnson [1].", HITS).unsupported == []
+
 
 def test_content_words_are_stemmed_and_skip_stop_words_and_markers() -> None:
     assert content_words("According to [1], the companies were founded in 1,000 places.") == [

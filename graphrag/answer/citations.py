@@ -113,6 +113,19 @@ def _ends_sentence(text: str, dot: int) -> bool:
     return not (token in _ABBREVIATIONS or "." in token or (len(token) == 1 and text[word.start()].isupper()))
 
 
+def _breaks(text: str, match: re.Match[str]) -> bool:
+    """Whether a line break ends a sentence: a blank line, a list item or heading after it, a heading
+    before it, or sentence punctuation (or a citation, or a colon) before it."""
+    if match.group(0).count("\n") > 1:
+        return True
+    after = text[match.end():]
+    if _BULLET_RE.match(after) or after.startswith("#"):
+        return True
+    before = text[:match.start()]
+    line = before.rsplit("\n", 1)[-1]
+    return line.lstrip().startswith("#") or before.rstrip()[-1:] in (".", "!", "?", ":", "]", "*", "\"", "”", ")")
+
+
 def split_sentences(text: str) -> list[Sentence]:
     """The sentences of ``text`` with their character spans. Citations written after a sentence's
     full stop (``... in Oslo. [1]``) belong to that sentence."""
@@ -120,6 +133,8 @@ def split_sentences(text: str) -> list[Sentence]:
     start = 0
     for match in _BOUNDARY_RE.finditer(text):
         end = match.start()
+        if text[end:end + 1] == "\n" and not _breaks(text, match):
+            continue  # a hard-wrapped line goes on
         if match.group(0).strip() == "" and "\n" not in match.group(0) and end > 0:
             # Only a real sentence end splits; "Inc. was" or "J. R. R. Tolkien" do not.
             stop = end - 1
@@ -218,7 +233,8 @@ def support(sentence: str, evidence: Evidence) -> tuple[float, tuple[str, ...]]:
 
 def _is_claim(sentence: Sentence) -> bool:
     text = _BULLET_RE.sub("", sentence.text).strip()
-    if not text or text.endswith(":"):
+    # Headings and lead-ins ("**Answer:**", "## Summary") introduce claims; they make none.
+    if not text or text.startswith("#") or text.strip("*_ ").endswith(":"):
         return False
     if text.strip(" .").lower() == NO_ANSWER.strip(" .").lower():
         return False

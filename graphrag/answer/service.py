@@ -133,9 +133,10 @@ def _finish(rt: Runtime, prepared: Prepared, text: str, usage: Any) -> dict[str,
     report = check_answer(text, [h["content"] for h in hits], threshold=rt.settings.answer_support_threshold,
                           drop=prepared.options.drop_unsupported)
     took = round((time.perf_counter() - prepared.started) * 1000, 1)
-    log.info("answered %r from %d hits with %s in %.0f ms; %d unsupported sentence(s)%s", prepared.question[:80],
-             len(hits), prepared.model.name if prepared.model else "no model (no hits)", took,
-             len(report.unsupported), ", dropped" if report.dropped else "")
+    # The question stays out of the log: it is the user's content.
+    log.info("answered from %d hits with %s in %.0f ms; %d unsupported sentence(s)%s", len(hits),
+             prepared.model.name if prepared.model else "no model (no hits)", took, len(report.unsupported),
+             ", dropped" if report.dropped else "")
     return {
         "query": prepared.question,
         "answer": report.answer,
