@@ -1,6 +1,7 @@
 """Grounded answers against the real stores: ``POST /answer`` (JSON and Server-Sent Events) over real
 HTTP, the answer service with pydantic-ai's ``FunctionModel``, the MCP ``answer`` tool and ``graphrag ask``.
-No real model is called (``ALLOW_MODEL_REQUESTS = False``; ``test`` is pydantic-ai's ``TestModel``)."""
+No real model is called (``ALLOW_MODEL_REQUESTS = False``; ``test`` is pydantic-ai's ``TestModel``); the
+OpenAI-compatible path talks to a loopback stand-in for such a server."""
 
 from __future__ import annotations
 
@@ -295,3 +296,85 @@ def test_cli_ask_without_a_model_fails_in_one_line(settings: Settings, tmp_path:
     assert done.returncode != 0 and done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "GRAPHRAG_ANSWER_MODEL" in lines[0], done.stderr
+
+
+# --- an OpenAI-compatible endpoint (the Ollama / vLLM path) ------------------------------------------
+class _ChatCompletions:
+    """A loopback stand-in for an OpenAI-compatible server (no such server runs here): it answers
+    ``POST /v1/chat/completions`` like one, citing the prompt's apex.md source, and keeps the requests."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        outer = self
+        self.requests: list[dict[str, Any]] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+                prompt = body["messages"][-1]["content"]
+                n = re.search(r"^\[(\d+)\] .*\(apex\.md\)$", prompt, re.MULTILINE)
+                text = f"Apex Logistics was founded by Sarah Johnson in Oslo [{n.group(1) if n else 0}]."
+                usage = {"prompt_tokens": 100, "completion_tokens": 12, "total_tokens": 112}
+                head = {"id": "c1", "created": 0, "model": body["model"]}
+                if body.get("stream"):
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    words = text.split(" ")
+                    for i, word in enumerate(words):
+                        delta = {"content": word + (" " if i + 1 < len(words) else "")}
+                        chunk = {**head, "object": "chat.completion.chunk",
+                                 "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    last = {**head, "object": "chat.completion.chunk", "usage": usage,
+                            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+                    self.wfile.write(f"data: {json.dumps(last)}\n\ndata: [DONE]\n\n".encode())
+                    return
+                data = json.dumps({**head, "object": "chat.completion", "usage": usage, "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> _ChatCompletions:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+async def test_an_openai_compatible_endpoint_answers_with_citations(rt: Runtime, served: dict[str, Any]) -> None:
+    models.ALLOW_MODEL_REQUESTS = True  # only the loopback endpoint below is reached
+    with _ChatCompletions() as endpoint:
+        local = Runtime(settings=rt.settings.model_copy(update={
+            "answer_model": "llama3.2", "answer_base_url": endpoint.url, "answer_api_key": SecretStr("local-key")}),
+            postgres=rt.postgres, neo4j=rt.neo4j, _models=rt._models)
+        options = service.AnswerOptions(collections=[served["a"]], limit=3)
+        whole = await service.complete(local, await service.prepare(local, QUESTION, options))
+        events = [e async for e in service.stream(local, await service.prepare(local, QUESTION, options))]
+    apex = next(n for n, h in enumerate(whole["hits"], 1) if h["source"] == "apex.md")
+    assert whole["answer"] == f"Apex Logistics was founded by Sarah Johnson in Oslo [{apex}]."
+    assert whole["model"] == "openai:llama3.2" and whole["unsupported"] == []
+    assert [c["n"] for c in whole["citations"]] == [apex]
+    assert whole["usage"] == {"requests": 1, "input_tokens": 100, "output_tokens": 12, "total_tokens": 112}
+    sent = endpoint.requests[0]
+    assert sent["path"] == "/v1/chat/completions" and sent["auth"] == "Bearer local-key"
+    assert sent["body"]["model"] == "llama3.2" and "[1] " in sent["body"]["messages"][-1]["content"]
+    assert any("cite" in m["content"] for m in sent["body"]["messages"] if m["role"] == "system")
+    done = events[-1][1]
+    assert "".join(d["text"] for name, d in events if name == "delta") == done["answer"] == whole["answer"]
+    assert endpoint.requests[1]["body"]["stream"] is True and done["usage"]["output_tokens"] == 12
