@@ -41,7 +41,8 @@ def test_sentences_keep_their_citations_and_spans() -> None:
     assert all(text[s.start:s.end] == s.text for s in sentences)
     assert cited_numbers("a [2] b [1; 4] c [2]") == [2, 1, 4, 2]
 
-    wrapped = split_sentences("## Summary\n**Answer:**\nApex was founded by\nSarah Johnson [1].\n\nIt builds robots [1]")
+    wrapped = split_sentences(
+        "## Summary\n**Answer:**\nApex was founded by\nSarah Johnson [1].\n\nIt builds robots [1]")
     assert [s.text for s in wrapped] == ["## Summary", "**Answer:**", "Apex was founded by\nSarah Johnson [1].",
                                          "It builds robots [1]"]
     assert check_answer("## Summary\n**Answer:**\nApex was founded by\nSarah Johnson [1].", HITS).unsupported == []

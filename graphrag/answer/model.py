@@ -8,8 +8,9 @@ OpenAI-compatible Chat Completions endpoint (Ollama, vLLM, LM Studio): ``openai:
 
 ``test`` is pydantic-ai's ``TestModel`` answering extractively: for each of the top hits (up to
 three) it writes the hit's sentence that shares the most words with the question, followed by that
-hit's ``[n]`` (hits sharing no word with the question are left out, unless none does). It calls nothing outside the process, so demos and checks run end to end without
-credentials, and its answers pass the citation check by construction.
+hit's ``[n]`` (hits sharing no word with the question are left out, unless none does). It calls
+nothing outside the process, so demos and checks run end to end without credentials, and its
+answers pass the citation check by construction.
 """
 
 from __future__ import annotations
