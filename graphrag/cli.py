@@ -456,6 +456,10 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--json", action="store_true", help="the REST response shape")
     search.set_defaults(func=cmd_search)
 
+    from graphrag.answer.cli import add_ask_parser
+
+    add_ask_parser(sub)
+
     evaluate = sub.add_parser("eval", help="retrieval quality on a BEIR-format folder")
     evaluate.add_argument("dir")
     evaluate.add_argument("--collection", help="collection for the corpus (default: the folder name)")

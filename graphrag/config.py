@@ -113,6 +113,19 @@ class Settings(BaseSettings):
     max_file_mb: float = Field(50.0, description="Largest file (or upload) accepted, in MB.")
     default_collection: str = Field("default", description="Collection used when none is given.")
 
+    # --- answers ---------------------------------------------------------------------------
+    answer_model: str | None = Field(
+        None, description="pydantic-ai model for `POST /answer` and `graphrag ask` (e.g. openai:gpt-4o-mini; "
+        "`test` = the built-in extractive test model); unset = answers are off (501).")
+    answer_base_url: str | None = Field(
+        None, description="OpenAI-compatible Chat Completions endpoint serving GRAPHRAG_ANSWER_MODEL "
+        "(e.g. http://localhost:11434/v1 for Ollama); unset = the model's own provider.")
+    answer_api_key: SecretStr | None = Field(None, description="API key sent to GRAPHRAG_ANSWER_BASE_URL (or to OpenAI).")
+    answer_support_threshold: float = Field(
+        0.5, ge=0.0, le=1.0, description="Share of a sentence's content words its cited hits must contain for the "
+        "citation check to count it as supported.")
+    answer_timeout_s: float = Field(60.0, gt=0, description="Timeout of one request to the answer model.")
+
     # --- search ------------------------------------------------------------------------------
     reranker_model: str | None = Field(
         None, description="Local cross-encoder model path for optional reranking (none is bundled)."

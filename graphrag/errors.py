@@ -11,6 +11,7 @@
     │   └── UnsupportedMedia      content type we cannot read                      (415)
     └── ServiceError              something on our side -> HTTP 5xx, CLI exit 1
         ├── ConfigurationError    settings that cannot work (wrong password, missing java)
+        ├── NotConfigured         a feature whose setting is unset (answer model)  (501)
         ├── ServiceUnavailable    a store is down or unreachable                   (503)
         └── ServiceStartError     a local service failed to start
 
@@ -69,6 +70,13 @@ class ServiceError(GraphRAGError):
 class ConfigurationError(ServiceError):
     status_code = 500
     title = "Configuration error"
+
+
+class NotConfigured(ServiceError):
+    """A feature that needs a setting nobody set (e.g. ``GRAPHRAG_ANSWER_MODEL``); the message names it."""
+
+    status_code = 501
+    title = "Not configured"
 
 
 class ServiceUnavailable(ServiceError):

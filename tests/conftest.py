@@ -111,6 +111,6 @@ class ApiServer:
 
 @pytest.fixture(scope="session")
 def api(settings: Settings, services: Endpoints, models: object) -> Iterator[ApiServer]:
-    """The API on the test services, without API keys."""
-    with ApiServer(settings, models) as server:
+    """The API on the test services, without API keys; answers come from the built-in test model."""
+    with ApiServer(settings.model_copy(update={"answer_model": "test"}), models) as server:
         yield server

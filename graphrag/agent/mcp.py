@@ -2,7 +2,8 @@
 
 The tools, their descriptions and their input schemas are the ones the pydantic-ai toolset derives from
 :mod:`graphrag.agent.tools`; a call validates its arguments with that schema and runs the same function.
-The runtime is opened once for the server's lifetime. Stdout is the protocol: everything else (logs,
+The ``answer`` tool (the server's own model answers, with citations) is listed when ``GRAPHRAG_ANSWER_MODEL``
+is set. The runtime is opened once for the server's lifetime. Stdout is the protocol: everything else (logs,
 stray prints of libraries) goes to stderr, which the MCP stdio transport arranges by diverting fd 1.
 """
 
@@ -33,7 +34,7 @@ from pydantic import ValidationError
 import graphrag
 from graphrag.agent.agent import INSTRUCTIONS
 from graphrag.agent.deps import AgentDeps
-from graphrag.agent.tools import TOOLS, toolset
+from graphrag.agent.tools import ANSWER_TOOLS, TOOLS, build_toolset
 from graphrag.config import Settings
 from graphrag.errors import GraphRAGError, UserError, one_line
 from graphrag.runtime import Runtime, open_services
@@ -41,12 +42,17 @@ from graphrag.runtime import Runtime, open_services
 log = logging.getLogger(__name__)
 
 SERVER_NAME = "graphrag"
+ALL_TOOLS = {**TOOLS, **ANSWER_TOOLS}
+_schemas = build_toolset(answer=True)  # every tool's description and argument validator
 
 
-def list_tools() -> list[Tool]:
-    """The MCP descriptions of the agent tools (schemas from the pydantic-ai toolset)."""
+def list_tools(*, answer: bool = False) -> list[Tool]:
+    """The MCP descriptions of the agent tools (schemas from the pydantic-ai toolset); with ``answer``, the
+    ``answer`` tool too."""
     out = []
-    for name, tool in toolset.tools.items():
+    for name, tool in _schemas.tools.items():
+        if name in ANSWER_TOOLS and not answer:
+            continue
         spec = tool.tool_def
         out.append(Tool(name=name, description=spec.description, input_schema=spec.parameters_json_schema,
                         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False)))
@@ -55,14 +61,14 @@ def list_tools() -> list[Tool]:
 
 async def call_tool(deps: AgentDeps, name: str, arguments: dict[str, Any] | None) -> CallToolResult:
     """Run one tool; bad input and failures come back as an error result (``isError``), never as a raise."""
-    if name not in TOOLS:
+    if name not in ALL_TOOLS:
         return _error(f"unknown tool {name!r}; the tools are {', '.join(TOOLS)}")
     try:
-        kwargs = toolset.tools[name].function_schema.validator.validate_python(arguments or {})
+        kwargs = _schemas.tools[name].function_schema.validator.validate_python(arguments or {})
     except ValidationError as exc:
         return _error(f"invalid arguments for {name}: {_problems(exc)}")
     try:
-        result = await TOOLS[name](deps, **kwargs)
+        result = await ALL_TOOLS[name](deps, **kwargs)
     except UserError as exc:
         log.info("tool %s rejected its arguments: %s", name, exc.message)
         return _error(exc.message)
@@ -94,7 +100,7 @@ def build_server(settings: Settings) -> Server[AgentDeps]:
 
     async def on_list_tools(ctx: ServerRequestContext[AgentDeps],
                             params: PaginatedRequestParams | None) -> ListToolsResult:
-        return ListToolsResult(tools=list_tools())
+        return ListToolsResult(tools=list_tools(answer=settings.answer_model is not None))
 
     async def on_call_tool(ctx: ServerRequestContext[AgentDeps], params: CallToolRequestParams) -> CallToolResult:
         return await call_tool(ctx.lifespan_context, params.name, params.arguments)

@@ -174,6 +174,38 @@ class DocumentList(BaseModel):
     next_offset: int | None = Field(description="offset for the next page; null when this is the last")
 
 
+class AnswerCitation(BaseModel):
+    """A passage the answer cites as [n]."""
+
+    n: int = Field(description="the number the answer cites it by")
+    citation: str = Field(description=CITATION)
+    source: str
+    page: int | None = Field(None, description=PAGE)
+    title: str | None
+    chunk_id: str
+    document_id: str
+
+
+class UnsupportedSentence(BaseModel):
+    """A sentence of the answer whose cited passage does not support it (a lexical check)."""
+
+    sentence: str
+    cited: list[int]
+    reason: str = Field(description="not_supported, unknown_citation (cites no passage) or uncited")
+
+
+class AnswerResult(BaseModel):
+    """An answer written from the retrieved passages, citing them as [n]."""
+
+    question: str
+    answer: str
+    citations: list[AnswerCitation]
+    unsupported: list[UnsupportedSentence] = Field(
+        description="sentences not supported by the passage they cite: do not rely on them")
+    model: str | None = Field(description="the server's model that wrote the answer (null: nothing was found)")
+    warnings: list[str] = []
+
+
 # --- tools ---------------------------------------------------------------------------------------
 
 async def search(deps: AgentDeps, query: str, limit: Limit | None = None, collections: Collections = None,
@@ -328,6 +360,43 @@ async def list_documents(deps: AgentDeps, collection: str | None = None,
     return DocumentList(documents=listed, total=total, next_offset=offset + limit if more else None)
 
 
+async def answer(deps: AgentDeps, question: str, limit: Limit | None = None, collections: Collections = None,
+                 filters: Filters = None) -> AnswerResult:
+    """Answer a question from the knowledge base with the server's own language model, citing passages as [n].
+
+    For clients without a model of their own: it searches, writes a short answer from the passages found and
+    checks that each sentence is supported by the passage it cites. Clients with a model should call search
+    and answer themselves.
+
+    Args:
+        question: The question, in natural language.
+        limit: How many passages the answer may draw on, 1-20 (default 5).
+        collections: Collections to search; omit to search the default ones.
+        filters: Optional metadata filter, same language as in search.
+    """
+    from graphrag.answer import service
+
+    await deps.runtime.postgres.require_collections(collections)  # a named collection must exist
+    options = service.AnswerOptions(limit=limit or deps.limit, collections=collections or deps.collections,
+                                    filters=filters)
+    prepared = await service.prepare(deps.runtime, question, options)
+    result = await service.complete(deps.runtime, prepared)
+    hits = result["hits"]
+    cited = []
+    for c in result["citations"]:
+        page = chunk_page(hits[c["n"] - 1].get("metadata"))
+        cited.append(AnswerCitation(n=c["n"], citation=citation(c["source"], page), source=c["source"], page=page,
+                                    title=c["title"], chunk_id=c["chunk_id"], document_id=c["document_id"]))
+    return AnswerResult(
+        question=result["query"], answer=result["answer"], citations=cited,
+        unsupported=[UnsupportedSentence(sentence=u["sentence"], cited=u["cited"], reason=u["reason"])
+                     for u in result["unsupported"]],
+        model=result["model"],
+        warnings=[f"{leg} retrieval {info['status']}: {info.get('error', '')}".rstrip(": ")
+                  for leg, info in result["legs"].items() if info["status"] in ("error", "timeout")],
+    )
+
+
 # --- helpers -------------------------------------------------------------------------------------
 
 async def _search(deps: AgentDeps, mode: str, query: str, limit: int | None, collections: Collections,
@@ -393,6 +462,10 @@ TOOLS: dict[str, CoreTool] = {
 }
 """The tool functions by name; each takes :class:`AgentDeps` first, then its own arguments."""
 
+ANSWER_TOOLS: dict[str, CoreTool] = {"answer": answer}
+"""Tools that ask the server's answer model (``GRAPHRAG_ANSWER_MODEL``): for MCP clients and agents that
+bring no model of their own, so not in the default toolset."""
+
 
 def agent_tool(core: CoreTool) -> Tool[AgentDeps]:
     """``core`` as a pydantic-ai tool: same name, docstring and parameters, with ``RunContext`` in place of
@@ -421,9 +494,11 @@ def agent_tool(core: CoreTool) -> Tool[AgentDeps]:
                 require_parameter_descriptions=True)
 
 
-def build_toolset() -> FunctionToolset[AgentDeps]:
-    """A new pydantic-ai toolset with every graphrag tool."""
-    return FunctionToolset([agent_tool(fn) for fn in TOOLS.values()])
+def build_toolset(*, answer: bool = False) -> FunctionToolset[AgentDeps]:
+    """A new pydantic-ai toolset with every graphrag retrieval tool, and with ``answer`` (the server's own
+    model answers, :data:`ANSWER_TOOLS`) when asked."""
+    tools = [*TOOLS.values(), *(ANSWER_TOOLS.values() if answer else ())]
+    return FunctionToolset([agent_tool(fn) for fn in tools])
 
 
 toolset: FunctionToolset[AgentDeps] = build_toolset()

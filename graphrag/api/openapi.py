@@ -29,7 +29,8 @@ def problems(*statuses: int) -> dict[int, ResponseSpec]:
     """Problem-details response specs for the given status codes."""
     text = {400: "Invalid input (the detail names the problem)", 401: "Missing or wrong API key",
             404: "Unknown id or collection", 413: "Over the size limit", 415: "Unsupported media type",
-            422: "Content that cannot be read", 503: "A store is unavailable"}
+            422: "Content that cannot be read", 501: "Not configured (the detail names the setting)",
+            503: "A store is unavailable"}
     return {s: ResponseSpec(data_container=Problem, media_type=PROBLEM_MEDIA, description=text.get(s, "Error"),
                             generate_examples=False) for s in statuses}
 

@@ -1,0 +1,189 @@
+"""Grounded answers: retrieve through the search router, answer from the numbered hits with the
+configured model, check every sentence's citation.
+
+One path for every front end (``POST /answer``, ``graphrag ask``, the ``answer`` agent tool):
+:func:`prepare` checks the model setting (501 when unset, before any work) and runs the search;
+:func:`complete` answers in one piece, :func:`stream` answers as events (``hits``, then ``delta``
+text pieces, then ``done`` with citations, the check and usage; ``error`` when the model fails on
+the way). With no hits, the model is not asked: the answer is :data:`NO_ANSWER`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from graphrag.answer.citations import NO_ANSWER, CheckReport, check_answer, resolved_citations
+from graphrag.answer.model import INSTRUCTIONS, TEST_MODEL, AnswerModel, prompt, require_model, resolve
+from graphrag.errors import ConfigurationError, GraphRAGError, ServiceUnavailable, one_line
+from graphrag.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LIMIT = 5  # hits in the context: enough to answer from, few enough to cite precisely
+MAX_LIMIT = 20
+
+EventName = Literal["hits", "delta", "done", "error"]
+
+
+@dataclass(frozen=True)
+class AnswerOptions:
+    """How to retrieve and what to do with unsupported sentences (``drop`` cuts them out of the answer;
+    they are always listed)."""
+
+    mode: str = "auto"
+    limit: int = DEFAULT_LIMIT
+    collections: Sequence[str] | None = None
+    filters: dict[str, Any] | None = None
+    graph_leg: str = "auto"
+    drop_unsupported: bool = False
+
+
+@dataclass
+class Prepared:
+    """A question with its retrieved hits, ready to be answered."""
+
+    question: str
+    options: AnswerOptions
+    search: dict[str, Any]
+    model: AnswerModel | None  # None without hits: nothing to ask a model about
+    started: float = field(default_factory=time.perf_counter)
+
+    @property
+    def hits(self) -> list[dict[str, Any]]:
+        return self.search["results"]  # type: ignore[no-any-return]
+
+
+async def prepare(rt: Runtime, question: str, options: AnswerOptions, *,
+                  model: AnswerModel | None = None) -> Prepared:
+    """Check the model setting (:class:`~graphrag.errors.NotConfigured` when unset), then search.
+
+    ``collections`` must already be the caller's scope (and named ones checked to exist). ``model``
+    replaces the configured one (tests, embedding applications).
+    """
+    started = time.perf_counter()
+    if model is None:
+        spec = require_model(rt.settings)
+        if spec != TEST_MODEL:
+            resolve(rt.settings, question, ())  # a model that cannot be built fails before the search
+    router = await rt.router(options.mode)
+    response = await router.search(question, mode=options.mode, limit=options.limit,
+                                   collections=list(options.collections) if options.collections else None,
+                                   filters=options.filters, graph_leg=options.graph_leg)
+    response.pop("timings", None)
+    hits = response["results"]
+    if hits and model is None:
+        model = resolve(rt.settings, question, [h["content"] for h in hits])
+    return Prepared(question=response["query"], options=options, search=response, model=model, started=started)
+
+
+async def complete(rt: Runtime, prepared: Prepared) -> dict[str, Any]:
+    """The whole answer at once: the REST JSON response (docs/architecture.md, ``POST /answer``)."""
+    if prepared.model is None:
+        return _finish(rt, prepared, NO_ANSWER, None)
+    agent = _agent(prepared.model)
+    try:
+        result = await agent.run(prompt(prepared.question, prepared.hits),
+                                 model_settings={"timeout": rt.settings.answer_timeout_s})
+    except Exception as exc:  # noqa: BLE001 - mapped to one clear service error
+        raise _model_error(prepared.model, exc) from exc
+    return _finish(rt, prepared, result.output, result.usage)
+
+
+async def stream(rt: Runtime, prepared: Prepared) -> AsyncIterator[tuple[EventName, dict[str, Any]]]:
+    """The answer as events: ``hits`` (the search), ``delta`` pieces of text (joined, they are the
+    model's answer), then ``done`` (the :func:`complete` response without ``hits``); a model failure
+    after the first event is an ``error`` event with problem details, and ends the stream."""
+    yield "hits", {"query": prepared.question, "hits": prepared.hits, "legs": prepared.search["legs"]}
+    if prepared.model is None:
+        yield "delta", {"text": NO_ANSWER}
+        done = _finish(rt, prepared, NO_ANSWER, None)
+    else:
+        pieces: list[str] = []
+        try:
+            async with _agent(prepared.model).run_stream(
+                    prompt(prepared.question, prepared.hits),
+                    model_settings={"timeout": rt.settings.answer_timeout_s}) as result:
+                async for delta in result.stream_text(delta=True, debounce_by=None):
+                    if delta:
+                        pieces.append(delta)
+                        yield "delta", {"text": delta}
+                usage = result.usage
+        except Exception as exc:  # noqa: BLE001 - the stream has started: report in band
+            error = _model_error(prepared.model, exc)
+            yield "error", {"type": "about:blank", "title": error.title, "status": error.status_code,
+                            "detail": error.message}
+            return
+        done = _finish(rt, prepared, "".join(pieces), usage)
+    done.pop("hits", None)
+    yield "done", done
+
+
+def _agent(model: AnswerModel) -> Any:
+    from pydantic_ai import Agent
+
+    return Agent(model.model, instructions=INSTRUCTIONS, output_type=str, name="graphrag-answer")
+
+
+def _finish(rt: Runtime, prepared: Prepared, text: str, usage: Any) -> dict[str, Any]:
+    hits = prepared.hits
+    report = check_answer(text, [h["content"] for h in hits], threshold=rt.settings.answer_support_threshold,
+                          drop=prepared.options.drop_unsupported)
+    took = round((time.perf_counter() - prepared.started) * 1000, 1)
+    # The question stays out of the log: it is the user's content.
+    log.info("answered from %d hits with %s in %.0f ms; %d unsupported sentence(s)%s", len(hits),
+             prepared.model.name if prepared.model else "no model (no hits)", took, len(report.unsupported),
+             ", dropped" if report.dropped else "")
+    return {
+        "query": prepared.question,
+        "answer": report.answer,
+        "hits": hits,
+        "citations": citations(report.answer, hits),
+        "unsupported": unsupported(report),
+        "dropped": report.dropped,
+        "model": prepared.model.name if prepared.model else None,
+        "usage": usage_dict(usage),
+        "took_ms": took,
+        "legs": prepared.search["legs"],
+    }
+
+
+def citations(answer: str, hits: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The hits ``answer`` cites, once each, in the order first cited: ``n`` and the hit's identity."""
+    out = []
+    for n in resolved_citations(answer, len(hits)):
+        hit = hits[n - 1]
+        out.append({"n": n, "chunk_id": hit["chunk_id"], "document_id": hit["document_id"],
+                    "source": hit["source"], "title": hit["title"]})
+    return out
+
+
+def unsupported(report: CheckReport) -> list[dict[str, Any]]:
+    """The flagged sentences: text, the numbers cited, why, and the lexical support found."""
+    return [{"sentence": c.sentence.text, "cited": list(c.sentence.cited), "reason": c.reason,
+             "support": round(c.support, 3)} for c in report.unsupported]
+
+
+def usage_dict(usage: Any) -> dict[str, int]:
+    """pydantic-ai's token usage of the run (zeros when no model was asked)."""
+    if usage is None:
+        return {"requests": 0, "input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+    return {"requests": int(usage.requests), "input_tokens": int(usage.input_tokens),
+            "output_tokens": int(usage.output_tokens), "total_tokens": int(usage.total_tokens)}
+
+
+def _model_error(model: AnswerModel, exc: BaseException) -> GraphRAGError:
+    """A failure of the answer model as one service error (503) that names the model, never a key."""
+    if isinstance(exc, GraphRAGError):
+        return exc
+    status = getattr(exc, "status_code", None)
+    what = f"HTTP {status}" if isinstance(status, int) else f"{type(exc).__name__}: {one_line(exc, 200)}"
+    log.warning("answer model %s failed: %s", model.name, what)
+    if status in (401, 403, 404):
+        # Retrying will not help: the key or the model name is wrong.
+        return ConfigurationError(f"the answer model {model.name} was refused ({what}): check GRAPHRAG_ANSWER_MODEL "
+                                  "and the provider's API key")
+    return ServiceUnavailable(f"the answer model {model.name} failed ({what}); retry shortly")
