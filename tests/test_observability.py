@@ -28,7 +28,8 @@ from graphrag.ingest.outbox import GraphOutbox
 from graphrag.observability import logs, tracing
 from graphrag.search.router import SearchRouter
 from graphrag.stores import queries
-from tests.conftest import ApiServer, test_home
+from tests import conftest
+from tests.conftest import ApiServer
 from tests.test_serve_workers import free_port
 
 REPO = Path(__file__).resolve().parent.parent
@@ -119,7 +120,7 @@ def test_requests_per_route_and_leg_latency_per_leg_and_mode(api: ApiServer, cor
     assert delta(requests, "POST", "/search/keyword") == 3
     assert delta(requests, "POST", "/search/hybrid") == 2
     assert delta(requests, "POST", "/search") == 1
-    assert delta(requests, "GET", "/documents/{document_id:str}") == 2
+    assert delta(requests, "GET", "/documents/{document_id}") == 2
     assert not any(dict(labels).get("path", "").endswith(corpus["posted"][0]["id"]) for _, labels in after)
     assert types["graphrag_http_request_duration_seconds"] == "histogram"
     # One latency observation per leg that ran, labelled by leg and mode.
@@ -211,7 +212,7 @@ def spans() -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def traced_api(settings: Settings, services: Any, models: Any, spans: Any) -> Iterator[ApiServer]:
     """A second API in this process: tracing on, and an API key required."""
-    traced = Settings(home=test_home(), tracing=True, api_keys=KEY)
+    traced = Settings(home=conftest.test_home(), tracing=True, api_keys=KEY)
     with ApiServer(traced, models) as server:
         yield server
 
@@ -270,13 +271,13 @@ def test_a_search_is_traced_from_request_to_store_calls(traced_api: ApiServer, c
 
 def test_tracing_off_records_nothing() -> None:
     """Off by default: no span is made and OpenTelemetry's SDK is not needed."""
-    assert not Settings(home=test_home()).tracing
+    assert not Settings(home=conftest.test_home()).tracing
     code = ("import sys; from graphrag.config import Settings; from graphrag.api.app import create_app; "
             "create_app(Settings(home=sys.argv[1])); "
             "from graphrag.observability import tracing; assert not tracing.enabled(); "
             "assert 'opentelemetry.sdk' not in sys.modules, 'SDK imported'")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-c", code, str(test_home())], env=env, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", code, str(conftest.test_home())], env=env, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
 

@@ -1,6 +1,6 @@
 """Request spans of the REST API (``GRAPHRAG_TRACING``): Litestar's ``OpenTelemetryPlugin`` (the ASGI
 instrumentation) around the app, and a small route middleware that names each span after its route
-template (``POST /search``, ``GET /documents/{document_id:str}``) and adds the request id.
+template (``POST /search``, ``GET /documents/{document_id}``) and adds the request id.
 
 Imported only when tracing is on, so OpenTelemetry is needed only then.
 """
