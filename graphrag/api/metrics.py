@@ -26,7 +26,7 @@ from typing import Any
 
 from litestar import Request
 from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
-from prometheus_client import Counter, Gauge, Histogram, multiprocess
+from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics, multiprocess
 
 from graphrag.errors import one_line
 from graphrag.ingest.outbox import GraphOutbox
@@ -123,6 +123,8 @@ def process_metrics() -> Metrics:
     global _metrics
     with _metrics_lock:
         if _metrics is None:
+            # No `*_created` timestamp series beside every counter (multiprocess mode has none either).
+            disable_created_metrics()
             _metrics = Metrics()
             events.on_search(_metrics.record_search)
             events.on_ingest(_metrics.record_ingest)
