@@ -265,7 +265,8 @@ def test_a_search_is_traced_from_request_to_store_calls(traced_api: ApiServer, c
     stores = [s for s in in_trace if s.name.startswith(("postgresql ", "neo4j "))]
     assert any(s.name == "postgresql search.vector_leg" and "search.leg.vector" in ancestors(s) for s in stores)
     assert any(s.name == "postgresql search.keyword_leg" and "search.leg.keyword" in ancestors(s) for s in stores)
-    assert any(s.name.startswith("neo4j search.") and "search.leg.graph" in ancestors(s) for s in stores)
+    if r.json()["legs"]["graph"]["status"] == "ok":  # a leg that timed out may not have reached Neo4j yet
+        assert any(s.name.startswith("neo4j search.") and "search.leg.graph" in ancestors(s) for s in stores)
     assert all(s.attributes["db.system.name"] in ("postgresql", "neo4j") for s in stores)
 
 
@@ -277,8 +278,8 @@ def test_tracing_off_records_nothing() -> None:
             "from graphrag.observability import tracing; assert not tracing.enabled(); "
             "assert 'opentelemetry.sdk' not in sys.modules, 'SDK imported'")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-c", code, str(conftest.test_home())], env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run([sys.executable, "-c", code, str(conftest.test_home())], env=env,
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
 
 
@@ -315,7 +316,8 @@ def test_json_log_lines_carry_the_request_id() -> None:
 
 
 @pytest.fixture
-def json_workers(settings: Settings, services: Any, tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+def json_workers(settings: Settings, services: Any,
+                 tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
     """``graphrag serve --workers 2`` with JSON logs, on a free port; stopped (workers too) after."""
     port = free_port()
     log = tmp_path / "serve.log"

@@ -96,7 +96,7 @@ class Neo4jStore:
 
         if time.monotonic() < self._down_until:
             raise ServiceUnavailable("Neo4j is unavailable (connection failed moments ago)")
-        with self._span(f"{file}.{name}"):
+        with self.traced(f"{file}.{name}"):
             try:
                 result = await self.driver.execute_query(
                     queries.cypher(file, name), parameters_=params, database_=self.database
@@ -106,7 +106,7 @@ class Neo4jStore:
                 raise ServiceUnavailable(f"Neo4j is unavailable: {exc}") from None
             return [record.data() for record in result.records]
 
-    def _span(self, summary: str) -> Any:
+    def traced(self, summary: str) -> Any:
         """A span for a named statement or write (when tracing is on): its name, never its values."""
         return tracing.span(f"neo4j {summary}", {"db.system.name": "neo4j", "db.namespace": self.database,
                                                  "db.query.summary": summary})
@@ -211,13 +211,13 @@ class GraphWrites:
                 ids = [e["id"] for e in entities]
                 await (await tx.run(q("ingest", "refresh_entity_mentions"), entity_ids=ids)).consume()
 
-        with self.store._span("ingest.replace_documents"):
+        with self.store.traced("ingest.replace_documents"):
             async with self.store.driver.session(database=self.store.database) as session:
                 await session.execute_write(work)
 
     async def remove_documents(self, doc_ids: list[str]) -> None:
         """Remove documents with their chunks, mentions, relation evidence and orphaned entities."""
-        with self.store._span("ingest.remove_documents"):
+        with self.store.traced("ingest.remove_documents"):
             async with self.store.driver.session(database=self.store.database) as session:
                 await session.execute_write(_remove, doc_ids)
 

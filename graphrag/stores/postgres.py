@@ -336,4 +336,5 @@ class DocumentRow:
 
 def _span(file: str, name: str) -> Any:
     """A span for a named statement (when tracing is on): its name, never its values."""
-    return tracing.span(f"postgresql {file}.{name}", {"db.system.name": "postgresql", "db.query.summary": f"{file}.{name}"})
+    summary = f"{file}.{name}"
+    return tracing.span(f"postgresql {summary}", {"db.system.name": "postgresql", "db.query.summary": summary})
