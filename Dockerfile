@@ -7,7 +7,8 @@ COPY pyproject.toml README.md ./
 COPY graphrag ./graphrag
 COPY sql ./sql
 COPY cypher ./cypher
-RUN pip install .
+# With the otel extra, GRAPHRAG_TRACING=true can be turned on without rebuilding.
+RUN pip install ".[otel]"
 RUN useradd --create-home graphrag && mkdir -p /data && chown graphrag /data
 USER graphrag
 EXPOSE 8000

@@ -158,6 +158,16 @@ class Settings(BaseSettings):
     )
     cors_origins: list[str] = Field([], description="Origins allowed by CORS (JSON list); empty = CORS off.")
 
+    # --- observability -----------------------------------------------------------------------
+    metrics: bool = Field(
+        True, description="Serve Prometheus metrics at `/metrics` (with API keys set, a key is needed, as for /ready).")
+    tracing: bool = Field(
+        False, description="OpenTelemetry spans for requests, search legs and store calls, sent over OTLP/HTTP to "
+        "`OTEL_EXPORTER_OTLP_ENDPOINT` (default http://localhost:4318); needs the `otel` extra.")
+    log_format: Literal["text", "json"] = Field(
+        "text", description="Log lines of `graphrag serve`: `text`, or `json` (one object per line with time, level, "
+        "logger, message, request_id).")
+
     @property
     def home_dir(self) -> Path:
         """Absolute home folder."""

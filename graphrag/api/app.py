@@ -11,7 +11,6 @@ from typing import Any
 from litestar import Litestar
 from litestar.config.cors import CORSConfig
 from litestar.di import Provide
-from litestar.logging.config import LoggingConfig
 from litestar.openapi import OpenAPIConfig
 from litestar.plugins.pydantic import PydanticPlugin
 
@@ -20,6 +19,7 @@ from graphrag.api import docs, problems, routes
 from graphrag.api.answer import AnswerController
 from graphrag.api.auth import RateLimiter, parse_keys
 from graphrag.api.middleware import RequestContext
+from graphrag.api.observe import observability
 from graphrag.config import Settings
 from graphrag.ingest.pipeline import IngestModels
 from graphrag.ingest.outbox import OutboxWorker
@@ -45,6 +45,7 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
             yield
         finally:
             await worker.stop()
+            observed.process_exiting()
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -62,11 +63,12 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
 
     api_keys = parse_keys(settings.api_keys.get_secret_value() if settings.api_keys else None)
     limiter = RateLimiter(settings.rate_limit_per_minute, settings.rate_limit_burst)
+    observed = observability(settings)
     max_body = int(settings.max_file_mb * 1024 * 1024) + 1024 * 1024  # the file plus multipart framing
     app = Litestar(
         route_handlers=[routes.SearchController, routes.DocumentController, routes.EntityController,
                         routes.health_check, routes.ready, routes.stats, docs.assets_router(),
-                        AnswerController],
+                        AnswerController, *observed.handlers],
         dependencies={"rt": Provide(routes.runtime, sync_to_thread=False),
                       "caller": Provide(routes.principal, sync_to_thread=False)},
         lifespan=[lifespan],
@@ -85,15 +87,16 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
         ),
         request_max_body_size=max_body,
         # Strict: what the schema does not allow ("5" for a limit, 0 for a boolean) is a 400, not coerced.
-        plugins=[PydanticPlugin(validate_strict=True)],
-        # Litestar's format plus the process id: with several workers, a line says which one wrote it.
-        logging_config=LoggingConfig(formatters={"standard": {
-            "format": "%(levelname)s - %(asctime)s - %(process)d - %(name)s - %(module)s - %(message)s"}}),
+        plugins=[PydanticPlugin(validate_strict=True), *observed.plugins],
+        middleware=observed.middleware,
+        # GRAPHRAG_LOG_FORMAT: Litestar's text format plus the process id (which worker wrote a line), or JSON.
+        logging_config=observed.logging_config,
         debug=False,
     )
     # Around the whole app rather than per route: answers of the router itself (404, 405) get a
     # request id and an access-log line too.
-    app.asgi_handler = RequestContext(app.asgi_handler, api_keys=api_keys, limiter=limiter)
+    app.asgi_handler = RequestContext(app.asgi_handler, api_keys=api_keys, limiter=limiter,
+                                      on_reject=observed.on_reject)
     return app
 
 

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from graphrag.api.auth import OPEN, ApiKey, Principal, RateLimiter, identify
+from graphrag.observability import logs
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -54,12 +55,16 @@ def presented_key(scope: Scope) -> str | None:
 class RequestContext:
     """Gives each request an id (``X-Request-ID``, kept from the client when sane), identifies the
     caller by API key, applies the rate limit, and writes one access-log line: method, path, status,
-    milliseconds, request id and key name (never the key)."""
+    milliseconds, request id and key name (never the key). ``on_reject`` hears of each request it
+    refuses (its status: 401 or 429). The request id is also the log context of everything the
+    request logs (graphrag.observability.logs)."""
 
-    def __init__(self, app: ASGIApp, api_keys: list[ApiKey], limiter: RateLimiter | None = None) -> None:
+    def __init__(self, app: ASGIApp, api_keys: list[ApiKey], limiter: RateLimiter | None = None,
+                 on_reject: Callable[[int], None] | None = None) -> None:
         self.app = app
         self.api_keys = api_keys
         self.limiter = limiter
+        self.on_reject = on_reject
 
     def _principal(self, scope: Scope) -> Principal | None:
         if not self.api_keys:
@@ -83,6 +88,7 @@ class RequestContext:
         request_id = given if given and _REQUEST_ID.match(given) else uuid.uuid4().hex
         state = scope.setdefault("state", {})
         state["request_id"] = request_id
+        context = logs.request_id.set(request_id)
         started = time.perf_counter()
         status = 500
         principal: Principal | None = None
@@ -98,12 +104,14 @@ class RequestContext:
         try:
             principal = self._principal(scope)
             if principal is None:
+                self._rejected(401)
                 await _unauthorised(scope, send_with_id, request_id)
                 return
             state["principal"] = principal
             if self.limiter is not None and self.limiter.enabled and scope["path"] not in OPEN_PATHS:
                 wait = self.limiter.take(self._caller(scope, principal))
                 if wait > 0:
+                    self._rejected(429)
                     await _too_many(scope, send_with_id, request_id, wait)
                     return
             await self.app(scope, receive, send_with_id)
@@ -111,6 +119,11 @@ class RequestContext:
             who = principal.name if principal is not None else "-"
             access_log.info("%s %s %s %.1fms id=%s key=%s", scope.get("method"), scope["path"], status,
                             (time.perf_counter() - started) * 1000, request_id, who)
+            logs.request_id.reset(context)
+
+    def _rejected(self, status: int) -> None:
+        if self.on_reject is not None:
+            self.on_reject(status)
 
 
 async def _too_many(scope: Scope, send: Send, request_id: str, wait: float) -> None:

@@ -35,6 +35,7 @@ from graphrag.ingest.extractors import build_extractor, extract_options
 from graphrag.ingest.load import TYPES, Found, LoadError, discover, load_file
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.models import Chunk, Document, Extraction, entity_vector_slot, is_collection_name
+from graphrag.observability import events
 from graphrag.stores import queries
 from graphrag.stores.neo4j import GraphWrites, Neo4jStore
 from graphrag.stores.postgres import DocumentRow, PostgresStore
@@ -228,6 +229,7 @@ class Ingestor:
             report.deleted += await self._sync(collection, roots, seen)
         await self._add_totals(report, collection)
         report.seconds = round(time.perf_counter() - start, 3)
+        _report_finished(report)
         return report
 
     async def _check_paths(self, given: Sequence[Path], roots: list[Path], collection: str, sync: bool) -> None:
@@ -291,6 +293,7 @@ class Ingestor:
         with the configured embedding model and ``text_config`` (default GRAPHRAG_TEXT_SEARCH_CONFIG)."""
         start = time.perf_counter()
         _check_options(collection, chunker, None)
+        owned = report is None  # the caller that made the report reports it when done
         report = report or IngestReport()
         items: list[_Item] = []
         seen_sources: set[str] = set()
@@ -324,6 +327,8 @@ class Ingestor:
         await self._run(todo, report, progress)
         if not report.seconds:
             report.seconds = round(time.perf_counter() - start, 3)
+        if owned:
+            _report_finished(report)
         return report
 
     async def delete(self, *, collection: str, document_id: str | None = None, source: str | None = None,
@@ -661,6 +666,13 @@ class Ingestor:
             if under and source not in seen and not Path(source.split("#", 1)[0]).exists():
                 stale.append(r["id"])
         return await self._delete_ids(stale) if stale else 0
+
+
+def _report_finished(report: IngestReport) -> None:
+    """An ingest's outcome to the observers (the API's metrics)."""
+    events.ingest_finished(events.IngestEvent(
+        ingested=report.ingested, updated=report.updated, unchanged=report.unchanged, failed=len(report.failed),
+        skipped=len(report.skipped), chunks=report.chunks))
 
 
 def _slices(items: list[_Item], chunks: int) -> list[list[_Item]]:

@@ -19,6 +19,7 @@ from graphrag.errors import InvalidInput, ServiceUnavailable, one_line
 from graphrag.ingest.embed import Embedder
 from graphrag.ingest.embedders import Embedders, EmbeddingSpace
 from graphrag.models import is_collection_name
+from graphrag.observability import events, tracing
 from graphrag.search import fusion
 from graphrag.search.batching import EmbeddingBatcher
 from graphrag.search.config import LEGS, SearchConfig, validate_query
@@ -151,6 +152,15 @@ class SearchRouter:
         prior_task = asyncio.ensure_future(self.graph_prior(config.collections)) if fused_graph else None
 
         async def run(leg: str) -> None:
+            # A span per leg (when tracing is on); the store calls the leg makes nest under it.
+            with tracing.span(f"search.leg.{leg}", {"graphrag.leg": leg, "graphrag.mode": mode}) as span:
+                await run_leg(leg)
+                report = legs[leg]
+                tracing.annotate(span, {"graphrag.leg.status": report["status"], "graphrag.leg.hits": report["hits"],
+                                        "graphrag.leg.took_ms": report["took_ms"]},
+                                 error=report.get("error") if report["status"] in ("timeout", "error") else None)
+
+        async def run_leg(leg: str) -> None:
             if leg == "graph" and len(config.legs) > 1 and (reason := await graph_skip()) is not None:
                 legs[leg] = {"status": "skipped", "reason": reason, "took_ms": 0.0, "hits": 0}
                 return
@@ -201,6 +211,7 @@ class SearchRouter:
                 if not task.done():
                     task.cancel()
                 task.add_done_callback(lambda task: task.cancelled() or task.exception())
+        events.search_finished(events.SearchEvent(mode, legs))  # metrics of the legs that ran
         prior = await prior_task if prior_task is not None else 1.0
         down = [exc for exc in failures.values() if is_connection_error(exc)]
         if down and not results:

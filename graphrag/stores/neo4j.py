@@ -13,6 +13,7 @@ from neo4j.exceptions import AuthError, ClientError, Neo4jError, SessionExpired
 from neo4j.exceptions import ServiceUnavailable as DriverUnavailable
 
 from graphrag.errors import ConfigurationError, ServiceUnavailable
+from graphrag.observability import tracing
 from graphrag.stores import queries
 from graphrag.models import entity_vector_slot
 
@@ -95,14 +96,20 @@ class Neo4jStore:
 
         if time.monotonic() < self._down_until:
             raise ServiceUnavailable("Neo4j is unavailable (connection failed moments ago)")
-        try:
-            result = await self.driver.execute_query(
-                queries.cypher(file, name), parameters_=params, database_=self.database
-            )
-        except (*_CONNECT_ERRORS, SessionExpired) as exc:
-            self._down_until = time.monotonic() + 2.0
-            raise ServiceUnavailable(f"Neo4j is unavailable: {exc}") from None
-        return [record.data() for record in result.records]
+        with self.traced(f"{file}.{name}"):
+            try:
+                result = await self.driver.execute_query(
+                    queries.cypher(file, name), parameters_=params, database_=self.database
+                )
+            except (*_CONNECT_ERRORS, SessionExpired) as exc:
+                self._down_until = time.monotonic() + 2.0
+                raise ServiceUnavailable(f"Neo4j is unavailable: {exc}") from None
+            return [record.data() for record in result.records]
+
+    def traced(self, summary: str) -> Any:
+        """A span for a named statement or write (when tracing is on): its name, never its values."""
+        return tracing.span(f"neo4j {summary}", {"db.system.name": "neo4j", "db.namespace": self.database,
+                                                 "db.query.summary": summary})
 
     async def apply_schema(self, wait_seconds: int = 120) -> None:
         """Create constraints and indexes (idempotent) and wait until they are online."""
@@ -204,13 +211,15 @@ class GraphWrites:
                 ids = [e["id"] for e in entities]
                 await (await tx.run(q("ingest", "refresh_entity_mentions"), entity_ids=ids)).consume()
 
-        async with self.store.driver.session(database=self.store.database) as session:
-            await session.execute_write(work)
+        with self.store.traced("ingest.replace_documents"):
+            async with self.store.driver.session(database=self.store.database) as session:
+                await session.execute_write(work)
 
     async def remove_documents(self, doc_ids: list[str]) -> None:
         """Remove documents with their chunks, mentions, relation evidence and orphaned entities."""
-        async with self.store.driver.session(database=self.store.database) as session:
-            await session.execute_write(_remove, doc_ids)
+        with self.store.traced("ingest.remove_documents"):
+            async with self.store.driver.session(database=self.store.database) as session:
+                await session.execute_write(_remove, doc_ids)
 
     async def collection_counts(self) -> dict[str, dict[str, int]]:
         rows = await self.store.run("ingest", "collection_counts")

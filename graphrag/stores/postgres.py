@@ -16,6 +16,7 @@ from pgvector.asyncpg import register_vector
 
 from graphrag.errors import ConfigurationError, InvalidInput, NotFound, ServiceUnavailable
 from graphrag.models import is_collection_name
+from graphrag.observability import tracing
 from graphrag.stores import queries
 
 log = logging.getLogger(__name__)
@@ -170,8 +171,9 @@ class PostgresStore:
 
     async def fetch(self, file: str, name: str, *args: Any) -> list[asyncpg.Record]:
         """Run the named statement and return its rows."""
-        async with self.pool.acquire() as conn:
-            return await conn.fetch(queries.sql(file, name), *args)
+        with _span(file, name):
+            async with self.pool.acquire() as conn:
+                return await conn.fetch(queries.sql(file, name), *args)
 
     async def fetch_filtered(self, file: str, name: str, condition: str, *args: Any,
                              local_settings: dict[str, str] | None = None,
@@ -190,11 +192,12 @@ class PostgresStore:
         text = text.replace("/*FILTER*/", condition)
         if dim is not None:
             text = queries.with_dimension(text, dim)
-        async with self.pool.acquire() as conn:
-            if local_settings:
-                await conn.execute(queries.sql("search", "checkout_settings"), list(local_settings),
-                                   list(local_settings.values()))
-            return await conn.fetch(text, *args)
+        with _span(file, name):
+            async with self.pool.acquire() as conn:
+                if local_settings:
+                    await conn.execute(queries.sql("search", "checkout_settings"), list(local_settings),
+                                       list(local_settings.values()))
+                return await conn.fetch(text, *args)
 
     # -- documents and chunks -----------------------------------------------------------------
     async def existing_documents(self, collection: str, sources: list[str]) -> dict[str, tuple[uuid.UUID, str]]:
@@ -329,3 +332,9 @@ class DocumentRow:
     content_hash: str
     metadata: dict[str, Any]
     tags: tuple[str, ...] = ()
+
+
+def _span(file: str, name: str) -> Any:
+    """A span for a named statement (when tracing is on): its name, never its values."""
+    summary = f"{file}.{name}"
+    return tracing.span(f"postgresql {summary}", {"db.system.name": "postgresql", "db.query.summary": summary})
