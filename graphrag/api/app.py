@@ -18,6 +18,7 @@ from litestar.plugins.pydantic import PydanticPlugin
 from graphrag import __version__
 from graphrag.api import docs, problems, routes
 from graphrag.api.auth import RateLimiter, parse_keys
+from graphrag.api.mcp_http import McpEndpoint
 from graphrag.api.middleware import RequestContext
 from graphrag.config import Settings
 from graphrag.ingest.pipeline import IngestModels
@@ -41,7 +42,8 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
         worker = OutboxWorker(rt.outbox, interval=settings.outbox_interval_s)
         worker.start()
         try:
-            yield
+            async with mcp.run(rt):  # the agent tools over MCP Streamable HTTP, on this runtime
+                yield
         finally:
             await worker.stop()
 
@@ -58,13 +60,15 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
             yield
 
     app_state: Any = None
+    mcp = McpEndpoint(settings.cors_origins)
 
     api_keys = parse_keys(settings.api_keys.get_secret_value() if settings.api_keys else None)
     limiter = RateLimiter(settings.rate_limit_per_minute, settings.rate_limit_burst)
     max_body = int(settings.max_file_mb * 1024 * 1024) + 1024 * 1024  # the file plus multipart framing
     app = Litestar(
         route_handlers=[routes.SearchController, routes.DocumentController, routes.EntityController,
-                        routes.health_check, routes.ready, routes.stats, docs.assets_router()],
+                        routes.health_check, routes.ready, routes.stats, docs.assets_router(),
+                        mcp.route()],
         dependencies={"rt": Provide(routes.runtime, sync_to_thread=False),
                       "caller": Provide(routes.principal, sync_to_thread=False)},
         lifespan=[lifespan],
