@@ -26,6 +26,7 @@ from mcp.types import CallToolResult
 from pydantic import SecretStr
 
 from graphrag.api.auth import digest
+from graphrag.api.running import read_record, record_path
 from graphrag.config import Settings
 from tests.conftest import ApiServer
 from tests.test_serve_workers import free_port
@@ -201,11 +202,16 @@ def two_workers(settings: Settings, services: Any, tmp_path: Path) -> Iterator[d
         _, alive = psutil.wait_procs(workers, timeout=30)
         for child in alive:
             child.kill()
+        left = read_record(record_path(settings))
+        assert left is None or left.pid != proc.pid, "the server's record goes when it stops"
 
 
 @pytest.mark.timeout(600)
-async def test_a_session_works_across_worker_processes(two_workers: dict[str, Any]) -> None:
+async def test_a_session_works_across_worker_processes(settings: Settings, two_workers: dict[str, Any]) -> None:
     url, log, a = two_workers["url"], two_workers["log"], two_workers["a"]
+    # The supervisor recorded itself for the home's commands, with the fact that it wants keys.
+    record = read_record(record_path(settings))
+    assert record is not None and record.url == url and record.pid == two_workers["proc"].pid and record.keys
     with httpx.Client(base_url=url, timeout=120, headers={"X-API-Key": KEYS["admin"]}) as c:
         for source, text in TEXT["A"].items():
             assert c.post("/documents", json={"text": text, "source": source, "collection": a}).status_code == 201

@@ -85,32 +85,44 @@ def _run(config: uvicorn.Config, settings: Settings, port: int) -> None:
         bound_port = sock.getsockname()[1] if sock is not None else port
         record = running.write_record(settings, config.host, bound_port, keys=keys)
 
+    def stopping() -> None:
+        nonlocal record
+        if record is not None:
+            running.remove_record(settings, record)
+            record = None
+
     try:
         if config.workers > 1:
             sock = config.bind_socket()
             bound(sock)
             Multiprocess(config, sockets=[sock]).run()
         else:
-            server = _RecordingServer(config, on_started=bound)
+            server = _RecordingServer(config, on_started=bound, on_stopping=stopping)
             server.run()
             if not server.started:
                 sys.exit(3)  # uvicorn's status for a server that could not start
     except KeyboardInterrupt:
         pass
     finally:
-        if record is not None:
-            running.remove_record(settings, record)
+        stopping()
 
 
 class _RecordingServer(uvicorn.Server):
-    """A uvicorn server that reports its listening socket once it has started (lifespan done)."""
+    """A uvicorn server that reports its listening socket once it has started (lifespan done), and
+    when it begins to shut down (after which uvicorn re-raises a SIGTERM, so no ``finally`` runs)."""
 
-    def __init__(self, config: uvicorn.Config, on_started: Callable[[socket.socket | None], None]) -> None:
+    def __init__(self, config: uvicorn.Config, on_started: Callable[[socket.socket | None], None],
+                 on_stopping: Callable[[], None]) -> None:
         super().__init__(config)
         self.on_started = on_started
+        self.on_stopping = on_stopping
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
         if self.started:
             listening = [s for server in self.servers for s in (server.sockets or ())]
             self.on_started(listening[0] if listening else None)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.on_stopping()  # first: new clients search locally rather than reach a closing server
+        await super().shutdown(sockets)
