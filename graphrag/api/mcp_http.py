@@ -80,6 +80,9 @@ class McpEndpoint:
                 self._manager = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # MCP is plain HTTP; the key check runs on HTTP requests only
+            await send({"type": "websocket.close", "code": 1008})
+            return
         origin = _header(scope, b"origin")
         # A browser page must not reach the tools through DNS rebinding: only listed origins (the MCP
         # transport's own advice); clients that are not browsers send no Origin.
