@@ -260,11 +260,34 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
 
     # Bad input fails here, before any store is opened or model loaded.
     validate_query(args.query)
-    compile_filter(parse_filter(args.filter))
+    filters = parse_filter(args.filter)
+    compile_filter(filters)
     for name in args.collection or ():
         if not is_collection_name(name):
             raise InvalidInput(f"invalid collection name {name!r}")
 
+    # A running `graphrag serve` of this home has its models loaded: ask it (same answer, no model load).
+    response = None if args.local else _search_via_server(args, settings, filters)
+    if response is None:
+        response = _search_locally(args, settings)
+    if args.json:
+        response.pop("timings", None)
+        _print_json(response)
+    else:
+        print_results(response, args.explain)
+    return 0
+
+
+def _search_via_server(args: argparse.Namespace, settings: Settings,
+                       filters: dict[str, Any] | None) -> dict[str, Any] | None:
+    from graphrag import remote
+
+    body = {"query": args.query, "mode": args.mode, "limit": args.k, "collections": args.collection,
+            "filters": filters, "explain": args.explain, "graph_leg": args.graph_leg}
+    return remote.search(settings, {k: v for k, v in body.items() if v is not None})
+
+
+def _search_locally(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from graphrag.runtime import open_services
 
     async def run() -> dict[str, Any]:
@@ -274,13 +297,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
             return await router.search(args.query, mode=args.mode, limit=args.k, collections=args.collection,
                                        filters=args.filter, explain=args.explain, graph_leg=args.graph_leg)
 
-    response = asyncio.run(run())
-    if args.json:
-        response.pop("timings", None)
-        _print_json(response)
-    else:
-        print_results(response, args.explain)
-    return 0
+    return asyncio.run(run())
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
@@ -454,6 +471,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="fused modes: auto skips the graph leg where the graph prior makes its weight "
                              "negligible; always runs it; never leaves it out")
     search.add_argument("--json", action="store_true", help="the REST response shape")
+    search.add_argument("--local", action="store_true",
+                        help="search in this process even when `graphrag serve` runs for this home")
     search.set_defaults(func=cmd_search)
 
     from graphrag.answer.cli import add_ask_parser

@@ -150,6 +150,10 @@ class Settings(BaseSettings):
         "(`graphrag keys new` makes one). When set, every endpoint except /health needs `Authorization: Bearer "
         "<key>` or `X-API-Key`.",
     )
+    api_key: SecretStr | None = Field(
+        None, description="The key `graphrag search` presents to a running `graphrag serve` of the same home that "
+        "requires keys (without one, it searches locally).",
+    )
     rate_limit_per_minute: float = Field(
         0.0, ge=0, description="Requests per minute allowed per API key (per client address without keys); 0 = off."
     )

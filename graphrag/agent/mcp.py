@@ -1,4 +1,5 @@
-"""``graphrag mcp``: the agent tools served to MCP clients over stdio.
+"""``graphrag mcp``: the agent tools served to MCP clients over stdio (``graphrag serve`` serves them
+over Streamable HTTP too, at ``/mcp``: :mod:`graphrag.api.mcp_http`).
 
 The tools, their descriptions and their input schemas are the ones the pydantic-ai toolset derives from
 :mod:`graphrag.agent.tools`; a call validates its arguments with that schema and runs the same function.
@@ -13,9 +14,9 @@ import asyncio
 import json
 import logging
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from typing import Any, TypeVar
 
 import anyio
 from mcp.server import Server, ServerRequestContext
@@ -40,6 +41,7 @@ from graphrag.errors import GraphRAGError, UserError, one_line
 from graphrag.runtime import Runtime, open_services
 
 log = logging.getLogger(__name__)
+State = TypeVar("State")
 
 SERVER_NAME = "graphrag"
 ALL_TOOLS = {**TOOLS, **ANSWER_TOOLS}
@@ -98,12 +100,24 @@ def build_server(settings: Settings) -> Server[AgentDeps]:
                 with suppress(asyncio.CancelledError):
                     await warm
 
-    async def on_list_tools(ctx: ServerRequestContext[AgentDeps],
+    return tool_server(lifespan, lambda ctx: ctx.lifespan_context)
+
+
+def tool_server(lifespan: Callable[[Server[State]], AbstractAsyncContextManager[State]],
+                deps_of: Callable[[ServerRequestContext[State]], AgentDeps]) -> Server[State]:
+    """An MCP server of the agent tools: ``lifespan`` sets up its state once, ``deps_of`` gives each call
+    its :class:`AgentDeps` (the same for every call over stdio, the caller's scope over HTTP)."""
+
+    async def on_list_tools(ctx: ServerRequestContext[State],
                             params: PaginatedRequestParams | None) -> ListToolsResult:
         return ListToolsResult(tools=list_tools(answer=settings.answer_model is not None))
 
-    async def on_call_tool(ctx: ServerRequestContext[AgentDeps], params: CallToolRequestParams) -> CallToolResult:
-        return await call_tool(ctx.lifespan_context, params.name, params.arguments)
+    async def on_call_tool(ctx: ServerRequestContext[State], params: CallToolRequestParams) -> CallToolResult:
+        try:
+            deps = deps_of(ctx)
+        except GraphRAGError as exc:
+            return _error(exc.message)
+        return await call_tool(deps, params.name, params.arguments)
 
     return Server(SERVER_NAME, version=graphrag.__version__, instructions=INSTRUCTIONS, lifespan=lifespan,
                   on_list_tools=on_list_tools, on_call_tool=on_call_tool)

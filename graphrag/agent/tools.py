@@ -294,7 +294,7 @@ async def get_entity(deps: AgentDeps, entity: str, collections: Collections = No
         matches = await _entities_named(deps, entity, collections)
         entity_id = matches[0].id
         others = matches[1:]
-    found = await entities.get_entity(rt, entity_id, relations=10, mentions=5)
+    found = await entities.get_entity(rt, entity_id, relations=10, mentions=5, visible=deps.can_see)
     return EntityResult(
         id=found["id"],
         name=found["name"],
@@ -322,6 +322,7 @@ async def get_document(deps: AgentDeps, document_id: str, first_chunk: Annotated
         max_chunks: How many chunks to return, 1-50.
     """
     doc = await documents.get_document(deps.runtime, document_id)
+    deps.check_visible(doc["collection"], f"no document with id {document_id!r}")
     count = doc["chunk_count"]
     if count and first_chunk >= count:
         raise InvalidInput(f"first_chunk is {first_chunk} but the document has {count} chunks (0-{count - 1})")
@@ -346,7 +347,8 @@ async def list_documents(deps: AgentDeps, collection: str | None = None,
         limit: How many documents to return, 1-100.
         offset: How many to skip (for paging).
     """
-    scopes: list[str | None] = [check_collection(collection)] if collection else list(deps.collections or [None])
+    named = [check_collection(collection)] if collection else None
+    scopes: list[str | None] = list(deps.scope(named) or [None])
     listed: list[DocumentInfo] = []
     total = 0
     more = False
@@ -401,11 +403,11 @@ async def answer(deps: AgentDeps, question: str, limit: Limit | None = None, col
 
 async def _search(deps: AgentDeps, mode: str, query: str, limit: int | None, collections: Collections,
                   filters: Filters) -> dict[str, Any]:
+    scope = deps.scope(collections)  # before the existence check: no leak of other collections' names
     await deps.runtime.postgres.require_collections(collections)  # a named collection must exist
     router = await deps.runtime.router()
-    log.debug("%s search %r in %s", mode, query, collections or deps.collections or "all collections")
-    return await router.search(query, mode=mode, limit=limit or deps.limit,
-                               collections=collections or deps.collections, filters=filters)
+    log.debug("%s search %r in %s", mode, query, scope or "all collections")
+    return await router.search(query, mode=mode, limit=limit or deps.limit, collections=scope, filters=filters)
 
 
 def _search_result(response: dict[str, Any]) -> SearchResult:
@@ -425,7 +427,7 @@ def _search_result(response: dict[str, Any]) -> SearchResult:
 
 async def _entities_named(deps: AgentDeps, name: str, collections: Collections) -> list[LinkedEntity]:
     """Entities matching ``name`` in the scope, best first (NotFound when none)."""
-    scopes: list[str | None] = list(collections or deps.collections or [None])
+    scopes: list[str | None] = list(deps.scope(collections) or [None])
     rows: list[dict[str, Any]] = []
     for scope in scopes:
         rows += (await entities.search_entities(deps.runtime, name, collection=scope, limit=5))["entities"]

@@ -18,6 +18,7 @@ from graphrag import __version__
 from graphrag.api import docs, problems, routes
 from graphrag.api.answer import AnswerController
 from graphrag.api.auth import RateLimiter, parse_keys
+from graphrag.api.mcp_http import McpEndpoint
 from graphrag.api.middleware import RequestContext
 from graphrag.api.observe import observability
 from graphrag.config import Settings
@@ -42,7 +43,8 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
         worker = OutboxWorker(rt.outbox, interval=settings.outbox_interval_s)
         worker.start()
         try:
-            yield
+            async with mcp.run(rt):  # the agent tools over MCP Streamable HTTP, on this runtime
+                yield
         finally:
             await worker.stop()
             observed.process_exiting()
@@ -60,6 +62,7 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
             yield
 
     app_state: Any = None
+    mcp = McpEndpoint(settings.cors_origins)
 
     api_keys = parse_keys(settings.api_keys.get_secret_value() if settings.api_keys else None)
     limiter = RateLimiter(settings.rate_limit_per_minute, settings.rate_limit_burst)
@@ -68,7 +71,7 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
     app = Litestar(
         route_handlers=[routes.SearchController, routes.DocumentController, routes.EntityController,
                         routes.health_check, routes.ready, routes.stats, docs.assets_router(),
-                        AnswerController, *observed.handlers],
+                        AnswerController, *observed.handlers, mcp.route()],
         dependencies={"rt": Provide(routes.runtime, sync_to_thread=False),
                       "caller": Provide(routes.principal, sync_to_thread=False)},
         lifespan=[lifespan],

@@ -90,6 +90,7 @@ class RequestContext:
         state["request_id"] = request_id
         context = logs.request_id.set(request_id)
         started = time.perf_counter()
+        path = scope["path"]  # before routing: a mounted app (/mcp) sees the path below its mount point
         status = 500
         principal: Principal | None = None
 
@@ -117,7 +118,7 @@ class RequestContext:
             await self.app(scope, receive, send_with_id)
         finally:
             who = principal.name if principal is not None else "-"
-            access_log.info("%s %s %s %.1fms id=%s key=%s", scope.get("method"), scope["path"], status,
+            access_log.info("%s %s %s %.1fms id=%s key=%s", scope.get("method"), path, status,
                             (time.perf_counter() - started) * 1000, request_id, who)
             logs.request_id.reset(context)
 

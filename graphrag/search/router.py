@@ -220,6 +220,10 @@ class SearchRouter:
         for leg in LEGS:
             legs.setdefault(leg, {"status": "skipped", "reason": f"not part of mode {mode!r}", "took_ms": 0.0,
                                   "hits": 0})
+        # The legs finish in a different order each time: a fixed order keeps answers repeatable (the
+        # legs of each hit, and the fused sums, follow the order of the rankings).
+        legs = {**{leg: legs[leg] for leg in LEGS if leg in legs}, **legs}
+        results = {leg: results[leg] for leg in config.legs if leg in results}
         if prior_task is not None and legs["graph"]["status"] == "skipped":
             legs["graph"]["prior"] = round(prior, 3)
         space = space_task.result() if space_task.done() and not space_task.cancelled() else None
