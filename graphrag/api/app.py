@@ -17,11 +17,13 @@ from litestar.plugins.pydantic import PydanticPlugin
 
 from graphrag import __version__
 from graphrag.api import docs, problems, routes
+from graphrag.api.jobs import JobController
 from graphrag.api.auth import RateLimiter, parse_keys
 from graphrag.api.middleware import RequestContext
 from graphrag.config import Settings
 from graphrag.ingest.pipeline import IngestModels
 from graphrag.ingest.outbox import OutboxWorker
+from graphrag.jobs import JobWorker
 from graphrag.runtime import Runtime, open_services
 
 log = logging.getLogger("graphrag.api")
@@ -40,9 +42,14 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
         # Graph writes left pending by a Neo4j outage drain by themselves while the API runs.
         worker = OutboxWorker(rt.outbox, interval=settings.outbox_interval_s)
         worker.start()
+        # Documents posted with `Prefer: respond-async` are ingested by whichever process claims them.
+        jobs = JobWorker(rt, settings)
+        app_state.job_worker = jobs
+        jobs.start()
         try:
             yield
         finally:
+            await jobs.stop()
             await worker.stop()
 
     @asynccontextmanager
@@ -63,7 +70,7 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
     limiter = RateLimiter(settings.rate_limit_per_minute, settings.rate_limit_burst)
     max_body = int(settings.max_file_mb * 1024 * 1024) + 1024 * 1024  # the file plus multipart framing
     app = Litestar(
-        route_handlers=[routes.SearchController, routes.DocumentController, routes.EntityController,
+        route_handlers=[routes.SearchController, routes.DocumentController, routes.EntityController, JobController,
                         routes.health_check, routes.ready, routes.stats, docs.assets_router()],
         dependencies={"rt": Provide(routes.runtime, sync_to_thread=False),
                       "caller": Provide(routes.principal, sync_to_thread=False)},
