@@ -111,6 +111,7 @@ class ApiServer:
 
 @pytest.fixture(scope="session")
 def api(settings: Settings, services: Endpoints, models: object) -> Iterator[ApiServer]:
-    """The API on the test services, without API keys."""
-    with ApiServer(settings, models) as server:
+    """The API on the test services, without API keys. It runs no ingestion jobs: test_jobs.py decides
+    which of its own servers runs them (this one lives for the whole session)."""
+    with ApiServer(settings.model_copy(update={"jobs_concurrency": 0}), models) as server:
         yield server

@@ -4,6 +4,7 @@ jobs to the callers whose API key covers their collection."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from litestar import Controller, Request, Response, get
@@ -60,15 +61,20 @@ class JobPage(_Out):
     offset: int
 
 
-def prefers_async(request: Request[Any, Any, Any]) -> bool:
-    """True when a ``Prefer`` header holds the ``respond-async`` preference (names are
+def prefers_async_value(values: Iterable[str]) -> bool:
+    """True when ``Prefer`` header values hold the ``respond-async`` preference (names are
     case-insensitive; several headers and comma-separated preferences with parameters allowed)."""
-    for value in request.headers.getall("prefer", []):
+    for value in values:
         for item in value.split(","):
             name = item.split(";", 1)[0].split("=", 1)[0].strip().lower()
             if name == "respond-async":
                 return True
     return False
+
+
+def prefers_async(request: Request[Any, Any, Any]) -> bool:
+    """True when the request asks for an asynchronous answer (``Prefer: respond-async``)."""
+    return prefers_async_value(request.headers.getall("prefer", []))
 
 
 def accepted_spec() -> ResponseSpec:

@@ -10,7 +10,7 @@ from litestar.datastructures import State, UploadFile
 from litestar.exceptions import ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.di import NamedDependency
-from litestar.params import FromPath, JSONBody, Parameter
+from litestar.params import FromPath, HeaderParameter, JSONBody, Parameter
 from pydantic import ValidationError
 
 from graphrag import __version__, documents, entities, health
@@ -143,7 +143,8 @@ class DocumentController(Controller):
             description="File uploads: replace the document stored under the file name even when it came from "
                         "other bytes (default: such an upload is stored beside it, as `<name>#<hash>`).",
         )] = None,
-        prefer: Annotated[str | None, Parameter(header="Prefer", description=async_jobs.PREFER_DESCRIPTION)] = None,
+        # Documented here; read by prefers_async, which also sees repeated Prefer headers.
+        prefer: Annotated[str | None, HeaderParameter(name="Prefer", description=async_jobs.PREFER_DESCRIPTION)] = None,
     ) -> Response[IngestedDocument]:
         """Ingest a document. 201 when created or updated, 200 when the same content was already there.
 
