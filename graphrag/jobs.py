@@ -36,8 +36,6 @@ from graphrag.stores.postgres import CONNECTION_ERRORS, PostgresStore
 
 log = logging.getLogger(__name__)
 
-STATUSES = ("queued", "running", "done", "failed")
-MAX_PAGE = 200
 #: A store being away: the attempt is retried later rather than failed.
 TRANSIENT: tuple[type[BaseException], ...] = (ServiceUnavailable, Neo4jUnavailable, SessionExpired, TimeoutError,
                                               *CONNECTION_ERRORS)
@@ -178,11 +176,6 @@ class JobQueue:
         else:
             total = (await self.postgres.fetch("jobs", "count_jobs", scope, status))[0]["total"]
         return {"jobs": [job_body(r) for r in rows], "total": total, "limit": limit, "offset": offset}
-
-    async def counts(self) -> dict[str, int]:
-        """Jobs per status (every status present, 0 when none)."""
-        found = {r["status"]: r["jobs"] for r in await self.postgres.fetch("jobs", "status_counts")}
-        return {s: int(found.get(s, 0)) for s in STATUSES}
 
     async def claim(self, token: uuid.UUID) -> ClaimedJob | None:
         """The oldest due queued job, now running under ``token``; None when there is none."""
@@ -349,16 +342,20 @@ class JobWorker:
         exc = work.exception()
         try:
             if exc is None:
-                await self.queue.done(job, work.result())
-                log.info("ingestion job %s done", job.id)
+                recorded = await self.queue.done(job, work.result())
+                outcome = "done"
             elif isinstance(exc, TRANSIENT) and job.attempts < self.max_attempts:
                 delay = backoff(job.attempts)
-                log.warning("ingestion job %s: %s; retrying in %.0fs", job.id, one_line(exc), delay)
-                await self.queue.retry_later(job, delay, one_line(exc))
+                recorded = await self.queue.retry_later(job, delay, one_line(exc))
+                outcome = f"{one_line(exc)}; retrying in {delay:.0f}s"
             else:
                 if not isinstance(exc, (GraphRAGError, *TRANSIENT)):
                     log.error("ingestion job %s failed", job.id, exc_info=exc)
-                await self.queue.failed(job, problem_of(exc))
-                log.info("ingestion job %s failed: %s", job.id, one_line(exc))
+                recorded = await self.queue.failed(job, problem_of(exc))
+                outcome = f"failed: {one_line(exc)}"
+            if recorded:
+                log.info("ingestion job %s %s", job.id, outcome)
+            else:
+                log.warning("ingestion job %s %s, but its lease had been lost: another attempt decides", job.id, outcome)
         except Exception as store_exc:  # noqa: BLE001 - the lease lapses and the job runs again (idempotent)
             log.warning("ingestion job %s: outcome not recorded: %s", job.id, one_line(store_exc))

@@ -85,6 +85,3 @@ RETURNING id, status, attempts;
 -- name: purge_finished
 -- Finished jobs older than $1 hours go (their content went when they finished).
 DELETE FROM jobs WHERE status IN ('done', 'failed') AND finished_at < now() - make_interval(secs => $1::float8 * 3600);
-
--- name: status_counts
-SELECT status, count(*) AS jobs FROM jobs GROUP BY status;

@@ -23,6 +23,7 @@ from graphrag.api.auth import digest
 from graphrag.api.jobs import Job, prefers_async_value
 from graphrag.api.schemas import IngestedDocument
 from graphrag.config import Settings
+from graphrag.errors import NotFound
 from graphrag.jobs import IngestRequest, JobQueue, JobWorker, ingest
 from tests.conftest import ApiServer
 
@@ -233,7 +234,15 @@ async def test_a_job_lost_too_often_fails(runtime: Any, collection: str) -> None
     async with runtime.postgres.pool.acquire() as conn:
         assert await conn.fetchval("SELECT content FROM jobs WHERE id = $1", uuid.UUID(jobs[0]["id"])) is None
         # The queued one would otherwise be run by the next test's server.
-        await conn.execute("DELETE FROM jobs WHERE collection = $1", collection)
+        await conn.execute("DELETE FROM jobs WHERE id = $1", uuid.UUID(jobs[1]["id"]))
+        # Finished jobs go after the retention period.
+        await conn.execute("UPDATE jobs SET finished_at = now() - interval '2 hours' WHERE id = $1",
+                           uuid.UUID(jobs[0]["id"]))
+    await queue.purge(retention_h=3)
+    assert (await queue.get(jobs[0]["id"]))["status"] == "failed"
+    await queue.purge(retention_h=1)
+    with pytest.raises(NotFound):
+        await queue.get(jobs[0]["id"])
 
 
 async def test_shutdown_lets_a_running_job_finish_or_queues_it_again(runtime: Any, settings: Settings,
