@@ -44,13 +44,13 @@ UPDATE jobs SET heartbeat_at = now() WHERE id = $1 AND claim = $2 AND status = '
 
 -- name: finish_done
 UPDATE jobs
-SET status = 'done', result = $3::jsonb, finished_at = now(), content = NULL, claim = NULL
+SET status = 'done', result = $3::json, finished_at = now(), content = NULL, claim = NULL
 WHERE id = $1 AND claim = $2 AND status = 'running'
 RETURNING id;
 
 -- name: finish_failed
 UPDATE jobs
-SET status = 'failed', error = $3::jsonb, finished_at = now(), content = NULL, claim = NULL
+SET status = 'failed', error = $3::json, finished_at = now(), content = NULL, claim = NULL
 WHERE id = $1 AND claim = $2 AND status = 'running'
 RETURNING id;
 
@@ -78,7 +78,7 @@ SET status       = CASE WHEN attempts >= $2 THEN 'failed' ELSE 'queued' END,
     last_error   = 'lease expired',
     finished_at  = CASE WHEN attempts >= $2 THEN now() END,
     content      = CASE WHEN attempts >= $2 THEN NULL ELSE content END,
-    error        = CASE WHEN attempts >= $2 THEN $3::jsonb END
+    error        = CASE WHEN attempts >= $2 THEN $3::json END
 WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => $1::float8)
 RETURNING id, status, attempts;
 

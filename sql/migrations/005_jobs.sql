@@ -17,8 +17,9 @@ CREATE TABLE IF NOT EXISTS jobs (
     started_at   timestamptz,
     heartbeat_at timestamptz,
     finished_at  timestamptz,
-    result       jsonb,                 -- done: the body the synchronous call answers
-    error        jsonb                  -- failed: problem details
+    -- json, not jsonb: the body keeps its key order, as the synchronous call writes it.
+    result       json,                  -- done: the body the synchronous call answers
+    error        json                   -- failed: problem details
 );
 -- Uploads are mostly compressed already (PDF, DOCX): store them as they are.
 ALTER TABLE jobs ALTER COLUMN content SET STORAGE EXTERNAL;
