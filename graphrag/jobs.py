@@ -21,6 +21,7 @@ import asyncio
 import json
 import logging
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -220,6 +221,9 @@ def backoff(attempts: int) -> float:
     return float(min(60, 2 ** max(attempts, 1)))
 
 
+RunJob = Callable[[Runtime, IngestRequest], Awaitable[dict[str, Any]]]
+
+
 class JobWorker:
     """Runs queued jobs in the background of one API process, ``GRAPHRAG_JOBS_CONCURRENCY`` at a time.
 
@@ -228,7 +232,7 @@ class JobWorker:
     ``GRAPHRAG_JOBS_SHUTDOWN_GRACE_S``, then interrupts them and queues them again.
     """
 
-    def __init__(self, rt: Runtime, settings: Settings, *, run: Any = None) -> None:
+    def __init__(self, rt: Runtime, settings: Settings, *, run: RunJob | None = None) -> None:
         self.rt = rt
         self.queue = JobQueue(rt.postgres)
         self.concurrency = settings.jobs_concurrency
@@ -278,6 +282,7 @@ class JobWorker:
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
+            self._wake.clear()  # before looking: a job posted while we look wakes the next wait at once
             try:
                 now = loop.time()
                 if now - self._last_reap >= self.lease_s / 2:
@@ -303,7 +308,6 @@ class JobWorker:
                 await asyncio.wait_for(self._wake.wait(), self.poll_s)
             except TimeoutError:
                 pass
-            self._wake.clear()
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._active.pop(task, None)
