@@ -135,6 +135,23 @@ class Settings(BaseSettings):
         2.0, description="How often the API retries graph writes left pending by a Neo4j outage (backoff applies)."
     )
 
+    # --- asynchronous ingestion (POST /documents with Prefer: respond-async) -----------------
+    jobs_concurrency: int = Field(
+        1, ge=0, le=64, description="Ingestion jobs one API process runs at once; 0 = this process runs none "
+        "(they wait in PostgreSQL for a process that does).")
+    jobs_poll_s: float = Field(1.0, gt=0, description="How often an idle API process looks for queued jobs "
+                               "(a job posted to the process itself starts at once).")
+    jobs_lease_s: float = Field(
+        60.0, gt=0, description="A running job whose process stopped renewing its lease (every third of this) "
+        "for this long is queued again; use one value for every process sharing the database.")
+    jobs_max_attempts: int = Field(3, ge=1, description="Attempts of a job (lost process, store away) before it fails.")
+    jobs_retention_h: float = Field(
+        168.0, gt=0, description="Hours a finished job's status and result are kept (its uploaded content is "
+        "dropped as soon as it finishes).")
+    jobs_shutdown_grace_s: float = Field(
+        20.0, ge=0, description="On shutdown, how long running jobs may finish before they are interrupted and "
+        "queued again.")
+
     # --- API ---------------------------------------------------------------------------------
     api_host: str = Field("127.0.0.1", description="Host `graphrag serve` binds to.")
     api_port: int = Field(8000, description="Port `graphrag serve` binds to.")

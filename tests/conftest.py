@@ -111,6 +111,8 @@ class ApiServer:
 
 @pytest.fixture(scope="session")
 def api(settings: Settings, services: Endpoints, models: object) -> Iterator[ApiServer]:
-    """The API on the test services, without API keys; answers come from the built-in test model."""
-    with ApiServer(settings.model_copy(update={"answer_model": "test"}), models) as server:
+    """The API on the test services, without API keys; answers come from the built-in test model. It runs
+    no ingestion jobs: test_jobs.py decides which of its own servers runs them (this one lives for the
+    whole session)."""
+    with ApiServer(settings.model_copy(update={"answer_model": "test", "jobs_concurrency": 0}), models) as server:
         yield server

@@ -99,6 +99,27 @@ def test_serve_with_two_workers_shares_one_port(two_workers: tuple[str, subproce
     assert len(served) == 2, log.read_text(errors="replace")[-3000:]
     assert proc.pid not in served and served <= workers, (served, workers)
 
+    # Documents posted with Prefer: respond-async are queued in PostgreSQL and each is run once, by
+    # whichever worker process claims it first.
+    def post_async(n: int) -> str:
+        r = httpx.post(f"{url}/documents", headers={"Prefer": "respond-async"}, timeout=120, json={
+            "text": f"# Note {n}\n\nNote {n} was written in Copenhagen.", "source": f"note-{n}.md",
+            "collection": collection})
+        assert r.status_code == 202, r.text
+        return r.headers["location"]  # type: ignore[no-any-return]
+
+    with ThreadPoolExecutor(4) as pool:
+        locations = list(pool.map(post_async, range(4)))
+    deadline = time.monotonic() + 300
+    jobs: list[dict[str, Any]] = []
+    while len(jobs) < len(locations):
+        jobs = [j for j in (httpx.get(f"{url}{loc}", timeout=60).json() for loc in locations)
+                if j["status"] in ("done", "failed")]
+        assert time.monotonic() < deadline, jobs
+        time.sleep(0.5)
+    assert all(j["status"] == "done" and j["attempts"] == 1 for j in jobs), jobs
+    assert len({j["result"]["id"] for j in jobs}) == 4
+
 
 def test_worker_count_follows_the_setting_or_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRAPHRAG_API_WORKERS", "3")

@@ -17,6 +17,7 @@ from litestar.plugins.pydantic import PydanticPlugin
 from graphrag import __version__
 from graphrag.api import docs, problems, routes
 from graphrag.api.answer import AnswerController
+from graphrag.api.jobs import JobController
 from graphrag.api.auth import RateLimiter, parse_keys
 from graphrag.api.mcp_http import McpEndpoint
 from graphrag.api.middleware import RequestContext
@@ -24,6 +25,7 @@ from graphrag.api.observe import observability
 from graphrag.config import Settings
 from graphrag.ingest.pipeline import IngestModels
 from graphrag.ingest.outbox import OutboxWorker
+from graphrag.jobs import JobWorker
 from graphrag.runtime import Runtime, open_services
 
 log = logging.getLogger("graphrag.api")
@@ -42,10 +44,15 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
         # Graph writes left pending by a Neo4j outage drain by themselves while the API runs.
         worker = OutboxWorker(rt.outbox, interval=settings.outbox_interval_s)
         worker.start()
+        # Documents posted with `Prefer: respond-async` are ingested by whichever process claims them.
+        jobs = JobWorker(rt, settings)
+        app_state.job_worker = jobs
+        jobs.start()
         try:
             async with mcp.run(rt):  # the agent tools over MCP Streamable HTTP, on this runtime
                 yield
         finally:
+            await jobs.stop()
             await worker.stop()
             observed.process_exiting()
 
@@ -69,7 +76,7 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
     observed = observability(settings)
     max_body = int(settings.max_file_mb * 1024 * 1024) + 1024 * 1024  # the file plus multipart framing
     app = Litestar(
-        route_handlers=[routes.SearchController, routes.DocumentController, routes.EntityController,
+        route_handlers=[routes.SearchController, routes.DocumentController, routes.EntityController, JobController,
                         routes.health_check, routes.ready, routes.stats, docs.assets_router(),
                         AnswerController, *observed.handlers, mcp.route()],
         dependencies={"rt": Provide(routes.runtime, sync_to_thread=False),

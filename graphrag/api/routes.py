@@ -10,10 +10,11 @@ from litestar.datastructures import State, UploadFile
 from litestar.exceptions import ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.di import NamedDependency
-from litestar.params import FromPath, JSONBody, Parameter
+from litestar.params import FromPath, HeaderParameter, JSONBody, Parameter
 from pydantic import ValidationError
 
 from graphrag import __version__, documents, entities, health
+from graphrag.api import jobs as async_jobs
 from graphrag.api.openapi import DocumentUploadOperation, problems
 from graphrag.api.schemas import (
     Deleted,
@@ -32,6 +33,7 @@ from graphrag.api.schemas import (
 )
 from graphrag.api.auth import OPEN, Principal
 from graphrag.errors import InvalidInput, UnsupportedMedia
+from graphrag.jobs import IngestRequest, ingest
 from graphrag.runtime import Runtime
 
 Rt = NamedDependency[Runtime]  # the "rt" dependency: the process-wide Runtime
@@ -130,7 +132,8 @@ class DocumentController(Controller):
     tags = ["documents"]
 
     @post("/", summary="Add a document (JSON text or file upload)", operation_class=DocumentUploadOperation,
-          responses={201: _created(), 200: _unchanged(), **problems(400, 401, 403, 413, 415, 422, 429, 503)})
+          responses={201: _created(), 200: _unchanged(), 202: async_jobs.accepted_spec(),
+                     **problems(400, 401, 403, 413, 415, 422, 429, 503)})
     async def create(
         self,
         request: Request[Any, Any, Any],
@@ -140,6 +143,8 @@ class DocumentController(Controller):
             description="File uploads: replace the document stored under the file name even when it came from "
                         "other bytes (default: such an upload is stored beside it, as `<name>#<hash>`).",
         )] = None,
+        # Documented here; read by prefers_async, which also sees repeated Prefer headers.
+        prefer: Annotated[str | None, HeaderParameter(name="Prefer", description=async_jobs.PREFER_DESCRIPTION)] = None,
     ) -> Response[IngestedDocument]:
         """Ingest a document. 201 when created or updated, 200 when the same content was already there.
 
@@ -147,20 +152,26 @@ class DocumentController(Controller):
         ``source`` when given, else its file name, unless a document of other bytes already has that
         name: then the upload is stored beside it as ``<name>#<first 12 hex digits of its SHA-256>``
         (``replace=true`` replaces it instead). Uploading the same bytes again is a no-op.
+
+        With ``Prefer: respond-async`` the request is checked (content type, body, scope) and answered
+        202 with ``Location: /jobs/{id}``; the job's ``result`` is then this body.
         """
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type == "application/json":
             if replace:
                 raise InvalidInput("replace applies to file uploads; a JSON document is replaced by posting "
                                    "its source again")
-            result = await _from_json(request, rt, caller)
+            posted = await _from_json(request, rt, caller)
         elif content_type == "multipart/form-data":
-            result = await _from_form(request, rt, caller, bool(replace))
+            posted = await _from_form(request, rt, caller, bool(replace))
         else:
             raise UnsupportedMedia(
                 f"content type {content_type or '(none)'!r} is not accepted: send application/json "
                 "or multipart/form-data with a 'file' field"
             )
+        if async_jobs.prefers_async(request):
+            return await async_jobs.accept(request, rt, posted)
+        result = await ingest(rt, posted)
         return Response(checked(IngestedDocument, result), status_code=200 if result["status"] == "unchanged" else 201)
 
     @get("/", summary="List documents", responses=problems(400, 401, 403, 429, 503))
@@ -211,7 +222,7 @@ def _writable(rt: Rt, caller: Principal, collection: str | None) -> str:
     return name
 
 
-async def _from_json(request: Request[Any, Any, Any], rt: Rt, caller: Principal) -> dict[str, Any]:
+async def _from_json(request: Request[Any, Any, Any], rt: Rt, caller: Principal) -> IngestRequest:
     raw = await request.body()
     try:
         payload = json.loads(raw, parse_constant=_no_constant)
@@ -221,12 +232,11 @@ async def _from_json(request: Request[Any, Any, Any], rt: Rt, caller: Principal)
         body = DocumentIn.model_validate(payload)
     except ValidationError as exc:
         raise _pydantic_problem(exc) from None
-    return await documents.add_text(rt, body.text, title=body.title, source=body.source,
-                                    collection=_writable(rt, caller, body.collection),
-                                    metadata=body.metadata, tags=body.tags)
+    return IngestRequest.text(body.text, title=body.title, source=body.source,
+                              collection=_writable(rt, caller, body.collection), metadata=body.metadata, tags=body.tags)
 
 
-async def _from_form(request: Request[Any, Any, Any], rt: Rt, caller: Principal, replace: bool) -> dict[str, Any]:
+async def _from_form(request: Request[Any, Any, Any], rt: Rt, caller: Principal, replace: bool) -> IngestRequest:
     form = await request.form()
     upload = form.get("file")
     if not isinstance(upload, UploadFile):
@@ -251,9 +261,8 @@ async def _from_form(request: Request[Any, Any, Any], rt: Rt, caller: Principal,
     tags = [t.strip() for t in (fields["tags"] or "").split(",") if t.strip()]
     collection = _writable(rt, caller, fields["collection"] or None)
     data = await upload.read()
-    return await documents.add_file(rt, upload.filename or "upload", data, source=fields["source"] or None,
-                                    replace=replace, collection=collection,
-                                    metadata=metadata, tags=tags)
+    return IngestRequest.file(upload.filename or "upload", data, source=fields["source"] or None, replace=replace,
+                              collection=collection, metadata=metadata, tags=tags)
 
 
 class EntityController(Controller):
