@@ -122,6 +122,17 @@ class Settings(BaseSettings):
         2.0, description="How often the API retries graph writes left pending by a Neo4j outage (backoff applies)."
     )
 
+    # --- communities (global search) ---------------------------------------------------------
+    community_report_model: str | None = Field(
+        None, description="pydantic-ai model (e.g. openai:gpt-4o-mini) that writes community reports in "
+        "`graphrag communities`; unset = extractive reports (no model).")
+    community_report_limit: int = Field(
+        200, ge=0, description="Community reports the model writes per computation (highest-ranked first); "
+        "the others stay extractive.")
+    communities_after_ingest: bool = Field(
+        False, description="`graphrag ingest` recomputes the collection's communities when it changed the "
+        "collection. Off: reports of a changed collection are marked stale until `graphrag communities` runs.")
+
     # --- API ---------------------------------------------------------------------------------
     api_host: str = Field("127.0.0.1", description="Host `graphrag serve` binds to.")
     api_port: int = Field(8000, description="Port `graphrag serve` binds to.")
