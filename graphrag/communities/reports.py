@@ -26,6 +26,7 @@ LIST_ENTITIES = 10  # entities listed in a report
 LIST_RELATIONS = 8
 SENTENCES = 5
 SENTENCE_CHARS = 320
+_HEADING = re.compile(r"(?m)^\s{0,3}#{1,6}\s.*$")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|\n{2,}")
 
 
@@ -60,8 +61,8 @@ class Report:
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of a chunk (a light rule: end punctuation followed by a capital, or a blank line)."""
-    sentences = (" ".join(p.split()) for p in _SENTENCE_SPLIT.split(text))
-    return [s for s in sentences if s and not s.startswith("#")]  # Markdown headings are no sentences
+    text = _HEADING.sub("", text)  # Markdown headings are no sentences
+    return [s for s in (" ".join(p.split()) for p in _SENTENCE_SPLIT.split(text)) if s]
 
 
 def _contains(sentence_lower: str, name_lower: str) -> bool:

@@ -95,14 +95,19 @@ def content_terms(query: str) -> list[str]:
     return list(dict.fromkeys(w for w in words if len(w) > 2 and w not in _GENERIC and not w.isdigit()))
 
 
+def _stem(word: str) -> str:
+    """A light stem: no plural 's', at most six letters ('wines' ~ 'wine', 'regional' ~ 'regions')."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    return word[:6]
+
+
 def keyword_overlap(terms: Sequence[str], text: str) -> float:
-    """Share of ``terms`` that ``text`` contains as a word (or as a word's stem: 'theme' ~ 'themes')."""
+    """Share of ``terms`` that ``text`` contains as a word, compared by light stems."""
     if not terms:
         return 0.0
-    words = set(re.findall(r"\w[\w'-]*", text.lower()))
-    stems = {w[:6] for w in words if len(w) >= 6}
-    found = sum(1 for t in terms if t in words or (len(t) >= 6 and t[:6] in stems))
-    return found / len(terms)
+    stems = {_stem(w) for w in re.findall(r"\w[\w'-]*", text.lower())}
+    return sum(1 for t in terms if _stem(t) in stems) / len(terms)
 
 
 async def linked_entities(router: Any, query: str, collections: tuple[str, ...] | None) -> list[str]:
