@@ -448,3 +448,30 @@ def test_scoped_key_sees_only_its_collections_communities(scoped: dict[str, Any]
         assert denied.status_code == 403 and denied.headers["content-type"].startswith("application/problem+json")
         filtered = reader.post("/search", json={**question, "filters": {"year": 2020}})
         assert filtered.status_code == 400 and "filters" in filtered.json()["detail"]
+
+
+async def test_browser_queries_show_the_communities(rt: Runtime, collection: str, tmp_path: Path) -> None:
+    import neo4j
+
+    from graphrag.stores import queries
+
+    await _ingest(rt, tmp_path / "docs", collection, SPACE)
+    summary = await compute_communities(rt.postgres, rt.neo4j, rt.embedders, collection)
+    params = {"collection": collection, "entity": "jet propulsion LABORATORY", "limit": 50}
+
+    async def read(name: str) -> list[Any]:
+        async def work(tx: Any) -> list[Any]:
+            return [r async for r in await tx.run(queries.cypher("inspect", name), params)]
+
+        async with rt.neo4j.driver.session(database=rt.neo4j.database,
+                                           default_access_mode=neo4j.READ_ACCESS) as session:
+            return await session.execute_read(work)
+
+    listed = await read("communities")
+    assert len(listed) == summary["communities"] and listed[0]["level"] == 0
+    hierarchy = await read("community_hierarchy_graph")
+    assert len(hierarchy) == summary["levels"]["0"] and any(r["children"] for r in hierarchy)
+    assert all(r["members"] for r in hierarchy)
+    mine = await read("entity_communities")
+    assert [r["level"] for r in mine] == sorted(r["level"] for r in mine) and mine[0]["level"] == 0
+    assert {r["entity"] for r in mine} == {"Jet Propulsion Laboratory"} and all(r["report"] for r in mine)
