@@ -381,9 +381,23 @@ def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
                           env={**os.environ, **env}, timeout=300, cwd=REPO)
 
 
-async def test_cli_lists_communities_without_loading_models(rt: Runtime, collection: str, tmp_path: Path) -> None:
+async def test_cli_and_agent_tool_read_the_communities(rt: Runtime, collection: str, tmp_path: Path) -> None:
+    from graphrag.agent import AgentDeps
+    from graphrag.agent import tools as agent_tools
+
     await _ingest(rt, tmp_path / "docs", collection, FOOD)
+    deps = AgentDeps(rt, collections=[collection])
+    assert (await agent_tools.global_search(deps, THEMES)).warnings, "no communities yet: the tool says so"
     summary = await compute_communities(rt.postgres, rt.neo4j, rt.embedders, collection)
+    found = await agent_tools.global_search(deps, "Which wines are described?", limit=3)
+    assert len(found.reports) == 3 and not found.warnings
+    assert {"Bordeaux", "Burgundy"} & set(found.reports[0].entities) and found.reports[0].chunk_ids
+    routed = await agent_tools.search(deps, THEMES)
+    assert routed.mode == "global" and routed.hits and routed.hits[0].found_by == ["global"]
+    with pytest.raises(InvalidInput):
+        await agent_tools.global_search(deps, "   ")
+
+    # `graphrag communities --show` reads the stored communities without loading a model.
     env = {"GRAPHRAG_HOME": str(rt.settings.home_dir), "GRAPHRAG_SPACY_MODEL": "/nonexistent/spacy-model",
            "GRAPHRAG_EMBEDDING_MODEL": "sentence-transformers:/nonexistent/embedding-model"}
     shown = await asyncio.to_thread(_cli, "communities", "--collection", collection, "--show", "--json", env=env)
