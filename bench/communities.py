@@ -73,6 +73,7 @@ async def main() -> None:
             assert response["results"], "the global search found no report"
         result["global_search_ms"] = percentiles(latencies[len(QUESTIONS):] or latencies)  # first round warms up
         print(f"global search: {result['global_search_ms']}", flush=True)
+        result["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     path = write_result(f"communities_{args.collection}.json", result)
     print(f"wrote {path}")
 

@@ -413,6 +413,23 @@ async def test_cli_and_agent_tool_read_the_communities(rt: Runtime, collection: 
     assert bad.returncode == 2
 
 
+async def test_ingest_can_recompute_the_communities(rt: Runtime, collection: str, tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, text in SPACE.items():
+        (folder / name).write_text(text)
+    env = {"GRAPHRAG_HOME": str(rt.settings.home_dir), "GRAPHRAG_COMMUNITIES_AFTER_INGEST": "true"}
+    done = await asyncio.to_thread(_cli, "ingest", str(folder), "--collection", collection, "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    listed = await list_communities(rt.postgres, rt.neo4j, [collection])
+    assert listed and not any(c["stale"] for c in listed)
+    # An unchanged re-ingest computes nothing: the communities keep their computation time.
+    again = await asyncio.to_thread(_cli, "ingest", str(folder), "--collection", collection, "--json", env=env)
+    assert again.returncode == 0 and json.loads(again.stdout)["unchanged"] == len(SPACE)
+    assert {c["computed_at"] for c in await list_communities(rt.postgres, rt.neo4j, [collection])} == \
+        {c["computed_at"] for c in listed}
+
+
 # --- REST with scoped keys ----------------------------------------------------------------------
 
 KEYS = {"admin": "admin-" + uuid.uuid4().hex, "reader_a": "reader-a-" + uuid.uuid4().hex}
