@@ -17,6 +17,8 @@
 // draw in the graph view; the others are tables. The drift checks return no rows on a healthy collection.
 // Graph model: (:Document)-[:HAS_CHUNK]->(:Chunk)-[:NEXT]->(:Chunk), (:Chunk)-[:MENTIONS {count}]->(:Entity),
 // (:Entity)-[:RELATED_TO {weight, predicates, evidence_chunk_ids, chunk_weights, predicate_evidence}]->(:Entity).
+// After `graphrag communities`: (:Entity)-[:IN_COMMUNITY {centrality}]->(:Community {level, title, report})
+// and (:Community {level: 0})-[:PARENT_OF]->(:Community {level: 1}).
 
 // name: collections
 // Every collection in the graph with its document, chunk, entity and relation counts.
@@ -156,6 +158,31 @@ LIMIT toInteger($limit);
 MATCH own = (c:Chunk {id: $chunk_id})-[:MENTIONS]->(e:Entity)
 OPTIONAL MATCH other = (e)<-[:MENTIONS]-(o:Chunk) WHERE o <> c
 RETURN own, other
+LIMIT toInteger($limit);
+
+// name: communities
+// A collection's communities (after `graphrag communities --collection C`): level 0 coarse, most important first.
+MATCH (c:Community) WHERE c.collection = $collection
+RETURN c.level AS level, c.title AS title, c.size AS entities, c.rank AS rank, c.id AS community_id,
+       c.parent AS parent, c.generated AS written_by_model, toString(c.computed_at) AS computed_at
+ORDER BY level, rank DESC, title
+LIMIT toInteger($limit);
+
+// name: community_hierarchy_graph
+// The coarse communities with their finer children and member entities, for the graph view.
+MATCH (c:Community) WHERE c.collection = $collection AND c.level = 0
+WITH c ORDER BY c.rank DESC LIMIT toInteger($limit)
+OPTIONAL MATCH child = (c)-[:PARENT_OF]->(:Community)
+OPTIONAL MATCH member = (:Entity)-[:IN_COMMUNITY]->(c)
+RETURN c, collect(DISTINCT child) AS children, collect(DISTINCT member) AS members;
+
+// name: entity_communities
+// The communities an entity (by name, case-insensitive) belongs to at each level, with their reports.
+MATCH (e:Entity) WHERE e.collection = $collection AND toLower(e.name) = toLower($entity)
+MATCH (e)-[m:IN_COMMUNITY]->(c:Community)
+RETURN e.name AS entity, c.level AS level, c.title AS title, c.size AS entities, m.centrality AS centrality,
+       c.report AS report, c.id AS community_id
+ORDER BY level
 LIMIT toInteger($limit);
 
 // name: drift_documents_without_chunks

@@ -143,11 +143,17 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
                 print("loading models ...", file=sys.stderr, flush=True)
             ingestor = await rt.ingestor()
             if changes is not None:
-                return await ingestor.ingest_changes(changes, collection=collection, chunker=args.chunker,
-                                                     tags=tags, progress=progress)
-            return await ingestor.ingest_paths([Path(p) for p in args.paths], collection=collection,
-                                               chunker=args.chunker, tags=tags, file_types=file_types,
-                                               sync=args.sync, progress=progress, text_config=args.text_config)
+                report = await ingestor.ingest_changes(changes, collection=collection, chunker=args.chunker,
+                                                       tags=tags, progress=progress)
+            else:
+                report = await ingestor.ingest_paths([Path(p) for p in args.paths], collection=collection,
+                                                     chunker=args.chunker, tags=tags, file_types=file_types,
+                                                     sync=args.sync, progress=progress, text_config=args.text_config)
+            if settings.communities_after_ingest and (report.ingested or report.updated or report.deleted):
+                from graphrag.cli_communities import recompute
+
+                await recompute(rt, collection)
+            return report
 
     report = asyncio.run(run())
     data = report.to_dict()
@@ -232,6 +238,10 @@ def print_results(response: dict[str, Any], explain: bool) -> None:
     for rank, hit in enumerate(response["results"], 1):
         path = " > ".join(hit["heading_path"])
         cite = citation(hit["source"], chunk_page(hit.get("metadata")))
+        if hit.get("kind") == "community":  # a community report (mode global): its title, then its evidence
+            info = hit["community"]
+            cite = f"{hit['title']}  (community level {info['level']}, {info['size']} entities" + (
+                ", stale" if info.get("stale") else "") + f"; evidence {cite})"
         print(f"\n{rank:>2}. {hit['score']:.4f}  {cite}" + (f"  [{path}]" if path else ""))
         print(f"    {_highlight(hit['content'], terms, tty)}")
         found_by = ", ".join(hit["legs"])
@@ -462,7 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     search = sub.add_parser("search", help="search with vector, keyword, hybrid, graph or auto (all fused)")
     search.add_argument("query")
-    search.add_argument("--mode", default="auto", choices=["auto", "vector", "keyword", "hybrid", "graph"])
+    search.add_argument("--mode", default="auto", choices=["auto", "vector", "keyword", "hybrid", "graph", "global"])
     search.add_argument("-k", type=_k, default=10, help="number of results (1-100)")
     search.add_argument("--collection", action="append", help="restrict to a collection (repeatable)")
     search.add_argument("--filter", help='JSON metadata filter, e.g. \'{"year": {"$gte": 2020}}\'')
@@ -524,6 +534,10 @@ def build_parser() -> argparse.ArgumentParser:
     keys.add_argument("--read-only", action="store_true", help="search and read only; no adding or deleting")
     keys.add_argument("--json", action="store_true")
     keys.set_defaults(func=cmd_keys)
+
+    from graphrag.cli_communities import add_parser as add_communities
+
+    add_communities(sub)
 
     delete = sub.add_parser("delete", help="remove a document from both stores")
     which = delete.add_mutually_exclusive_group(required=True)

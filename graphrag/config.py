@@ -151,6 +151,16 @@ class Settings(BaseSettings):
     jobs_shutdown_grace_s: float = Field(
         20.0, ge=0, description="On shutdown, how long running jobs may finish before they are interrupted and "
         "queued again.")
+    # --- communities (global search) ---------------------------------------------------------
+    community_report_model: str | None = Field(
+        None, description="pydantic-ai model (e.g. openai:gpt-4o-mini) that writes community reports in "
+        "`graphrag communities`; unset = extractive reports (no model).")
+    community_report_limit: int = Field(
+        200, ge=0, description="Community reports the model writes per computation (highest-ranked first); "
+        "the others stay extractive.")
+    communities_after_ingest: bool = Field(
+        False, description="`graphrag ingest` recomputes the collection's communities when it changed the "
+        "collection. Off: reports of a changed collection are marked stale until `graphrag communities` runs.")
 
     # --- API ---------------------------------------------------------------------------------
     api_host: str = Field("127.0.0.1", description="Host `graphrag serve` binds to.")

@@ -17,7 +17,8 @@ from graphrag.config import Settings
 from graphrag.ingest.pipeline import Ingestor
 
 REPO = Path(__file__).resolve().parent.parent
-TOOLS = {"search", "vector_search", "hybrid_search", "graph_search", "get_entity", "get_document", "list_documents"}
+TOOLS = {"search", "vector_search", "hybrid_search", "graph_search", "global_search", "get_entity", "get_document",
+         "list_documents"}
 DOCS = {
     "apex.md": "# Apex Logistics Inc.\n\nApex Logistics Inc. was founded by Sarah Johnson. It builds warehouse robots.",
     "tea.md": "# Tea\n\nGreen tea is produced in China and Japan from unoxidised leaves.",

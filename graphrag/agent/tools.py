@@ -1,4 +1,4 @@
-"""The agent tools: search (four modes), entity and document look-ups.
+"""The agent tools: search (four modes), global search (community reports), entity and document look-ups.
 
 Each tool is a plain async function taking :class:`AgentDeps` first; its docstring (Google style) is the
 tool's schema. :func:`build_toolset` wraps them for pydantic-ai (``deps`` comes from ``RunContext``,
@@ -203,6 +203,25 @@ class AnswerResult(BaseModel):
     unsupported: list[UnsupportedSentence] = Field(
         description="sentences not supported by the passage they cite: do not rely on them")
     model: str | None = Field(description="the server's model that wrote the answer (null: nothing was found)")
+class CommunityReport(BaseModel):
+    """A report on one community: a group of entities the documents mention together."""
+
+    title: str
+    text: str
+    level: int = Field(description="0: a broad theme; 1: a finer part of one")
+    entities: list[str] = Field(description="its most central entities")
+    score: float
+    collection: str
+    community_id: str
+    chunk_ids: list[str] = Field(description="chunks the report's evidence sentences come from")
+    stale: bool = Field(description="the collection changed after the report was computed")
+
+
+class GlobalSearchResult(BaseModel):
+    """Community reports, best first."""
+
+    query: str
+    reports: list[CommunityReport]
     warnings: list[str] = []
 
 
@@ -274,6 +293,28 @@ async def graph_search(deps: AgentDeps, query: str, limit: Limit | None = None, 
         entities=[LinkedEntity(id=e["id"], name=e["name"], label=e.get("label"), score=e.get("score"))
                   for e in context.get("entities", [])],
     )
+
+
+async def global_search(deps: AgentDeps, query: str, limit: Limit | None = None,
+                        collections: Collections = None) -> GlobalSearchResult:
+    """Questions about a whole collection (its main themes, an overview, what it covers): community reports.
+
+    Each report summarises a community of entities the documents mention together, with evidence
+    chunk ids. Use search for questions about particular facts or entities.
+
+    Args:
+        query: The question, e.g. "What are the main themes?".
+        limit: How many reports to return, 1-20 (default 5).
+        collections: Collections to search; omit to search the default ones.
+    """
+    response = await _search(deps, "global", query, limit, collections, None)
+    reports = [CommunityReport(title=r["title"], text=_trim(r["content"], TEXT_CHARS),
+                               level=r["community"]["level"], entities=[e["name"] for e in r["entities"]],
+                               score=r["score"], collection=r["collection"], community_id=r["community"]["id"],
+                               chunk_ids=r["community"]["chunk_ids"], stale=r["community"]["stale"])
+               for r in response["results"]]
+    warnings = [note] if (note := response["legs"].get("global", {}).get("note")) else []
+    return GlobalSearchResult(query=response["query"], reports=reports, warnings=warnings)
 
 
 async def get_entity(deps: AgentDeps, entity: str, collections: Collections = None) -> EntityResult:
@@ -418,7 +459,7 @@ def _search_result(response: dict[str, Any]) -> SearchResult:
             source=r["source"], citation=citation(r["source"], page), page=page, title=r["title"],
             heading_path=r["heading_path"], score=r["score"], text=_trim(r["content"], TEXT_CHARS),
             chunk_id=r["chunk_id"], document_id=r["document_id"], collection=r["collection"],
-            found_by=[leg for leg in r["legs"] if leg in LEGS]))
+            found_by=[leg for leg in r["legs"] if leg in (*LEGS, "global")]))
     # A leg that failed still leaves an answer; the agent should know it is partial.
     warnings = [f"{leg} retrieval {info['status']}: {info.get('error', '')}".rstrip(": ")
                 for leg, info in response["legs"].items() if info["status"] in ("error", "timeout")]
@@ -460,7 +501,8 @@ CoreTool = Callable[..., Awaitable[BaseModel]]
 
 TOOLS: dict[str, CoreTool] = {
     fn.__name__: fn
-    for fn in (search, vector_search, hybrid_search, graph_search, get_entity, get_document, list_documents)
+    for fn in (search, vector_search, hybrid_search, graph_search, global_search, get_entity, get_document,
+               list_documents)
 }
 """The tool functions by name; each takes :class:`AgentDeps` first, then its own arguments."""
 

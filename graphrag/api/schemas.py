@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
-Mode = Literal["auto", "vector", "keyword", "hybrid", "graph"]
+Mode = Literal["auto", "vector", "keyword", "hybrid", "graph", "global"]
 CollectionName = str  # validated by the router: 1-64 of [A-Za-z0-9_.-], starting alphanumeric
 
 
@@ -26,7 +26,8 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     query: str = Field(..., min_length=1, max_length=2000, description="The question or keywords.")
-    mode: Mode = Field("auto", description="auto fuses every leg; vector, keyword, hybrid (vector+keyword), graph.")
+    mode: Mode = Field("auto", description="auto fuses every leg (and routes corpus-level questions to global); "
+                       "vector, keyword, hybrid (vector+keyword), graph; global ranks community reports.")
     limit: StrictInt = Field(10, ge=1, le=100, description="Number of results.")
     collections: list[CollectionName] | None = Field(None, max_length=50, description="Only these collections.")
     filters: dict[str, Any] | None = Field(
@@ -80,7 +81,25 @@ class HitLeg(_Out):
     title: str | None = Field(None, description="named: the title of the document the query names")
 
 
+class CommunityRef(_Out):
+    """A community report hit's community (mode global)."""
+
+    id: str
+    level: int
+    size: int
+    rank: float | None = None
+    parent: str | None = None
+    stale: bool = Field(False, description="the collection changed after the report was computed")
+    generated: bool = Field(False, description="the report was written by a model (else extractive)")
+    computed_at: str | None = None
+    chunk_ids: list[str] = Field(default_factory=list, description="the chunks the report's evidence comes from")
+
+
 class Hit(_Out):
+    kind: Literal["community"] | None = Field(
+        None, description="absent for a chunk; 'community' for a community report (mode global): title and "
+        "content are the report's, chunk_id/document_id/source its first evidence chunk's")
+    community: CommunityRef | None = None
     chunk_id: str
     document_id: str
     collection: str

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graphrag.errors import InvalidInput
 
-Mode = Literal["auto", "vector", "keyword", "hybrid", "graph"]
+Mode = Literal["auto", "vector", "keyword", "hybrid", "graph", "global"]
 GraphLeg = Literal["auto", "always", "never"]
 LEGS = ("vector", "keyword", "graph")
 MAX_QUERY_CHARS = 2000

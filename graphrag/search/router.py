@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from graphrag.communities.search import global_cue, route_global
 from graphrag.errors import InvalidInput, ServiceUnavailable, one_line
 from graphrag.ingest.embed import Embedder
 from graphrag.ingest.embedders import Embedders, EmbeddingSpace
@@ -122,6 +123,11 @@ class SearchRouter:
         started = time.perf_counter()
         text = validate_query(query)
         rerank = bool(options.pop("rerank", False))
+        if mode == "global" or (mode == "auto" and global_cue(text) is not None):
+            # Community reports answer corpus-level questions; auto falls through when none apply.
+            routed = await route_global(self, text, mode, options, started)
+            if routed is not None:
+                return routed
         config = self.build_config(mode, **options)
         if config.legs == ("graph",) and config.graph_leg == "never":
             raise InvalidInput("graph_leg 'never' leaves mode 'graph' nothing to run")
