@@ -506,3 +506,23 @@ async def test_browser_queries_show_the_communities(rt: Runtime, collection: str
     mine = await read("entity_communities")
     assert [r["level"] for r in mine] == sorted(r["level"] for r in mine) and mine[0]["level"] == 0
     assert {r["entity"] for r in mine} == {"Jet Propulsion Laboratory"} and all(r["report"] for r in mine)
+
+
+async def test_answer_to_a_corpus_level_question_cites_community_reports(rt: Runtime, collection: str,
+                                                                          tmp_path: Path) -> None:
+    from graphrag.answer.model import AnswerModel
+    from graphrag.answer.service import AnswerOptions, complete, prepare
+
+    await _ingest(rt, tmp_path / "docs", collection, {**SPACE, **FOOD})
+    await compute_communities(rt.postgres, rt.neo4j, rt.embedders, collection)
+    calls: list[str] = []
+    options = AnswerOptions(mode="auto", limit=8, collections=[collection])
+    prepared = await prepare(rt, THEMES, options, model=AnswerModel(_map_reduce_model(calls), "function"))
+    assert prepared.search["mode"] == "global"  # auto routed the corpus-level question
+    response = await complete(rt, prepared)
+    assert calls.count("map") == len(response["hits"]) and calls[-1] == "reduce"
+    assert response["answer"].startswith("Wine is a main theme [")
+    assert response["citations"], response["answer"]
+    for cited in response["citations"]:  # [n] is hits[n-1], a community report about the wine theme
+        hit = response["hits"][cited["n"] - 1]
+        assert hit["kind"] == "community" and ("Bordeaux" in hit["content"] or "Burgundy" in hit["content"])

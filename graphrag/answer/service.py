@@ -11,6 +11,7 @@ the way). With no hits, the model is not asked: the answer is :data:`NO_ANSWER`.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -84,6 +85,8 @@ async def complete(rt: Runtime, prepared: Prepared) -> dict[str, Any]:
     """The whole answer at once: the REST JSON response (docs/architecture.md, ``POST /answer``)."""
     if prepared.model is None:
         return _finish(rt, prepared, NO_ANSWER, None)
+    if prepared.search.get("mode") == "global":
+        return _finish(rt, prepared, await _global_text(prepared), None)
     agent = _agent(prepared.model)
     try:
         result = await agent.run(prompt(prepared.question, prepared.hits),
@@ -101,6 +104,15 @@ async def stream(rt: Runtime, prepared: Prepared) -> AsyncIterator[tuple[EventNa
     if prepared.model is None:
         yield "delta", {"text": NO_ANSWER}
         done = _finish(rt, prepared, NO_ANSWER, None)
+    elif prepared.search.get("mode") == "global":
+        try:
+            text = await _global_text(prepared)
+        except GraphRAGError as error:
+            yield "error", {"type": "about:blank", "title": error.title, "status": error.status_code,
+                            "detail": error.message}
+            return
+        yield "delta", {"text": text}
+        done = _finish(rt, prepared, text, None)
     else:
         pieces: list[str] = []
         try:
@@ -120,6 +132,30 @@ async def stream(rt: Runtime, prepared: Prepared) -> AsyncIterator[tuple[EventNa
         done = _finish(rt, prepared, "".join(pieces), usage)
     done.pop("hits", None)
     yield "done", done
+
+
+async def _global_text(prepared: Prepared) -> str:
+    """A corpus-level question (the search ranked community reports): map-reduce the reports with the
+    model (the `test` model: the extractive answer), citing the reports as ``[n]`` like any hit."""
+    from graphrag.communities.answer import global_answer
+
+    assert prepared.model is not None
+    model = None if prepared.model.name == TEST_MODEL else prepared.model.model
+    try:
+        result = await global_answer(model, prepared.question, prepared.hits)
+    except Exception as exc:  # noqa: BLE001 - mapped to one clear service error
+        raise _model_error(prepared.model, exc) from exc
+    ids = [(hit.get("community") or {}).get("id") for hit in prepared.hits]
+    if result.generated:
+        by_label = {p.label: p.community_id for p in result.partials}
+    else:  # the extractive answer labels the reports in their order
+        by_label = {f"C{n}": cid for n, cid in enumerate(ids, 1)}
+
+    def renumber(match: re.Match[str]) -> str:
+        cid = by_label.get(match.group(1))
+        return f"[{ids.index(cid) + 1}]" if cid in ids else match.group(0)
+
+    return re.sub(r"\[(C\d+)\]", renumber, result.answer)
 
 
 def _agent(model: AnswerModel) -> Any:
