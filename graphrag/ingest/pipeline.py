@@ -33,6 +33,7 @@ from graphrag.ingest.embedders import Embedders, EmbeddingSpace
 from graphrag.ingest.extract import EXTRACTION_VERSION, SpacyExtractor, add_title_entity, title_key
 from graphrag.ingest.extractors import build_extractor, extract_options
 from graphrag.ingest.load import TYPES, Found, LoadError, discover, load_file
+from graphrag.ingest import terms
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.models import Chunk, Document, Extraction, entity_vector_slot, is_collection_name
 from graphrag.stores import queries
@@ -380,6 +381,9 @@ class Ingestor:
                 payload.add(str(doc_id), item, chunk_ids[doc_id], self._entity_vectors,
                             item.space.name if item.space else self.models.embedder.name)
             async with self.postgres.pool.acquire() as conn, conn.transaction():
+                await terms.replace(conn, {doc_id: terms.extraction_terms(item.row.title, item.extraction)
+                                           for doc_id, item in zip([d for d in docs if d in chunk_ids], items,
+                                                                   strict=True)})
                 for collection, payload in by_collection.items():
                     await GraphOutbox.enqueue_replace(conn, collection, [d["id"] for d in payload.docs], payload.docs,
                                                       payload.next_pairs, payload.entity_list(), payload.mentions,
@@ -601,6 +605,8 @@ class Ingestor:
                     payload.add(str(doc_id), item, [str(c) for c in chunk_ids], self._entity_vectors, model)
                     outcomes.append((item, inserted, str(doc_id)))
                 await PostgresStore.update_stats(conn, ids, add=True)
+                await terms.replace(conn, {doc_id: terms.extraction_terms(item.row.title, item.extraction)
+                                           for item, (doc_id, _) in zip(batch, upserted, strict=True)})
                 # The graph work commits with the chunks (outbox); every id is removed first on apply, so
                 # updates take back their old graph and a replayed entry can never double up.
                 await GraphOutbox.enqueue_replace(conn, collection, doc_ids, payload.docs, payload.next_pairs,
@@ -641,6 +647,7 @@ class Ingestor:
             await tx.start()
             try:
                 rows = await conn.fetch(queries.sql("documents", "collections_of"), ids)
+                await terms.remove(conn, ids)  # before the cascade takes the documents' terms away
                 deleted = await self.postgres.delete_documents(ids, conn)
                 for r in rows:
                     await GraphOutbox.enqueue_remove(conn, r["collection"], [str(i) for i in r["ids"]])

@@ -1,0 +1,68 @@
+-- Suggestions (search-as-you-type): the terms each document contributes and their per-collection sums.
+
+-- name: subtract
+-- Take the documents' terms out of the sums (before their terms are replaced or the documents deleted);
+-- returns the sums that dropped to zero, for `prune`. Ordered, so concurrent writers lock rows alike.
+WITH gone AS (
+    DELETE FROM document_terms t USING documents d
+    WHERE t.document_id = ANY($1::uuid[]) AND d.id = t.document_id
+    RETURNING d.collection, t.norm, t.kind, t.mentions
+), agg AS (
+    SELECT collection, norm, kind, count(*) AS documents, sum(mentions) AS mentions
+    FROM gone GROUP BY collection, norm, kind ORDER BY collection, norm, kind
+)
+UPDATE suggest_terms s SET documents = s.documents - agg.documents, mentions = s.mentions - agg.mentions
+FROM agg
+WHERE s.collection = agg.collection AND s.norm = agg.norm AND s.kind = agg.kind
+RETURNING s.collection, s.norm, s.kind, s.documents;
+
+-- name: prune
+-- Remove sums no document contributes to any more.
+DELETE FROM suggest_terms s
+USING unnest($1::text[], $2::text[], $3::text[]) AS z(collection, norm, kind)
+WHERE s.collection = z.collection AND s.norm = z.norm AND s.kind = z.kind AND s.documents <= 0;
+
+-- name: add
+-- Add the documents' terms (already in document_terms) to the sums.
+INSERT INTO suggest_terms AS s (collection, norm, kind, display, documents, mentions)
+SELECT d.collection, t.norm, t.kind, min(t.display), count(*), sum(t.mentions)
+FROM document_terms t JOIN documents d ON d.id = t.document_id
+WHERE t.document_id = ANY($1::uuid[])
+GROUP BY d.collection, t.norm, t.kind ORDER BY d.collection, t.norm, t.kind
+ON CONFLICT (collection, norm, kind) DO UPDATE
+    SET documents = s.documents + EXCLUDED.documents, mentions = s.mentions + EXCLUDED.mentions,
+        display = CASE WHEN s.documents <= 0 THEN EXCLUDED.display ELSE s.display END;
+
+-- name: complete
+-- Terms of the collections whose folded text starts with the prefix: $2 <= norm < $3 is the prefix's
+-- byte range (norm is in the "C" collation), an index range per collection; the most used first,
+-- plus the term equal to the whole prefix, however rare. A phrase counts once it is frequent:
+-- in $5 documents or $6 times (graphrag.ingest.terms.PHRASE_MIN_*).
+(SELECT collection, norm, kind, display, documents, mentions
+ FROM suggest_terms
+ WHERE collection = ANY($1::text[]) AND norm >= $2 AND norm < $3 AND documents > 0
+   AND (kind <> 'phrase' OR documents >= $5 OR mentions >= $6)
+ ORDER BY documents DESC, mentions DESC, norm
+ LIMIT $4)
+UNION
+(SELECT collection, norm, kind, display, documents, mentions
+ FROM suggest_terms
+ WHERE collection = ANY($1::text[]) AND norm = $2 AND documents > 0
+   AND (kind <> 'phrase' OR documents >= $5 OR mentions >= $6));
+
+-- name: collection_names
+SELECT name FROM collections ORDER BY name;
+
+-- name: documents_of_collection
+SELECT id, title FROM documents WHERE collection = $1 ORDER BY id;
+
+-- name: clear_collection
+-- Before a rebuild: forget the collection's terms (its documents' contributions and the sums).
+WITH gone AS (
+    DELETE FROM document_terms t USING documents d WHERE d.id = t.document_id AND d.collection = $1
+)
+DELETE FROM suggest_terms WHERE collection = $1;
+
+-- name: counts
+SELECT kind, count(*) AS terms, coalesce(sum(documents), 0)::bigint AS contributions
+FROM suggest_terms WHERE collection = $1 AND documents > 0 GROUP BY kind ORDER BY kind;
