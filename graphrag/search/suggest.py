@@ -64,21 +64,22 @@ def rank(rows: list[dict[str, Any]], prefix: str, limit: int) -> list[dict[str, 
     return out[:limit]
 
 
-def check(query: Any, limit: Any) -> tuple[str, int]:
-    """The folded prefix and the limit, or :class:`InvalidInput` naming what is wrong."""
+def check(query: Any, limit: Any, what: str = "q") -> tuple[str, int]:
+    """The folded prefix and the limit, or :class:`InvalidInput` naming what is wrong (``what``: the
+    prefix's name in the caller's interface)."""
     if not isinstance(query, str):
-        raise InvalidInput("q must be a string")
+        raise InvalidInput(f"{what} must be a string")
     if "\x00" in query:
-        raise InvalidInput("q contains a NUL character")
+        raise InvalidInput(f"{what} contains a NUL character")
     prefix = fold(query)
     if not prefix:
-        raise InvalidInput("q is empty: give the first letters of a term")
+        raise InvalidInput(f"{what} is empty: give the first letters of a term")
     if len(prefix) > MAX_TERM_CHARS:
-        raise InvalidInput(f"q is {len(prefix)} characters; the limit is {MAX_TERM_CHARS}")
+        raise InvalidInput(f"{what} is {len(prefix)} characters; the limit is {MAX_TERM_CHARS}")
     try:
         prefix.encode("utf-8")
     except UnicodeEncodeError:
-        raise InvalidInput("q is not valid Unicode (a lone surrogate)") from None
+        raise InvalidInput(f"{what} is not valid Unicode (a lone surrogate)") from None
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
     return prefix, limit
