@@ -20,7 +20,8 @@ _ORDINALS = ("First", "Second", "Third", "Fourth", "Fifth", "Sixth", "Seventh", 
 _FENCE = re.compile(r"(```|~~~).*?(\1|\Z)", re.S)
 _INLINE_CODE = re.compile(r"`([^`]*)`")
 _IMAGE_OR_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_URL = re.compile(r"\b(?:[a-z][a-z0-9+.-]*://|www\.)\S+", re.I)
+_URL = re.compile(r"\b(?:[a-z][a-z0-9+.-]*://|www\.)\S+?(?=[.,;:!?)\]]*(?:\s|$))", re.I)
+_HEADING = re.compile(r"^\s*#{1,6}\s.*$", re.M)
 _TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}|<[^<>]*>")
 _LINE_MARK = re.compile(r"^\s*(?:#{1,6}\s*|>\s*|[-*+]\s+|\d+[.)]\s+)", re.M)
@@ -74,10 +75,13 @@ def speakable(text: str) -> str:
     """``text`` as it can be read out: code, URLs, markup, bracketed asides and symbols removed,
     white space collapsed."""
     text = _FENCE.sub(" ", text)
+    text = _HEADING.sub(" ", text)  # the title says it already
     text = _INLINE_CODE.sub(lambda m: m.group(1) if _PLAIN_WORDS.fullmatch(m.group(1)) else " ", text)
     text = _IMAGE_OR_LINK.sub(lambda m: m.group(1), text)
-    text = _URL.sub(" ", text)
     text = _TAG.sub(" ", text)
+    text = _URL.sub(" ", text)
+    # A line without its own full stop (a list item, a table row) ends a sentence all the same.
+    text = re.sub(r"(?<=[\w\d])[ \t]*\n\s*\n", ". ", text)
     for _ in range(3):  # nested brackets, innermost first
         text = _BRACKETED.sub(" ", text)
     text = _LINE_MARK.sub("", text)
@@ -90,6 +94,8 @@ def _sentences(text: str, chars: int) -> str:
     """The first sentences of ``text`` up to about ``chars`` characters, ending with a full stop."""
     out = ""
     for sentence in _SENTENCE_END.split(text):
+        if len(sentence.split()) < 2:  # what is left of a sentence whose link or code was taken out
+            continue
         if out and len(out) + len(sentence) + 1 > chars:
             break
         out = f"{out} {sentence}".strip()
@@ -115,7 +121,7 @@ def _spoken_source(hit: Mapping[str, Any]) -> str:
 def as_voice(response: Mapping[str, Any], hits: int = VOICE_HITS, chars: int = VOICE_CHARS) -> str:
     """Short sentences to be read out: how many results, then the best few, each named by its
     document and told in a sentence or two. No URLs, markup, brackets or code."""
-    query = speakable(str(response.get("query") or "")) or "that"
+    query = speakable(str(response.get("query") or "")).rstrip(".?!") or "that"
     results = response.get("results") or []
     if not results:
         return f"I found nothing about {query}."
