@@ -66,7 +66,8 @@ def test_document_terms_fold_merge_and_classify() -> None:
                   ("phrase", "radioactive decay"): ("radioactive decay", 4)}
     ex = Extraction(entities={"paris": Entity("paris", "Paris", "GPE")}, mentions={(0, "paris"): 2, (3, "paris"): 1},
                     phrases={"heap memory": ("heap memory", 2)})
-    assert sorted(extraction_terms("", ex)) == [("entity", "paris", "Paris", 3), ("phrase", "heap memory", "heap memory", 2)]
+    assert sorted(extraction_terms("", ex)) == [("entity", "paris", "Paris", 3),
+                                                ("phrase", "heap memory", "heap memory", 2)]
 
 
 # --- highlights ----------------------------------------------------------------------------------
@@ -115,7 +116,8 @@ def test_highlight_snippet_covers_the_best_terms_and_slices_exactly() -> None:
     assert "running experiments near Paris" in result["snippet"]  # type: ignore[operator]
     assert end - start <= 120 and (start == 0 or text[start - 1] == " ")  # type: ignore[operator]
     short = hl.highlight("just a run", LEXEMES, {"run": "run"})
-    assert short["snippet"] == "just a run" and _slices("just a run", short["highlights"]) == ["run"]  # type: ignore[arg-type]
+    assert short["snippet"] == "just a run"
+    assert _slices("just a run", short["highlights"]) == ["run"]  # type: ignore[arg-type]
 
 
 def test_render_marks_the_highlights() -> None:

@@ -57,6 +57,7 @@ class TermSpan(BaseModel):
     start: int
     end: int
     term: str
+    kind: str = Field(description="keyword (a query word, or a form of it) or entity (linked by the graph)")
 
 
 class SearchHit(BaseModel):
@@ -422,7 +423,7 @@ def _search_result(response: dict[str, Any]) -> SearchResult:
         text = r["content"] if r.get("full_document") else _trim(r["content"], TEXT_CHARS)
         spans = None
         if "highlights" in r:  # those inside the kept text (trimming keeps the start)
-            spans = [TermSpan(start=h["start"], end=h["end"], term=h["term"]) for h in r["highlights"]
+            spans = [TermSpan(start=h["start"], end=h["end"], term=h["term"], kind=h["kind"]) for h in r["highlights"]
                      if h["end"] <= len(text) and text[h["start"]:h["end"]] == r["content"][h["start"]:h["end"]]]
         hits.append(SearchHit(
             source=r["source"], citation=citation(r["source"], page), page=page, title=r["title"],
