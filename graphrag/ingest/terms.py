@@ -2,7 +2,8 @@
 key phrases), written in the same PostgreSQL transaction as its chunks.
 
 Phrases are the extractor's noun-phrase candidates (2-4 content words ending in a noun), those it
-kept as ``CONCEPT`` entities and the others; the suggestion query only offers the frequent ones.
+kept as ``CONCEPT`` entities and the others; the suggestion query only offers the frequent ones (in
+two documents, or three times in one: ``sql/migrations/006_suggest.sql``).
 
 ``document_terms`` keeps each document's contribution and ``suggest_terms`` their sums per
 collection (``sql/migrations/006_suggest.sql``): :func:`replace` takes a document's old terms back
@@ -29,9 +30,6 @@ log = logging.getLogger(__name__)
 MAX_TERM_CHARS = 200  # a btree entry has a size limit; nobody types past this many characters anyway
 PHRASE_LABEL = "CONCEPT"  # the extractor's label of noun-phrase key phrases
 PHRASE_LABELS = frozenset({PHRASE_LABEL})
-#: A phrase is suggested once it is frequent: in this many documents, or this often in one.
-PHRASE_MIN_DOCUMENTS = 2
-PHRASE_MIN_MENTIONS = 3
 KINDS = ("entity", "title", "phrase")
 TERM_COLUMNS = ("document_id", "kind", "norm", "display", "mentions")
 _SPACE = re.compile(r"\s+")

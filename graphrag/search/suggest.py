@@ -1,8 +1,8 @@
 """Search-as-you-type: ranked completions of a typed prefix from the collections' entity names,
 document titles and key phrases (the ``suggest_terms`` table, kept in step by ingestion).
 
-One index range scan per collection (``sql/suggest.sql`` ``complete``); ranking and de-duplication
-of the few candidates happen here.
+One statement of bounded index-only scans (``sql/suggest.sql`` ``complete``); ranking and
+de-duplication of the few candidates happen here.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from graphrag.errors import InvalidInput
-from graphrag.ingest.terms import MAX_TERM_CHARS, PHRASE_MIN_DOCUMENTS, PHRASE_MIN_MENTIONS, fold
+from graphrag.ingest.terms import MAX_TERM_CHARS, fold
 from graphrag.models import is_collection_name
 
 MAX_LIMIT = 50
@@ -21,6 +21,11 @@ MAX_LIMIT = 50
 KIND_PRIOR = {"title": 0.3, "entity": 0.2, "phrase": 0.0}
 EXACT_BONUS = 1.0  # the whole typed text is a term: it is what was meant
 CANDIDATES_PER_RESULT = 4  # rows read per suggestion returned: enough to fill the list after de-duplication
+#: A prefix matching more terms than this is "common": its completions come from the collection's
+#: WALK_TERMS most used terms (and the first RANGE_CAP matches), so a short prefix stays as cheap as a
+#: long one; below it the answer is exact.
+RANGE_CAP = 2000
+WALK_TERMS = 5000
 
 
 def prefix_range(prefix: str) -> tuple[str, str]:
@@ -105,7 +110,6 @@ async def suggest(postgres: Any, query: str, *, collections: tuple[str, ...] | l
     if names:
         low, high = prefix_range(prefix)
         rows = [dict(r) for r in await postgres.fetch("suggest", "complete", names, low, high,
-                                                      limit * CANDIDATES_PER_RESULT, PHRASE_MIN_DOCUMENTS,
-                                                      PHRASE_MIN_MENTIONS)]
+                                                      limit * CANDIDATES_PER_RESULT, RANGE_CAP, WALK_TERMS)]
     return {"query": query, "suggestions": rank(rows, prefix, limit),
             "took_ms": round((time.perf_counter() - started) * 1000, 2)}
