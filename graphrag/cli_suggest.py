@@ -22,8 +22,8 @@ def register(sub: Any) -> None:
     parser.add_argument("--collection", action="append", help="restrict to a collection (repeatable)")
     parser.add_argument("-n", "--limit", type=_limit, default=10, help="number of suggestions (1-50)")
     parser.add_argument("--rebuild", action="store_true",
-                        help="refill the --collection's suggestion terms from its titles and its graph (for "
-                             "documents stored before suggestions existed, or bulk-loaded)")
+                        help="fill in the suggestion terms of the --collection's documents that have none (stored "
+                             "before suggestions existed, or bulk-loaded) from their titles and the graph")
     parser.add_argument("--json", action="store_true", help="the GET /suggest response shape")
     parser.set_defaults(func=cmd_suggest)
 
@@ -74,7 +74,9 @@ def cmd_suggest(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(result, indent=2, ensure_ascii=False))
     elif args.rebuild:
         for collection, counts in result.items():
-            print(f"{collection}: " + ", ".join(f"{n} {kind} terms" for kind, n in counts.items()))
+            filled = counts.pop("documents")
+            print(f"{collection}: {filled} document{'s' if filled != 1 else ''} filled in; "
+                  + ", ".join(f"{n} {kind} terms" for kind, n in counts.items()))
     else:
         for s in result["suggestions"]:
             docs = f"{s['documents']} document{'s' if s['documents'] != 1 else ''}"

@@ -72,15 +72,13 @@ UNION ALL
 -- name: collection_names
 SELECT name FROM collections ORDER BY name;
 
--- name: documents_of_collection
-SELECT id, title FROM documents WHERE collection = $1 ORDER BY id;
-
--- name: clear_collection
--- Before a rebuild: forget the collection's terms (its documents' contributions and the sums).
-WITH gone AS (
-    DELETE FROM document_terms t USING documents d WHERE d.id = t.document_id AND d.collection = $1
-)
-DELETE FROM suggest_terms WHERE collection = $1;
+-- name: documents_without_terms
+-- The collection's documents with no term but their title: stored before suggestions existed, or
+-- bulk-loaded past the writer (`graphrag suggest --rebuild` fills them in).
+SELECT d.id, d.title FROM documents d
+WHERE d.collection = $1
+  AND NOT EXISTS (SELECT 1 FROM document_terms t WHERE t.document_id = d.id AND t.kind <> 'title')
+ORDER BY d.id;
 
 -- name: counts
 SELECT kind, count(*) AS terms, coalesce(sum(documents), 0)::bigint AS contributions

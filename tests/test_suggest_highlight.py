@@ -114,8 +114,13 @@ async def test_suggestions_follow_ingest_update_delete_and_rebuild(runtime: Runt
         return {(r["norm"], r["kind"], r["documents"]) for r in rows}
 
     before = await named_terms()
+    assert (await terms.rebuild(pg, runtime.neo4j, collection))["documents"] == 0, "the writer gave them terms"
+    await pg.pool.execute("DELETE FROM document_terms t USING documents d WHERE d.id = t.document_id "
+                          "AND d.collection = $1 AND t.kind <> 'title'", collection)
+    await pg.pool.execute("DELETE FROM suggest_terms WHERE collection = $1 AND kind <> 'title'", collection)
+    assert await named_terms() == {t for t in before if t[1] == "title"}
     counts = await terms.rebuild(pg, runtime.neo4j, collection)
-    assert counts["title"] == 1 and counts["entity"] >= 2
+    assert counts["documents"] == 1 and counts["title"] == 1 and counts["entity"] >= 2
     assert await named_terms() == before and ("marie curie", "entity", 1) in before
     await _consistent(runtime, collection)
 

@@ -7,8 +7,8 @@ two documents, or three times in one: ``sql/migrations/006_suggest.sql``).
 
 ``document_terms`` keeps each document's contribution and ``suggest_terms`` their sums per
 collection (``sql/migrations/006_suggest.sql``): :func:`replace` takes a document's old terms back
-and adds its new ones, :func:`remove` (the delete path) takes them back. :func:`rebuild` fills both
-for documents stored before suggestions existed, from the graph in Neo4j.
+and adds its new ones, :func:`remove` (the delete path) takes them back. :func:`rebuild` fills them
+in for documents stored before suggestions existed, from the graph in Neo4j.
 """
 
 from __future__ import annotations
@@ -107,14 +107,15 @@ async def replace(conn: asyncpg.Connection, terms: dict[uuid.UUID, list[tuple[st
 
 
 async def rebuild(postgres: Any, neo4j: Any, collection: str, *, page: int = 500) -> dict[str, int]:
-    """Rewrite a collection's suggestion terms from its titles (PostgreSQL) and its entities (Neo4j).
+    """Fill in the suggestion terms of a collection's documents that have none but their title, from
+    their titles (PostgreSQL) and their entities (Neo4j).
 
     For documents stored before suggestions existed, or written by bulk loaders that bypass the
-    ingestion writer. Runs page by page, each in one transaction; returns the term counts per kind.
+    ingestion writer; documents the writer gave terms keep them (their key phrases that are not
+    entities are not in the graph). Runs page by page, each in one transaction; returns how many
+    documents it filled in and the collection's term counts per kind.
     """
-    docs = await postgres.fetch("suggest", "documents_of_collection", collection)
-    async with postgres.pool.acquire() as conn, conn.transaction():
-        await conn.execute(queries.sql("suggest", "clear_collection"), collection)
+    docs = await postgres.fetch("suggest", "documents_without_terms", collection)
     for k in range(0, len(docs), page):
         part = docs[k:k + page]
         rows = await neo4j.run("suggest", "document_entities", collection=collection,
@@ -127,5 +128,5 @@ async def rebuild(postgres: Any, neo4j: Any, collection: str, *, page: int = 500
         async with postgres.pool.acquire() as conn, conn.transaction():
             await replace(conn, terms)
     counts = await postgres.fetch("suggest", "counts", collection)
-    log.info("suggestion terms of %s rebuilt from %d documents", collection, len(docs))
-    return {kind: 0 for kind in KINDS} | {r["kind"]: int(r["terms"]) for r in counts}
+    log.info("suggestion terms of %d documents of %s filled in from the graph", len(docs), collection)
+    return {"documents": len(docs)} | {kind: 0 for kind in KINDS} | {r["kind"]: int(r["terms"]) for r in counts}
