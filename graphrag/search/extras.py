@@ -4,8 +4,9 @@
   (:mod:`graphrag.search.wholedoc`) in ``content``, within ``token_limit`` tokens for the whole
   response; later hits whose chunk that text already holds are folded into it.
 - ``highlight``: each hit gets ``highlights`` (offsets of query terms, stemmed as its collection's
-  text-search configuration stems them, and of the entity names the graph leg linked) and a
-  ``snippet`` (:mod:`graphrag.search.highlight`). One PostgreSQL round trip stems all the words.
+  text-search configuration stems them, and of the entity names the graph leg linked to the query's
+  words) and a ``snippet`` (:mod:`graphrag.search.highlight`). One PostgreSQL round trip stems all
+  the words.
 """
 
 from __future__ import annotations
@@ -123,8 +124,20 @@ async def add_highlights(postgres: Any, response: dict[str, Any]) -> None:
             for lexeme in lexemes_of.get(term.lower(), ()):
                 query_terms.setdefault(lexeme, term)
         via = [e.get("name") for e in (hit.get("legs", {}).get("graph", {}).get("entities") or [])]
-        hit.update(hl.highlight(hit.get("content") or "", lexemes_of, query_terms, _names(linked, via)))
+        names = [n for n in _names(linked, via) if _named_in_query(n, terms, lexemes_of, query_terms)]
+        hit.update(hl.highlight(hit.get("content") or "", lexemes_of, query_terms, names))
 
 
 def _names(*groups: Iterable[Any]) -> list[str]:
     return [str(n) for group in groups for n in group if isinstance(n, str) and len(n.strip()) > 1]
+
+
+def _named_in_query(name: str, terms: list[str], lexemes_of: dict[str, list[str]], query_terms: dict[str, str]) -> bool:
+    """Whether the query names the entity: a word of the name is a query word, or a form of one.
+    (The graph leg also seeds its walk with the entities of the best passages; those are not
+    what the query asked for, so they are not highlighted.)"""
+    asked = {t.lower() for t in terms}
+    for _, _, word in hl.words(name):
+        if word in asked or any(lexeme in query_terms for lexeme in lexemes_of.get(word, ())):
+            return True
+    return False
