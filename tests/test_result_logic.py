@@ -170,11 +170,12 @@ def test_result_options_are_checked() -> None:
 
 # --- formats -------------------------------------------------------------------------------------
 RESPONSE = {
-    "query": "Who built the `ENIAC` (computer)?", "mode": "auto",
+    "query": "Who built the `ENIAC` (computer)?", "mode": "graph",
     "legs": {"vector": {"status": "ok"}, "graph": {"status": "timeout", "error": "no answer within 5s"}},
     "graph_context": {"entities": [], "relations": [{"source": "ENIAC", "type": "built_by", "target": "Mauchly"}]},
     "results": [
-        {"source": "https://example.org/eniac.pdf", "title": "ENIAC [draft]", "heading_path": ["History"],
+        {"source": "https://example.org/eniac.pdf", "title": "ENIAC [draft]",
+         "heading_path": ["ENIAC [draft]", "History"],
          "score": 0.91, "metadata": {"page": 2},
          "content": "# ENIAC\n\nThe **ENIAC** was built by [Mauchly](https://en.wikipedia.org/wiki/Mauchly) and "
                     "Eckert (at Penn) in 1945. See <b>www.example.org</b>.\n\n```python\nprint('x')\n```\n"
@@ -187,10 +188,11 @@ RESPONSE = {
 
 def test_text_format_is_a_numbered_citation_list() -> None:
     text = formats.as_text(RESPONSE)
-    assert text.startswith('2 results for "Who built the `ENIAC` (computer)?" (auto search)')
+    assert text.startswith('2 results for "Who built the `ENIAC` (computer)?" (graph search)')
     assert "[1] https://example.org/eniac.pdf p. 2 — ENIAC [draft] > History (score 0.910)" in text
     assert "[2] /data/notes/univac_1.md (score 0.500)" in text
     assert "- ENIAC built_by Mauchly" in text and "graph retrieval timeout" in text
+    assert "Graph facts" not in formats.as_text({**RESPONSE, "mode": "auto"})
 
 
 def test_voice_format_has_no_urls_markup_brackets_or_code() -> None:

@@ -225,8 +225,8 @@ async def search(deps: AgentDeps, query: str, limit: Limit | None = None, collec
             {"$and": [{"tags": "public"}, {"source": {"$contains": "guide"}}]}; operators $eq $ne $gt $gte
             $lt $lte $in $nin $contains $and $or.
         highlight: Mark where the query's terms occur in each passage (highlights, snippet).
-        full_document_threshold: Passages scoring at least this (fused scores are about 0-1) come with
-            their whole document's text, best first, within token_limit.
+        full_document_threshold: Passages whose score is at least this come with their whole
+            document's text, best first, within token_limit (scores as in the hits you got before).
         token_limit: Most tokens of whole-document text in the answer (default 5000).
         format: json (structured hits, default), text (a numbered citation list) or voice (short
             sentences to read out, without URLs or markup).

@@ -51,7 +51,7 @@ class SearchRequest(BaseModel):
     full_document_threshold: float | None = Field(
         None, description="Results scoring at or above this carry their document's whole text in `content` "
         "(chunks in order, overlap removed; `full_document: true`), best first within `token_limit`. Scores are "
-        "on the mode's scale (fused modes about 0-1; keyword mode BM25).")
+        "on the mode's scale (fused modes: the weighted sum of each leg's normalised score; keyword mode: BM25).")
     token_limit: StrictInt = Field(
         5000, ge=1, le=1_000_000, description="Most tokens of full-document text in one response (counted with the "
         "collection's embedding tokenizer). A document over it comes as the run of chunks around the hit "

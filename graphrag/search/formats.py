@@ -47,14 +47,15 @@ def _trim(text: str, chars: int) -> str:
 
 def as_text(response: Mapping[str, Any], chars: int = TEXT_CHARS) -> str:
     """The readable citation list: one numbered entry per hit with its citation, title and heading
-    path, then its passage (the snippet when highlights were asked for, the whole text of a
-    full-document hit); a failed leg is noted at the end."""
+    path, then its passage (the whole text of a full-document hit); for a graph search the graph
+    facts, and a failed leg is noted at the end."""
     results = response.get("results") or []
     lines = [f'{len(results)} result{"s" if len(results) != 1 else ""} for "{response.get("query", "")}" '
              f'({response.get("mode", "auto")} search)']
     for n, hit in enumerate(results, 1):
         cite = citation(hit["source"], chunk_page(hit.get("metadata")))
-        where = " > ".join([hit.get("title") or "", *hit.get("heading_path", [])]).strip(" >")
+        parts = [p for p in [hit.get("title") or "", *hit.get("heading_path", [])] if p]
+        where = " > ".join(p for i, p in enumerate(parts) if i == 0 or p != parts[i - 1])
         head = f"[{n}] {cite}" + (f" — {where}" if where and where != cite else "")
         head += f" (score {hit['score']:.3f}" + (", full document" if hit.get("full_document") else "")
         head += ", truncated)" if hit.get("truncated") else ")"
@@ -63,7 +64,7 @@ def as_text(response: Mapping[str, Any], chars: int = TEXT_CHARS) -> str:
             body = _trim(" ".join(body.split()), chars)
         lines += ["", head, body]
     facts = (response.get("graph_context") or {}).get("relations") or []
-    if facts:
+    if facts and response.get("mode") == "graph":  # what a graph search is for; elsewhere, noise
         lines += ["", "Graph facts:"] + [f"- {r['source']} {r['type']} {r['target']}" for r in facts[:10]]
     for leg, info in (response.get("legs") or {}).items():
         if info.get("status") in ("error", "timeout"):
