@@ -27,13 +27,13 @@ from tqdm import tqdm
 
 from graphrag.config import Settings
 from graphrag.errors import InvalidInput, NotFound, ServiceUnavailable, one_line
+from graphrag.ingest import terms
 from graphrag.ingest.chunk import CHUNKERS, DEFAULT_FOR_KIND, Chunker, ChunkOptions, HFTokenCounter
 from graphrag.ingest.embed import Embedder
 from graphrag.ingest.embedders import Embedders, EmbeddingSpace
 from graphrag.ingest.extract import EXTRACTION_VERSION, SpacyExtractor, add_title_entity, title_key
 from graphrag.ingest.extractors import build_extractor, extract_options
 from graphrag.ingest.load import TYPES, Found, LoadError, discover, load_file
-from graphrag.ingest import terms
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.models import Chunk, Document, Extraction, entity_vector_slot, is_collection_name
 from graphrag.stores import queries
