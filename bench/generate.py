@@ -274,6 +274,7 @@ async def drop_collection(rt: Any, neo: Neo4jRunner, collection: str) -> dict[st
         await conn.execute(bench_sql("scale", "delete_documents"), collection)
         await conn.execute(bench_sql("scale", "delete_lexeme_stats"), collection)
         await conn.execute(bench_sql("scale", "delete_collection_stats"), collection)
+        await conn.execute(bench_sql("scale", "delete_suggest_terms"), collection)
         await conn.execute(bench_sql("scale", "delete_collection_record"), collection)
     pg_s = time.perf_counter() - t0
     t1 = time.perf_counter()

@@ -17,6 +17,10 @@ DELETE FROM documents WHERE collection = $1;
 -- name: delete_lexeme_stats
 DELETE FROM lexeme_stats WHERE collection = $1;
 
+-- name: delete_suggest_terms
+-- The collection's suggestion sums (its documents' terms go with the documents).
+DELETE FROM suggest_terms WHERE collection = $1;
+
 -- name: delete_collection_stats
 DELETE FROM collection_stats WHERE collection = $1;
 

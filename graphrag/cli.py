@@ -218,6 +218,24 @@ def _highlight(text: str, terms: list[str], tty: bool) -> str:
     return pattern.sub(lambda m: f"\033[1m{m.group(0)}\033[0m" if tty else f"*{m.group(0)}*", snippet)
 
 
+def _marked(hit: dict[str, Any], tty: bool) -> str:
+    """A hit's text with the server's highlights (bold on a terminal, [[term]] elsewhere): the snippet,
+    or the whole text of a full-document hit."""
+    from graphrag.search.highlight import render
+
+    before, after = ("\033[1m", "\033[0m") if tty else ("[[", "]]")
+    spans = hit.get("highlights") or []
+    if hit.get("full_document"):
+        cut = ", truncated" if hit.get("truncated") else ""
+        note = f"    (full document, {hit.get('document_tokens')} tokens{cut})"
+        body = render(hit["content"], spans, before=before, after=after)
+        return note + "\n" + "\n".join("    " + line for line in body.splitlines())
+    start, end = hit.get("snippet_start", 0), hit.get("snippet_end", len(hit["content"]))
+    text = render(hit["content"], spans, start, end, before=before, after=after)
+    text = ("… " if start > 0 else "") + " ".join(text.split()) + (" …" if end < len(hit["content"]) else "")
+    return f"    {text}"
+
+
 def print_results(response: dict[str, Any], explain: bool) -> None:
     """A readable table: rank, score, source (with the page for PDFs), heading path, highlighted snippet, legs."""
     import re
@@ -243,7 +261,10 @@ def print_results(response: dict[str, Any], explain: bool) -> None:
             cite = f"{hit['title']}  (community level {info['level']}, {info['size']} entities" + (
                 ", stale" if info.get("stale") else "") + f"; evidence {cite})"
         print(f"\n{rank:>2}. {hit['score']:.4f}  {cite}" + (f"  [{path}]" if path else ""))
-        print(f"    {_highlight(hit['content'], terms, tty)}")
+        if "highlights" in hit or hit.get("full_document"):
+            print(_marked(hit, tty))
+        else:
+            print(f"    {_highlight(hit['content'], terms, tty)}")
         found_by = ", ".join(hit["legs"])
         line = f"    found by: {found_by}"
         if explain:
@@ -272,6 +293,9 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     validate_query(args.query)
     filters = parse_filter(args.filter)
     compile_filter(filters)
+    from graphrag.search.extras import options
+
+    options(args.highlight, args.full_document_threshold, args.token_limit)
     for name in args.collection or ():
         if not is_collection_name(name):
             raise InvalidInput(f"invalid collection name {name!r}")
@@ -280,7 +304,11 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     response = None if args.local else _search_via_server(args, settings, filters)
     if response is None:
         response = _search_locally(args, settings)
-    if args.json:
+    if args.format and not args.json:
+        from graphrag.search import formats
+
+        print(formats.render(response, args.format), end="")
+    elif args.json:
         response.pop("timings", None)
         _print_json(response)
     else:
@@ -293,7 +321,9 @@ def _search_via_server(args: argparse.Namespace, settings: Settings,
     from graphrag import remote
 
     body = {"query": args.query, "mode": args.mode, "limit": args.k, "collections": args.collection,
-            "filters": filters, "explain": args.explain, "graph_leg": args.graph_leg}
+            "filters": filters, "explain": args.explain, "graph_leg": args.graph_leg,
+            "highlight": args.highlight or None, "full_document_threshold": args.full_document_threshold,
+            "token_limit": args.token_limit}
     return remote.search(settings, {k: v for k, v in body.items() if v is not None})
 
 
@@ -305,7 +335,9 @@ def _search_locally(args: argparse.Namespace, settings: Settings) -> dict[str, A
             await rt.postgres.require_collections(args.collection)
             router = await rt.router(args.mode)  # only the models this mode needs
             return await router.search(args.query, mode=args.mode, limit=args.k, collections=args.collection,
-                                       filters=args.filter, explain=args.explain, graph_leg=args.graph_leg)
+                                       filters=args.filter, explain=args.explain, graph_leg=args.graph_leg,
+                                       highlight=args.highlight, full_document_threshold=args.full_document_threshold,
+                                       token_limit=args.token_limit)
 
     return asyncio.run(run())
 
@@ -480,6 +512,15 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--graph-leg", choices=["auto", "always", "never"], default="auto",
                         help="fused modes: auto skips the graph leg where the graph prior makes its weight "
                              "negligible; always runs it; never leaves it out")
+    search.add_argument("--highlight", action="store_true",
+                        help="mark the query's terms (bold on a terminal, [[term]] otherwise); --json adds "
+                             "highlights and a snippet to each result")
+    search.add_argument("--full-document-threshold", type=float, metavar="SCORE",
+                        help="results scoring at least SCORE show their whole document")
+    search.add_argument("--token-limit", type=int, default=5000, metavar="N",
+                        help="most tokens of whole-document text (default 5000)")
+    search.add_argument("--format", choices=["text", "voice"],
+                        help="print the results as text (a numbered citation list) or voice (sentences to read out)")
     search.add_argument("--json", action="store_true", help="the REST response shape")
     search.add_argument("--local", action="store_true",
                         help="search in this process even when `graphrag serve` runs for this home")
@@ -545,6 +586,10 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--source", metavar="PATH")
     delete.add_argument("--collection")
     delete.set_defaults(func=cmd_delete)
+
+    from graphrag import cli_suggest
+
+    cli_suggest.register(sub)
 
     completion = sub.add_parser("completion", help="print a shell completion script (bash or zsh)",
                                 description='Load it with eval "$(graphrag completion bash)" in ~/.bashrc '

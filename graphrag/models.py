@@ -104,3 +104,6 @@ class Extraction:
     entities: dict[str, Entity] = field(default_factory=dict)  # key -> entity
     mentions: dict[tuple[int, str], int] = field(default_factory=dict)  # (chunk index, key) -> count
     relations: dict[tuple[str, str], Relation] = field(default_factory=dict)
+    # Key-phrase candidates that did not become entities (not recurring enough in the document):
+    # normalised name -> (name, mentions). Search suggestions count them over the collection.
+    phrases: dict[str, tuple[str, int]] = field(default_factory=dict)

@@ -14,7 +14,7 @@ import logging
 import typing
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 from pydantic_ai import FunctionToolset, ModelRetry, RunContext, Tool
@@ -24,7 +24,9 @@ from graphrag.agent.deps import MAX_LIMIT, AgentDeps
 from graphrag.entities import check_collection
 from graphrag.errors import InvalidInput, NotFound, UserError
 from graphrag.models import chunk_page, citation
+from graphrag.search import formats
 from graphrag.search.config import LEGS
+from graphrag.search.extras import DEFAULT_TOKEN_LIMIT, MAX_TOKEN_LIMIT
 
 log = logging.getLogger(__name__)
 
@@ -35,12 +37,27 @@ CHUNK_CHARS = 4000  # per chunk of get_document: chunks are bounded by the chunk
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT)]
 Collections = list[str] | None
 Filters = dict[str, Any] | None
+Format = Literal["json", "text", "voice"]
+TokenLimit = Annotated[int, Field(ge=1, le=MAX_TOKEN_LIMIT)]
+
+
+def _absent(value: Any) -> bool:
+    return value is None
 
 
 # --- results -------------------------------------------------------------------------------------
 
 PAGE = "PDF page of the passage (null for documents without pages)"
 CITATION = "how to cite the passage: its source, with the page for PDFs (e.g. 'manual.pdf p. 2')"
+
+
+class TermSpan(BaseModel):
+    """A highlighted term: ``text[start:end]`` of the hit matches ``term``."""
+
+    start: int
+    end: int
+    term: str
+    kind: str = Field(description="keyword (a query word, or a form of it) or entity (linked by the graph)")
 
 
 class SearchHit(BaseModel):
@@ -57,6 +74,13 @@ class SearchHit(BaseModel):
     document_id: str
     collection: str
     found_by: list[str] = Field(description="the retrieval legs that found this passage")
+    highlights: list[TermSpan] | None = Field(
+        None, exclude_if=_absent, description="highlight: where the query's terms are in text (text[start:end])")
+    snippet: str | None = Field(None, exclude_if=_absent, description="highlight: the best few lines of text")
+    full_document: bool | None = Field(None, exclude_if=_absent,
+                                       description="text is the whole document (or, if truncated, its part "
+                                                   "around the hit)")
+    truncated: bool | None = Field(None, exclude_if=_absent, description="full document: cut to token_limit")
 
 
 class SearchResult(BaseModel):
@@ -66,6 +90,15 @@ class SearchResult(BaseModel):
     mode: str
     hits: list[SearchHit]
     warnings: list[str] = []
+
+
+class FormattedResult(BaseModel):
+    """A search answered as ``text`` (a numbered citation list) or ``voice`` (sentences to read out)."""
+
+    query: str
+    mode: str
+    format: str
+    text: str
 
 
 class GraphFact(BaseModel):
@@ -228,7 +261,9 @@ class GlobalSearchResult(BaseModel):
 # --- tools ---------------------------------------------------------------------------------------
 
 async def search(deps: AgentDeps, query: str, limit: Limit | None = None, collections: Collections = None,
-                 filters: Filters = None) -> SearchResult:
+                 filters: Filters = None, highlight: bool = False,
+                 full_document_threshold: float | None = None, token_limit: TokenLimit = DEFAULT_TOKEN_LIMIT,
+                 format: Format = "json") -> SearchResult | FormattedResult:
     """Search the knowledge base for passages that answer a question. Use this first.
 
     Combines semantic (vector), keyword and knowledge-graph retrieval. Cite a passage by its source.
@@ -240,12 +275,21 @@ async def search(deps: AgentDeps, query: str, limit: Limit | None = None, collec
         filters: Optional metadata filter, e.g. {"year": {"$gte": 2020}} or
             {"$and": [{"tags": "public"}, {"source": {"$contains": "guide"}}]}; operators $eq $ne $gt $gte
             $lt $lte $in $nin $contains $and $or.
+        highlight: Mark where the query's terms occur in each passage (highlights, snippet).
+        full_document_threshold: Passages whose score is at least this come with their whole
+            document's text, best first, within token_limit (scores as in the hits you got before).
+        token_limit: Most tokens of whole-document text in the answer (default 5000).
+        format: json (structured hits, default), text (a numbered citation list) or voice (short
+            sentences to read out, without URLs or markup).
     """
-    return _search_result(await _search(deps, "auto", query, limit, collections, filters))
+    return _answer(await _search(deps, "auto", query, limit, collections, filters, highlight,
+                                 full_document_threshold, token_limit), format)
 
 
 async def vector_search(deps: AgentDeps, query: str, limit: Limit | None = None, collections: Collections = None,
-                        filters: Filters = None) -> SearchResult:
+                        filters: Filters = None, highlight: bool = False,
+                        full_document_threshold: float | None = None, token_limit: TokenLimit = DEFAULT_TOKEN_LIMIT,
+                        format: Format = "json") -> SearchResult | FormattedResult:
     """Semantic search only: passages whose meaning is close to the query, even without shared words.
 
     Args:
@@ -253,12 +297,19 @@ async def vector_search(deps: AgentDeps, query: str, limit: Limit | None = None,
         limit: How many passages to return, 1-20 (default 5).
         collections: Collections to search; omit to search the default ones.
         filters: Optional metadata filter, same language as in search.
+        highlight: As in search.
+        full_document_threshold: As in search.
+        token_limit: As in search.
+        format: As in search.
     """
-    return _search_result(await _search(deps, "vector", query, limit, collections, filters))
+    return _answer(await _search(deps, "vector", query, limit, collections, filters, highlight,
+                                 full_document_threshold, token_limit), format)
 
 
 async def hybrid_search(deps: AgentDeps, query: str, limit: Limit | None = None, collections: Collections = None,
-                        filters: Filters = None) -> SearchResult:
+                        filters: Filters = None, highlight: bool = False,
+                        full_document_threshold: float | None = None, token_limit: TokenLimit = DEFAULT_TOKEN_LIMIT,
+                        format: Format = "json") -> SearchResult | FormattedResult:
     """Semantic plus keyword search, without the graph: good for exact names, codes and rare terms.
 
     Args:
@@ -266,12 +317,19 @@ async def hybrid_search(deps: AgentDeps, query: str, limit: Limit | None = None,
         limit: How many passages to return, 1-20 (default 5).
         collections: Collections to search; omit to search the default ones.
         filters: Optional metadata filter, same language as in search.
+        highlight: As in search.
+        full_document_threshold: As in search.
+        token_limit: As in search.
+        format: As in search.
     """
-    return _search_result(await _search(deps, "hybrid", query, limit, collections, filters))
+    return _answer(await _search(deps, "hybrid", query, limit, collections, filters, highlight,
+                                 full_document_threshold, token_limit), format)
 
 
 async def graph_search(deps: AgentDeps, query: str, limit: Limit | None = None, collections: Collections = None,
-                       filters: Filters = None) -> GraphSearchResult:
+                       filters: Filters = None, highlight: bool = False,
+                       full_document_threshold: float | None = None, token_limit: TokenLimit = DEFAULT_TOKEN_LIMIT,
+                       format: Format = "json") -> GraphSearchResult | FormattedResult:
     """Knowledge-graph search: follows relations between the entities named in the query.
 
     Use it for questions that connect facts across documents (who founded X, where did they study).
@@ -283,8 +341,15 @@ async def graph_search(deps: AgentDeps, query: str, limit: Limit | None = None, 
         limit: How many passages to return, 1-20 (default 5).
         collections: Collections to search; omit to search the default ones.
         filters: Optional metadata filter, same language as in search.
+        highlight: As in search.
+        full_document_threshold: As in search.
+        token_limit: As in search.
+        format: As in search.
     """
-    response = await _search(deps, "graph", query, limit, collections, filters)
+    response = await _search(deps, "graph", query, limit, collections, filters, highlight,
+                             full_document_threshold, token_limit)
+    if format != "json":
+        return _answer(response, format)
     context = response.get("graph_context") or {}
     return GraphSearchResult(
         **_search_result(response).model_dump(),
@@ -443,23 +508,42 @@ async def answer(deps: AgentDeps, question: str, limit: Limit | None = None, col
 # --- helpers -------------------------------------------------------------------------------------
 
 async def _search(deps: AgentDeps, mode: str, query: str, limit: int | None, collections: Collections,
-                  filters: Filters) -> dict[str, Any]:
+                  filters: Filters, highlight: bool = False, full_document_threshold: float | None = None,
+                  token_limit: int = DEFAULT_TOKEN_LIMIT) -> dict[str, Any]:
     scope = deps.scope(collections)  # before the existence check: no leak of other collections' names
     await deps.runtime.postgres.require_collections(collections)  # a named collection must exist
     router = await deps.runtime.router()
     log.debug("%s search %r in %s", mode, query, scope or "all collections")
-    return await router.search(query, mode=mode, limit=limit or deps.limit, collections=scope, filters=filters)
+    return await router.search(query, mode=mode, limit=limit or deps.limit, collections=scope, filters=filters,
+                               highlight=highlight, full_document_threshold=full_document_threshold,
+                               token_limit=token_limit)
+
+
+def _answer(response: dict[str, Any], format: str) -> SearchResult | FormattedResult:
+    """The search response as the tool's result in the asked format."""
+    if format == "json":
+        return _search_result(response)
+    formats.check_format(format)
+    return FormattedResult(query=response["query"], mode=response["mode"], format=format,
+                           text=formats.render(response, format))
 
 
 def _search_result(response: dict[str, Any]) -> SearchResult:
     hits = []
     for r in response["results"]:
         page = chunk_page(r.get("metadata"))
+        # A whole document is what was asked for (its size is bounded by token_limit); a passage is trimmed.
+        text = r["content"] if r.get("full_document") else _trim(r["content"], TEXT_CHARS)
+        spans = None
+        if "highlights" in r:  # those inside the kept text (trimming keeps the start)
+            spans = [TermSpan(start=h["start"], end=h["end"], term=h["term"], kind=h["kind"]) for h in r["highlights"]
+                     if h["end"] <= len(text) and text[h["start"]:h["end"]] == r["content"][h["start"]:h["end"]]]
         hits.append(SearchHit(
             source=r["source"], citation=citation(r["source"], page), page=page, title=r["title"],
-            heading_path=r["heading_path"], score=r["score"], text=_trim(r["content"], TEXT_CHARS),
+            heading_path=r["heading_path"], score=r["score"], text=text,
             chunk_id=r["chunk_id"], document_id=r["document_id"], collection=r["collection"],
-            found_by=[leg for leg in r["legs"] if leg in (*LEGS, "global")]))
+            found_by=[leg for leg in r["legs"] if leg in (*LEGS, "global")], highlights=spans,
+            snippet=r.get("snippet"), full_document=r.get("full_document"), truncated=r.get("truncated")))
     # A leg that failed still leaves an answer; the agent should know it is partial.
     warnings = [f"{leg} retrieval {info['status']}: {info.get('error', '')}".rstrip(": ")
                 for leg, info in response["legs"].items() if info["status"] in ("error", "timeout")]

@@ -15,7 +15,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.plugins.pydantic import PydanticPlugin
 
 from graphrag import __version__
-from graphrag.api import docs, problems, routes
+from graphrag.api import docs, problems, routes, suggest_routes
 from graphrag.api.answer import AnswerController
 from graphrag.api.jobs import JobController
 from graphrag.api.auth import RateLimiter, parse_keys
@@ -77,7 +77,7 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
     max_body = int(settings.max_file_mb * 1024 * 1024) + 1024 * 1024  # the file plus multipart framing
     app = Litestar(
         route_handlers=[routes.SearchController, routes.DocumentController, routes.EntityController, JobController,
-                        routes.health_check, routes.ready, routes.stats, docs.assets_router(),
+                        routes.health_check, routes.ready, routes.stats, suggest_routes.suggest, docs.assets_router(),
                         AnswerController, *observed.handlers, mcp.route()],
         dependencies={"rt": Provide(routes.runtime, sync_to_thread=False),
                       "caller": Provide(routes.principal, sync_to_thread=False)},

@@ -35,6 +35,7 @@ from graphrag.api.auth import OPEN, Principal
 from graphrag.errors import InvalidInput, UnsupportedMedia
 from graphrag.jobs import IngestRequest, ingest
 from graphrag.runtime import Runtime
+from graphrag.search import formats
 
 Rt = NamedDependency[Runtime]  # the "rt" dependency: the process-wide Runtime
 Caller = NamedDependency[Principal]  # the "caller" dependency: who sent the request (API key scope)
@@ -67,10 +68,14 @@ async def _search(rt: Rt, caller: Principal, body: SearchRequest, mode: str) -> 
         body.query, mode=mode, limit=body.limit, collections=collections, filters=body.filters,
         threshold=body.threshold, explain=body.explain, token_budget=body.token_budget, mmr_lambda=body.mmr,
         collapse=body.collapse, metadata_only=body.metadata_only, rerank=body.rerank, fusion=body.fusion,
-        graph_leg=body.graph_leg,
+        graph_leg=body.graph_leg, highlight=body.highlight, full_document_threshold=body.full_document_threshold,
+        token_limit=body.token_limit,
     )
     if not body.explain:
         response.pop("timings", None)
+    if body.format != "json":  # text or voice: for agents and speech, as text/plain
+        text = formats.render(response, body.format)
+        return Response(text, media_type="text/plain; charset=utf-8")  # type: ignore[return-value]
     return checked(SearchResponse, response)
 
 

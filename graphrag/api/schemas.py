@@ -46,6 +46,20 @@ class SearchRequest(BaseModel):
         "auto", description="Fused modes: auto leaves the graph leg out where the collections' graph prior makes its "
         "fusion weight negligible (reported in legs.graph as skipped, with the reason); always runs it; never "
         "leaves it out. Mode graph always runs it.")
+    highlight: StrictBool = Field(
+        False, description="Give each result `highlights` (character offsets of the query's terms, stemmed as the "
+        "collection's text-search configuration does, and of the entities the graph leg linked) and a `snippet`.")
+    full_document_threshold: float | None = Field(
+        None, description="Results scoring at or above this carry their document's whole text in `content` "
+        "(chunks in order, overlap removed; `full_document: true`), best first within `token_limit`. Scores are "
+        "on the mode's scale (fused modes: the weighted sum of each leg's normalised score; keyword mode: BM25).")
+    token_limit: StrictInt = Field(
+        5000, ge=1, le=1_000_000, description="Most tokens of full-document text in one response (counted with the "
+        "collection's embedding tokenizer). A document over it comes as the run of chunks around the hit "
+        "(`truncated: true`).")
+    format: Literal["json", "text", "voice"] = Field(
+        "json", description="json: this response. text: a numbered citation list (text/plain). voice: short "
+        "sentences to read out, without URLs, markup, brackets or code (text/plain).")
 
 
 class ModeSearchRequest(SearchRequest):
@@ -93,6 +107,11 @@ class CommunityRef(_Out):
     generated: bool = Field(False, description="the report was written by a model (else extractive)")
     computed_at: str | None = None
     chunk_ids: list[str] = Field(default_factory=list, description="the chunks the report's evidence comes from")
+class Highlight(_Out):
+    start: int = Field(description="offset into content: content[start:end] is the highlighted text")
+    end: int
+    term: str = Field(description="the query word or entity name it matches")
+    kind: Literal["keyword", "entity"]
 
 
 class Hit(_Out):
@@ -114,6 +133,18 @@ class Hit(_Out):
     chunk_index: int | None = None
     char_start: int | None = None
     char_end: int | None = None
+    highlights: list[Highlight] | None = Field(None, description="highlight: the terms found in content")
+    snippet: str | None = Field(None, description="highlight: content[snippet_start:snippet_end], around the "
+                                "best highlights")
+    snippet_start: int | None = None
+    snippet_end: int | None = None
+    full_document: bool | None = Field(None, description="content is the document's text (full_document_threshold)")
+    truncated: bool | None = Field(None, description="full document: over token_limit, so only the chunks around "
+                                   "the hit")
+    document_tokens: int | None = Field(None, description="full document: tokens of content")
+    content_char_start: int | None = Field(None, description="full document: where content starts in the document")
+    content_char_end: int | None = None
+    folded_chunk_ids: list[str] | None = Field(None, description="full document: other hits whose chunk it holds")
 
 
 class LinkedEntity(EntityRef):

@@ -160,6 +160,7 @@ class SpacyExtractor:
         into.entities.update(result.entities)
         into.mentions.update(result.mentions)
         into.relations.update(result.relations)
+        into.phrases.update(result.phrases)
         return into
 
     def extract_many(self, documents: Sequence[Sequence[str]]) -> list[Extraction]:
@@ -336,6 +337,12 @@ class SpacyExtractor:
                 label = votes.most_common(1)[0][0]
             result.entities[norm] = Entity(key=norm, name=name, label=label)
         result.mentions = dict(mentions)
+        per_norm: Counter[str] = Counter()
+        for (_, norm), count in state.mentions.items():
+            per_norm[norm] += count
+        for norm, kinds in state.kinds.items():
+            if norm not in keep and kinds == {"phrase"}:
+                result.phrases[norm] = (state.names[norm].most_common(1)[0][0], per_norm[norm])
         for chunk, norms in state.sentences:
             kept = sorted(n for n in norms if n in keep)
             for i, a in enumerate(kept):
@@ -359,7 +366,7 @@ def unify_labels(result: Extraction) -> Extraction:
         norm, _, label = key.rpartition("|") if "|" in key else (key, "", "")
         if label:
             weight.setdefault(norm, Counter())[label] += count
-    out = Extraction()
+    out = Extraction(phrases=dict(result.phrases))
     new_key: dict[str, str] = {}
     for key, ent in result.entities.items():
         norm = key.rpartition("|")[0] if "|" in key else key

@@ -27,6 +27,7 @@ from tqdm import tqdm
 
 from graphrag.config import Settings
 from graphrag.errors import InvalidInput, NotFound, ServiceUnavailable, one_line
+from graphrag.ingest import terms
 from graphrag.ingest.chunk import CHUNKERS, DEFAULT_FOR_KIND, Chunker, ChunkOptions, HFTokenCounter
 from graphrag.ingest.embed import Embedder
 from graphrag.ingest.embedders import Embedders, EmbeddingSpace
@@ -385,6 +386,9 @@ class Ingestor:
                 payload.add(str(doc_id), item, chunk_ids[doc_id], self._entity_vectors,
                             item.space.name if item.space else self.models.embedder.name)
             async with self.postgres.pool.acquire() as conn, conn.transaction():
+                await terms.replace(conn, {doc_id: terms.extraction_terms(item.row.title, item.extraction)
+                                           for doc_id, item in zip([d for d in docs if d in chunk_ids], items,
+                                                                   strict=True)})
                 for collection, payload in by_collection.items():
                     await GraphOutbox.enqueue_replace(conn, collection, [d["id"] for d in payload.docs], payload.docs,
                                                       payload.next_pairs, payload.entity_list(), payload.mentions,
@@ -606,6 +610,8 @@ class Ingestor:
                     payload.add(str(doc_id), item, [str(c) for c in chunk_ids], self._entity_vectors, model)
                     outcomes.append((item, inserted, str(doc_id)))
                 await PostgresStore.update_stats(conn, ids, add=True)
+                await terms.replace(conn, {doc_id: terms.extraction_terms(item.row.title, item.extraction)
+                                           for item, (doc_id, _) in zip(batch, upserted, strict=True)})
                 # The graph work commits with the chunks (outbox); every id is removed first on apply, so
                 # updates take back their old graph and a replayed entry can never double up.
                 await GraphOutbox.enqueue_replace(conn, collection, doc_ids, payload.docs, payload.next_pairs,
@@ -646,6 +652,7 @@ class Ingestor:
             await tx.start()
             try:
                 rows = await conn.fetch(queries.sql("documents", "collections_of"), ids)
+                await terms.remove(conn, ids)  # before the cascade takes the documents' terms away
                 deleted = await self.postgres.delete_documents(ids, conn)
                 for r in rows:
                     await GraphOutbox.enqueue_remove(conn, r["collection"], [str(i) for i in r["ids"]])

@@ -21,7 +21,7 @@ from graphrag.ingest.embed import Embedder
 from graphrag.ingest.embedders import Embedders, EmbeddingSpace
 from graphrag.models import is_collection_name
 from graphrag.observability import events, tracing
-from graphrag.search import fusion
+from graphrag.search import extras, fusion
 from graphrag.search.batching import EmbeddingBatcher
 from graphrag.search.config import LEGS, SearchConfig, validate_query
 from graphrag.search.filters import compile_filter, parse_filter
@@ -123,6 +123,8 @@ class SearchRouter:
         started = time.perf_counter()
         text = validate_query(query)
         rerank = bool(options.pop("rerank", False))
+        shaping = extras.options(options.pop("highlight", False), options.pop("full_document_threshold", None),
+                                 options.pop("token_limit", None))
         if mode == "global" or (mode == "auto" and global_cue(text) is not None):
             # Community reports answer corpus-level questions; auto falls through when none apply.
             routed = await route_global(self, text, mode, options, started)
@@ -312,6 +314,11 @@ class SearchRouter:
             "graph_context": graph_context,
             "timings": timings,
         }
+        if shaping["highlight"] or shaping["full_document_threshold"] is not None:
+            t3 = time.perf_counter()
+            await extras.apply(self.postgres, response, **shaping)
+            timings["extras_ms"] = _ms(t3)
+            response["took_ms"] = _ms(started)
         return response
 
     async def graph_prior(self, collections: tuple[str, ...] | None) -> float:
