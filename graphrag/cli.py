@@ -502,6 +502,10 @@ def build_parser() -> argparse.ArgumentParser:
     keys.add_argument("--json", action="store_true")
     keys.set_defaults(func=cmd_keys)
 
+    from graphrag import cli_portable
+
+    cli_portable.register(sub)  # export, import
+
     delete = sub.add_parser("delete", help="remove a document from both stores")
     which = delete.add_mutually_exclusive_group(required=True)
     which.add_argument("--document", metavar="ID")

@@ -17,6 +17,7 @@ from litestar.plugins.pydantic import PydanticPlugin
 
 from graphrag import __version__
 from graphrag.api import docs, problems, routes
+from graphrag.api.portable import CollectionTransferController
 from graphrag.api.auth import RateLimiter, parse_keys
 from graphrag.api.middleware import RequestContext
 from graphrag.config import Settings
@@ -64,7 +65,8 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
     max_body = int(settings.max_file_mb * 1024 * 1024) + 1024 * 1024  # the file plus multipart framing
     app = Litestar(
         route_handlers=[routes.SearchController, routes.DocumentController, routes.EntityController,
-                        routes.health_check, routes.ready, routes.stats, docs.assets_router()],
+                        CollectionTransferController, routes.health_check, routes.ready, routes.stats,
+                        docs.assets_router()],
         dependencies={"rt": Provide(routes.runtime, sync_to_thread=False),
                       "caller": Provide(routes.principal, sync_to_thread=False)},
         lifespan=[lifespan],
