@@ -7,17 +7,16 @@ RETURN COUNT { MATCH (d:Document) WHERE d.collection = $collection } AS document
        COUNT { MATCH (c:Chunk) WHERE c.collection = $collection } AS chunks;
 
 // name: export_mentions
+// One record per chunk (the driver's cost is per record and value): [entity key, count, label] each.
 UNWIND $chunk_ids AS cid
-MATCH (c:Chunk {id: cid})-[m:MENTIONS]->(e:Entity)
-RETURN cid AS chunk_id, e.id AS entity_id, e.key AS entity_key, m.count AS count, m.label AS label
-ORDER BY chunk_id, entity_key;
+MATCH (c:Chunk {id: cid})
+RETURN cid AS chunk_id, [(c)-[m:MENTIONS]->(e:Entity) | [e.key, m.count, m.label]] AS mentions;
 
 // name: export_entities
 // $property: the entity vector property of the collection's model (models.entity_vector_slot).
-UNWIND $ids AS id
-MATCH (e:Entity {id: id})
-RETURN e.id AS id, e.key AS key, e.name AS name, e.label AS label, e.norm AS norm, e[$property] AS vector
-ORDER BY key;
+UNWIND $keys AS key
+MATCH (e:Entity {collection: $collection, key: key})
+RETURN e.key AS key, e.name AS name, e.label AS label, e.norm AS norm, e[$property] AS vector;
 
 // name: export_relations
 // Every RELATED_TO of the collection with the last document (highest id) among its evidence
@@ -30,6 +29,6 @@ CALL (r) {
   MATCH (c:Chunk {id: cid})
   RETURN max(c.document_id) AS owner
 }
-RETURN owner, a.id AS source_id, b.id AS target_id, a.key AS source_key, b.key AS target_key, r.evidence_chunk_ids AS chunk_ids,
+RETURN owner, a.key AS source_key, b.key AS target_key, r.evidence_chunk_ids AS chunk_ids,
        r.chunk_weights AS weights, r.predicate_evidence AS predicate_evidence
 ORDER BY owner, source_key, target_key;

@@ -196,7 +196,7 @@ class CollectionExport:
     async def _parts(self, conn: Any, writer: ArchiveWriter, info: CollectionRecord) -> AsyncIterator[bytes]:
         prop = entity_vector_slot(info.model.name)[0]
         relations = _RelationFeed(self.rt, self.collection)
-        emitted: set[str] = set()  # entity ids written so far (each entity once, in its first part)
+        emitted: set[str] = set()  # entity keys written so far (each entity once, in its first part)
         try:
             docs: list[Any] = []
             size = 0
@@ -221,18 +221,22 @@ class CollectionExport:
         doc_ids = [r["id"] for r in docs]
         chunk_rows = await conn.fetch(_sql("export_chunks"), doc_ids)
         chunk_ids = [str(r["id"]) for r in chunk_rows]
-        mentions = await self.rt.neo4j.run("portable", "export_mentions", chunk_ids=chunk_ids) if chunk_ids else []
+        rows = (await self.rt.neo4j.run("portable", "export_mentions", chunk_ids=chunk_ids)) if chunk_ids else []
+        mentions = sorted(({"chunk_id": r["chunk_id"], "entity_key": key, "count": count, "label": label}
+                           for r in rows for key, count, label in r["mentions"]),
+                          key=lambda m: (m["chunk_id"], m["entity_key"]))
         owned = await relations.until(str(doc_ids[-1]))
         wanted: dict[str, None] = {}
         for m in mentions:
-            wanted.setdefault(m["entity_id"], None)
+            wanted.setdefault(m["entity_key"], None)
         for r in owned:
-            wanted.setdefault(r["source_id"], None)
-            wanted.setdefault(r["target_id"], None)
-        new_ids = [e for e in wanted if e not in emitted]
-        entities = (await self.rt.neo4j.run("portable", "export_entities", ids=new_ids, property=prop)
-                    if new_ids else [])
-        emitted.update(new_ids)
+            wanted.setdefault(r["source_key"], None)
+            wanted.setdefault(r["target_key"], None)
+        new_keys = [k for k in wanted if k not in emitted]
+        entities = (await self.rt.neo4j.run("portable", "export_entities", keys=new_keys,
+                                            collection=self.collection, property=prop) if new_keys else [])
+        entities.sort(key=lambda e: e["key"])
+        emitted.update(new_keys)
         model = info.model.name
         for r in chunk_rows:
             if r["embedding_model"] != model:
@@ -243,7 +247,7 @@ class CollectionExport:
             writer.add_rows(part_member(part, "documents"), [_document_out(r) for r in docs])
             writer.add_rows(part_member(part, "chunks"), [_chunk_out(r) for r in chunk_rows])
             writer.add_rows(part_member(part, "entities"), [_entity_out(e) for e in entities])
-            writer.add_rows(part_member(part, "mentions"), [_mention_out(m) for m in mentions])
+            writer.add_rows(part_member(part, "mentions"), mentions)
             writer.add_rows(part_member(part, "relations"), [_relation_out(r) for r in owned])
             return writer.take()
 
@@ -315,12 +319,8 @@ def _chunk_out(r: Any) -> dict[str, Any]:
 
 
 def _entity_out(e: dict[str, Any]) -> dict[str, Any]:
-    return {"id": e["id"], "key": e["key"], "name": e["name"], "label": e["label"], "norm": e["norm"],
+    return {"key": e["key"], "name": e["name"], "label": e["label"], "norm": e["norm"],
             "vector": encode_vector(e["vector"])}
-
-
-def _mention_out(m: dict[str, Any]) -> dict[str, Any]:
-    return {"chunk_id": m["chunk_id"], "entity_key": m["entity_key"], "count": m["count"], "label": m["label"]}
 
 
 def _relation_out(r: dict[str, Any]) -> dict[str, Any]:
@@ -753,6 +753,9 @@ async def import_archive(rt: Runtime, path: Path, *, collection: str | None = No
 
     checker = _Checker(model.dim, ids, lookup)
     manifest: Manifest = await asyncio.to_thread(verify, path, checker)
+    if any(manifest.counts.get(kind) != checker.rows[kind] for kind in PART_KINDS):
+        raise ArchiveError(f"the archive is damaged (its rows do not add up to the counts in its manifest: "
+                           f"{manifest.counts})")
     await _check_model(embedders, known or model)
     report = ImportReport(target, source, model.name, model.dim, header["text_config"],
                           int(header["format_version"]), created=info is None)

@@ -66,6 +66,16 @@ async def source(tmp_path: Path, ingestor: Ingestor, collection: str, runtime: R
         await drop(runtime, name)
 
 
+@pytest.fixture
+async def dropped(runtime: Runtime) -> AsyncIterator[list[str]]:
+    """Collection name prefixes whose collections are removed after the test."""
+    prefixes: list[str] = []
+    yield prefixes
+    for prefix in prefixes:
+        for row in await runtime.postgres.pool.fetch("SELECT name FROM collections WHERE name LIKE $1", f"{prefix}%"):
+            await drop(runtime, row["name"])
+
+
 async def drop(rt: Runtime, collection: str) -> None:
     """Remove a collection from both stores."""
     async with rt.postgres.pool.acquire() as conn, conn.transaction():
@@ -401,8 +411,10 @@ async def test_ids_of_another_collection_are_refused(rt: Runtime, source: str, t
     assert set((await nothing_of(rt, thief)).values()) == {0}
 
 
-def test_cli_export_import_round_trip(settings: Settings, services: Any, tmp_path: Path) -> None:
+async def test_cli_export_import_round_trip(settings: Settings, services: Any, tmp_path: Path,
+                                           dropped: list[str]) -> None:
     collection = f"cli_{uuid.uuid4().hex[:8]}"
+    dropped.append(collection)
     folder = tmp_path / "docs"
     folder.mkdir()
     for name in ("curie.md", "lovelace.md"):
@@ -450,10 +462,12 @@ def _post_archive(client: httpx.Client, data: bytes, **params: str) -> httpx.Res
                        headers={"content-type": "application/gzip"})
 
 
-def test_rest_export_import_round_trip_scopes_and_problems(keyed: ApiServer, tmp_path: Path) -> None:
+async def test_rest_export_import_round_trip_scopes_and_problems(keyed: ApiServer, tmp_path: Path,
+                                                                 dropped: list[str]) -> None:
     admin = {"Authorization": "Bearer admin-key-1"}
     scoped = {"Authorization": "Bearer scoped-key-2"}
     collection = f"rest_{uuid.uuid4().hex[:8]}"
+    dropped.append(collection)
     with httpx.Client(base_url=keyed.url, timeout=600, headers=admin) as client:
         for name, text in DOCS.items():
             r = client.post("/documents", json={"text": text, "source": name, "collection": collection})
@@ -471,9 +485,11 @@ def test_rest_export_import_round_trip_scopes_and_problems(keyed: ApiServer, tmp
         assert report["created"] and report["documents"] == len(DOCS) and report["totals"]["documents"] == len(DOCS)
         again = _post_archive(client, data, collection=copy)
         assert again.status_code == 200 and again.json()["totals"] == report["totals"]
+        # Vector and keyword legs (the graph leg's equality is the library test's: here the original and
+        # its copy hold identical entities side by side, which crowd each other out of its entity look-up).
         for query in QUERIES[:3]:
-            a = client.post("/search", json={"query": query, "limit": 5, "collections": [collection]}).json()
-            b = client.post("/search", json={"query": query, "limit": 5, "collections": [copy]}).json()
+            a = client.post("/search/hybrid", json={"query": query, "limit": 5, "collections": [collection]}).json()
+            b = client.post("/search/hybrid", json={"query": query, "limit": 5, "collections": [copy]}).json()
             assert ranked(a) == ranked(b) and a["results"], query
         # Problems: a damaged archive, a foreign media type, an unknown collection; nothing written.
         bad = _post_archive(client, data[: len(data) // 2], collection=f"{collection}_bad")
