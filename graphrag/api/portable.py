@@ -17,7 +17,7 @@ from litestar import Controller, Request, get, post
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody, Schema
 from litestar.openapi.spec.enums import OpenAPIType
-from litestar.params import FromPath, Parameter
+from litestar.params import Parameter
 from litestar.response import Stream
 from pydantic import BaseModel
 
@@ -28,6 +28,7 @@ from graphrag.api.routes import Caller, Rt, checked
 from graphrag.errors import Forbidden, UnsupportedMedia
 
 ARCHIVE_MEDIA = "application/gzip"
+COLLECTION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$"  # models.is_collection_name
 #: What an upload may be labelled as (tar, gzip'ed tar, or plain bytes); the content decides.
 IMPORT_MEDIA = frozenset({"application/gzip", "application/x-gzip", "application/x-tar", "application/x-gtar",
                           "application/octet-stream"})
@@ -103,7 +104,12 @@ class CollectionTransferController(Controller):
 
     @get("/{name:str}/export", summary="Export a collection as one archive",
          responses={200: _archive_response(), **_problems(400, 401, 404, 409, 429, 503)})
-    async def export(self, rt: Rt, caller: Caller, name: FromPath[str]) -> Stream:
+    async def export(
+        self,
+        rt: Rt,
+        caller: Caller,
+        name: Annotated[str, Parameter(description="The collection.", pattern=COLLECTION_PATTERN, max_length=64)],
+    ) -> Stream:
         """The collection's documents, chunks, vectors (with their model), entities, mentions and relations
         as one archive, streamed while it is read. `POST /collections/import` (or `graphrag import`)
         restores it anywhere. 409 when the stores disagree about the collection (`graphrag repair` first)."""
@@ -123,7 +129,8 @@ class CollectionTransferController(Controller):
         rt: Rt,
         caller: Caller,
         collection: Annotated[str | None, Parameter(
-            description="Import under this name (default: the archive's own collection).", max_length=64,
+            description="Import under this name (default: the archive's own collection).",
+            pattern=COLLECTION_PATTERN, max_length=64,
         )] = None,
     ) -> ImportResult:
         """Verify an archive (format version, every member's checksum, every row) and restore it into both
