@@ -579,6 +579,9 @@ def build_parser() -> argparse.ArgumentParser:
     from graphrag.cli_communities import add_parser as add_communities
 
     add_communities(sub)
+    from graphrag import cli_portable
+
+    cli_portable.register(sub)  # export, import
 
     delete = sub.add_parser("delete", help="remove a document from both stores")
     which = delete.add_mutually_exclusive_group(required=True)

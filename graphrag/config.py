@@ -111,6 +111,9 @@ class Settings(BaseSettings):
         "merge", description="merge: LLM beside spaCy; replace: LLM instead of spaCy."
     )
     max_file_mb: float = Field(50.0, description="Largest file (or upload) accepted, in MB.")
+    max_import_mb: float = Field(
+        4096.0, gt=0, description="Largest collection archive `POST /collections/import` accepts, in MB "
+        "(staged in a temporary file, then verified).")
     default_collection: str = Field("default", description="Collection used when none is given.")
 
     # --- answers ---------------------------------------------------------------------------
