@@ -32,7 +32,8 @@ from tests.conftest import ApiServer
 from tests.test_serve_workers import free_port
 
 REPO = Path(__file__).resolve().parent.parent
-TOOLS = {"search", "vector_search", "hybrid_search", "graph_search", "get_entity", "get_document", "list_documents"}
+TOOLS = {"search", "vector_search", "hybrid_search", "graph_search", "global_search", "get_entity", "get_document",
+         "list_documents"}
 KEYS = {"admin": "mcp-admin-secret-1", "reader_a": "mcp-reader-a-secret-2"}
 # The same people in both collections, so an unscoped search or graph walk would cross between them.
 TEXT = {

@@ -100,17 +100,18 @@ def build_server(settings: Settings) -> Server[AgentDeps]:
                 with suppress(asyncio.CancelledError):
                     await warm
 
-    return tool_server(lifespan, lambda ctx: ctx.lifespan_context)
+    return tool_server(lifespan, lambda ctx: ctx.lifespan_context, answer=settings.answer_model is not None)
 
 
 def tool_server(lifespan: Callable[[Server[State]], AbstractAsyncContextManager[State]],
-                deps_of: Callable[[ServerRequestContext[State]], AgentDeps]) -> Server[State]:
+                deps_of: Callable[[ServerRequestContext[State]], AgentDeps], *, answer: bool = False) -> Server[State]:
     """An MCP server of the agent tools: ``lifespan`` sets up its state once, ``deps_of`` gives each call
-    its :class:`AgentDeps` (the same for every call over stdio, the caller's scope over HTTP)."""
+    its :class:`AgentDeps` (the same for every call over stdio, the caller's scope over HTTP); ``answer``
+    lists the ``answer`` tool (the server has an answer model)."""
 
     async def on_list_tools(ctx: ServerRequestContext[State],
                             params: PaginatedRequestParams | None) -> ListToolsResult:
-        return ListToolsResult(tools=list_tools(answer=settings.answer_model is not None))
+        return ListToolsResult(tools=list_tools(answer=answer))
 
     async def on_call_tool(ctx: ServerRequestContext[State], params: CallToolRequestParams) -> CallToolResult:
         try:

@@ -54,7 +54,8 @@ def build_server(rt: Runtime) -> Server[Runtime]:
     async def lifespan(_: Server[Runtime]) -> AsyncIterator[Runtime]:
         yield rt  # the app's lifespan owns the runtime
 
-    return tool_server(lifespan, lambda ctx: deps_for(ctx.lifespan_context, ctx))
+    return tool_server(lifespan, lambda ctx: deps_for(ctx.lifespan_context, ctx),
+                       answer=rt.settings.answer_model is not None)
 
 
 class McpEndpoint:
