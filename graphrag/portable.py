@@ -63,6 +63,7 @@ from graphrag.errors import (
     ServiceUnavailable,
     one_line,
 )
+from graphrag.ingest.embed import Embedder
 from graphrag.ingest.embedders import Embedders
 from graphrag.ingest.extract import title_key
 from graphrag.ingest.outbox import GraphOutbox
@@ -586,7 +587,7 @@ async def _check_target(rt: Runtime, target: str, model: ModelRecord,
     return info, known
 
 
-async def _check_model(embedders: Embedders, model: ModelRecord) -> None:
+async def _check_model(embedders: Embedders, model: ModelRecord) -> Embedder:
     """The vectors carry their model: searching the collection embeds queries with it, so it must load
     here (once per process; the API has the configured one loaded already)."""
     try:
@@ -596,6 +597,7 @@ async def _check_model(embedders: Embedders, model: ModelRecord) -> None:
                            f"here: {one_line(exc)}") from None
     if embedder.dim != model.dim:
         raise InvalidInput(f"{model.name} gives {embedder.dim}-dim vectors here, the archive's have {model.dim}")
+    return embedder
 
 
 def _model_record(header: dict[str, Any]) -> ModelRecord:
@@ -756,13 +758,15 @@ async def import_archive(rt: Runtime, path: Path, *, collection: str | None = No
     if any(manifest.counts.get(kind) != checker.rows[kind] for kind in PART_KINDS):
         raise ArchiveError(f"the archive is damaged (its rows do not add up to the counts in its manifest: "
                            f"{manifest.counts})")
-    await _check_model(embedders, known or model)
+    embedder = await _check_model(embedders, known or model)
     report = ImportReport(target, source, model.name, model.dim, header["text_config"],
                           int(header["format_version"]), created=info is None)
     report.verify_seconds = round(time.perf_counter() - started, 3)
 
     # Verified: from here on the stores are written.
-    await rt.postgres.register_model(model.name, model.provider, model.spec, model.dim, model.base_url)
+    # Recorded as it loads here (the configured spec when it is the configured model), not as the
+    # archive's machine had it.
+    await embedders.register(rt.postgres, embedder)
     await rt.postgres.create_collection(target, model.name, header["text_config"])
     try:
         await rt.neo4j.ensure_entity_vector_index(model.name, model.dim)
