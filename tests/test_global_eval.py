@@ -1,11 +1,13 @@
 """The global-question evaluation's judges (bench/global_eval.py): topic matching, equal token budgets, the
-heuristic judge, and the LLM judge's plumbing with pydantic-ai's FunctionModel standing in for a model.
-Pure: no servers."""
+heuristic judge, and the LLM judge's plumbing with pydantic-ai's FunctionModel standing in for a model
+(pure, no servers); and the evidence the judges read, taken from the real stores (one test)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic_ai import models
@@ -16,17 +18,20 @@ from bench.common import bench_cypher, bench_sql
 from bench.global_eval import (
     Evidence,
     JudgeVerdict,
+    Lookup,
     Question,
     Topic,
     Totals,
     budgeted_reports,
     chunk_answer,
+    chunk_side,
     cited_chunks,
     combine_orders,
     count_tokens,
     covered_topics,
     diversity,
     fill_budget,
+    global_side,
     heuristic_judge,
     llm_judge,
     load_questions,
@@ -35,7 +40,9 @@ from bench.global_eval import (
     topic_recall,
     verdict,
 )
+from graphrag.communities.build import compute_communities, list_communities
 from graphrag.communities.search import global_cue
+from graphrag.runtime import Runtime
 
 QUESTION = Question("q", "Which concurrency approaches are described across the collection?", (
     Topic("threads", ("thread",)),
@@ -198,3 +205,33 @@ async def test_chunk_answer_reads_numbered_passages() -> None:
     answer = await chunk_answer(FunctionModel(answerer), QUESTION.question, ["Spawn threads.", "Use channels."])
     assert answer == "Threads [1] and channels [2]."
     assert "[1] Spawn threads.\n\n[2] Use channels." in seen[0] and QUESTION.question in seen[0]
+
+
+@pytest.fixture
+def rt(runtime: Runtime, models: Any) -> Runtime:
+    return Runtime(settings=runtime.settings, postgres=runtime.postgres, neo4j=runtime.neo4j, _models=models)
+
+
+async def test_evidence_comes_from_the_real_stores(rt: Runtime, collection: str, tmp_path: Path) -> None:
+    from tests.test_communities import SPACE, _ingest
+
+    await _ingest(rt, tmp_path / "docs", collection, SPACE)
+    await compute_communities(rt.postgres, rt.neo4j, rt.embedders, collection)
+    level0 = {c["id"] for c in await list_communities(rt.postgres, rt.neo4j, [collection], level=0)}
+    sources = {str(tmp_path / "docs" / name) for name in SPACE}
+    router = await rt.router()
+    question = "What are the main themes of this collection?"
+    reports = (await router.search(question, mode="global", collections=[collection]))["results"]
+    chunks = (await router.search(question, mode="hybrid", collections=[collection], limit=20))["results"]
+    assert reports and chunks
+    lookup = Lookup(rt, collection)
+    cited = [c for r in reports for c in cited_chunks(f"{r['title']}\n{r['content']}")]
+    await lookup.load(cited + [h["chunk_id"] for h in chunks])
+    assert cited and {lookup.source[c] for c in cited} <= sources, "cited chunks map to their documents"
+    a, a_texts = global_side(reports, 120, lookup)
+    b, b_texts = chunk_side(chunks, 120, lookup)
+    assert a.tokens <= 120 and b.tokens <= 120 and a_texts and b_texts
+    assert a.documents <= sources and b.documents and b.documents <= sources
+    assert a.groups <= {"docs"} and b.groups == {"docs"}
+    assert a.communities and a.communities <= level0, "a report covers at least its own level-0 community"
+    assert b.communities and b.communities <= level0, "chunks touch the communities of the entities they mention"
