@@ -238,7 +238,9 @@ def _open_tar(handle: IO[bytes]) -> tarfile.TarFile:
     source: IO[bytes] = gzip.GzipFile(fileobj=handle, mode="rb") if head == _GZIP_MAGIC else handle
     try:
         return tarfile.open(fileobj=source, mode="r|")
-    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+    except (EOFError, zlib.error) as exc:  # a gzip stream that ends or breaks early
+        raise ArchiveError(f"the archive is damaged (truncated or corrupt: {_reason(exc)})") from None
+    except (tarfile.TarError, OSError) as exc:
         raise ArchiveError(f"not a graphrag collection archive (not a tar file: {_reason(exc)})") from None
 
 

@@ -63,6 +63,7 @@ from graphrag.errors import (
     ServiceUnavailable,
     one_line,
 )
+from graphrag.ingest.embed import Embedder
 from graphrag.ingest.embedders import Embedders
 from graphrag.ingest.extract import title_key
 from graphrag.ingest.outbox import GraphOutbox
@@ -241,7 +242,8 @@ class CollectionExport:
         for r in chunk_rows:
             if r["embedding_model"] != model:
                 raise ServiceError(f"chunk {r['id']} of {self.collection} holds a vector of {r['embedding_model']}, "
-                                   f"not of the collection's model {model}; run `graphrag repair` or re-embed first")
+                                   f"not of the collection's model {model}: re-embed the collection first "
+                                   f"(`graphrag reembed --collection {self.collection} --model {model}`)")
 
         def encode() -> bytes:
             writer.add_rows(part_member(part, "documents"), [_document_out(r) for r in docs])
@@ -586,7 +588,7 @@ async def _check_target(rt: Runtime, target: str, model: ModelRecord,
     return info, known
 
 
-async def _check_model(embedders: Embedders, model: ModelRecord) -> None:
+async def _check_model(embedders: Embedders, model: ModelRecord) -> Embedder:
     """The vectors carry their model: searching the collection embeds queries with it, so it must load
     here (once per process; the API has the configured one loaded already)."""
     try:
@@ -596,6 +598,7 @@ async def _check_model(embedders: Embedders, model: ModelRecord) -> None:
                            f"here: {one_line(exc)}") from None
     if embedder.dim != model.dim:
         raise InvalidInput(f"{model.name} gives {embedder.dim}-dim vectors here, the archive's have {model.dim}")
+    return embedder
 
 
 def _model_record(header: dict[str, Any]) -> ModelRecord:
@@ -626,6 +629,39 @@ class _Importer:
         return str(self.ids(old))
 
     async def write(self, rows: dict[str, list[dict[str, Any]]]) -> None:
+        """One part: rows for PostgreSQL and the graph payload (built in a worker thread), then one
+        transaction with the outbox entry, then the outbox applied."""
+        part = await asyncio.to_thread(self._build, rows)
+        docs = rows["documents"]
+        new_ids = [row[0] for row in part["doc_rows"]]
+        async with self.rt.postgres.pool.acquire() as conn, conn.transaction():
+            await conn.execute(queries.sql("collections", "lock_collection_shared"), self.target)
+            current = await conn.fetchrow(queries.sql("collections", "collection_model"), self.target)
+            if current is None or current["embedding_model"] != self.model.name:
+                raise ServiceUnavailable(f"collection {self.target!r} moved to another embedding model during this "
+                                         "import; run the import again")
+            replaced = [r["id"] for r in await conn.fetch(_sql("replaced_documents"), self.target, new_ids,
+                                                          [d["source"] for d in docs])]
+            if replaced:
+                await PostgresStore.update_stats(conn, replaced, add=False)
+                await conn.execute(_sql("delete_documents"), replaced)
+            await conn.copy_records_to_table("documents", records=part["doc_rows"], columns=list(DOCUMENT_COLUMNS))
+            if part["chunk_rows"]:
+                await conn.copy_records_to_table("chunks", records=part["chunk_rows"], columns=list(CHUNK_COLUMNS))
+            await PostgresStore.update_stats(conn, new_ids, add=True)
+            remove = sorted({str(i) for i in replaced} | {str(i) for i in new_ids})
+            await GraphOutbox.enqueue_replace(conn, self.target, remove, part["graph_docs"], part["next_pairs"],
+                                              part["entities"], part["mentions"], part["relations"])
+        self.report.replaced += len(replaced)
+        self.report.parts += 1
+        self.report.documents += len(docs)
+        self.report.chunks += len(part["chunk_rows"])
+        self.report.entities += len(rows["entities"])
+        self.report.mentions += len(part["mentions"])
+        self.report.relations += len(part["relations"])
+        await self._apply_graph()
+
+    def _build(self, rows: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         docs, chunks = rows["documents"], rows["chunks"]
         vectors: dict[str, np.ndarray | None] = {}
         for e in rows["entities"]:
@@ -677,33 +713,8 @@ class _Importer:
                 evidence.append(f"{lemma}@{self._cid(cid)}")
             relations.append({"source": source, "target": target, "chunk_ids": [self._cid(c) for c in r["chunk_ids"]],
                               "weights": list(r["weights"]), "predicate_evidence": evidence})
-        new_ids = [doc_ids[d["id"]] for d in docs]
-        async with self.rt.postgres.pool.acquire() as conn, conn.transaction():
-            await conn.execute(queries.sql("collections", "lock_collection_shared"), self.target)
-            current = await conn.fetchrow(queries.sql("collections", "collection_model"), self.target)
-            if current is None or current["embedding_model"] != self.model.name:
-                raise ServiceUnavailable(f"collection {self.target!r} moved to another embedding model during this "
-                                         "import; run the import again")
-            replaced = [r["id"] for r in await conn.fetch(_sql("replaced_documents"), self.target, new_ids,
-                                                          [d["source"] for d in docs])]
-            if replaced:
-                await PostgresStore.update_stats(conn, replaced, add=False)
-                await conn.execute(_sql("delete_documents"), replaced)
-            await conn.copy_records_to_table("documents", records=doc_rows, columns=list(DOCUMENT_COLUMNS))
-            if chunk_rows:
-                await conn.copy_records_to_table("chunks", records=chunk_rows, columns=list(CHUNK_COLUMNS))
-            await PostgresStore.update_stats(conn, new_ids, add=True)
-            remove = sorted({str(i) for i in replaced} | {str(i) for i in new_ids})
-            await GraphOutbox.enqueue_replace(conn, self.target, remove, graph_docs, next_pairs, entities, mentions,
-                                              relations)
-        self.report.replaced += len(replaced)
-        self.report.parts += 1
-        self.report.documents += len(docs)
-        self.report.chunks += len(chunks)
-        self.report.entities += len(rows["entities"])
-        self.report.mentions += len(mentions)
-        self.report.relations += len(relations)
-        await self._apply_graph()
+        return {"doc_rows": doc_rows, "chunk_rows": chunk_rows, "graph_docs": graph_docs, "next_pairs": next_pairs,
+                "entities": entities, "mentions": mentions, "relations": relations}
 
     async def _apply_graph(self) -> None:
         try:
@@ -756,13 +767,15 @@ async def import_archive(rt: Runtime, path: Path, *, collection: str | None = No
     if any(manifest.counts.get(kind) != checker.rows[kind] for kind in PART_KINDS):
         raise ArchiveError(f"the archive is damaged (its rows do not add up to the counts in its manifest: "
                            f"{manifest.counts})")
-    await _check_model(embedders, known or model)
+    embedder = await _check_model(embedders, known or model)
     report = ImportReport(target, source, model.name, model.dim, header["text_config"],
                           int(header["format_version"]), created=info is None)
     report.verify_seconds = round(time.perf_counter() - started, 3)
 
     # Verified: from here on the stores are written.
-    await rt.postgres.register_model(model.name, model.provider, model.spec, model.dim, model.base_url)
+    # Recorded as it loads here (the configured spec when it is the configured model), not as the
+    # archive's machine had it.
+    await embedders.register(rt.postgres, embedder)
     await rt.postgres.create_collection(target, model.name, header["text_config"])
     try:
         await rt.neo4j.ensure_entity_vector_index(model.name, model.dim)

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import tarfile
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -22,9 +23,9 @@ from pydantic import SecretStr
 from graphrag import archive
 from graphrag.archive import ArchiveError, ArchiveWriter, iter_members
 from graphrag.config import Settings
-from graphrag.errors import InvalidInput
+from graphrag.errors import InvalidInput, PayloadTooLarge
 from graphrag.ingest.pipeline import Ingestor
-from graphrag.portable import export_to_file, import_archive
+from graphrag.portable import export_to_file, import_archive, stage
 from graphrag.runtime import Runtime
 from graphrag.search.router import SearchRouter
 from tests.conftest import REPO, ApiServer
@@ -278,6 +279,22 @@ def test_writer_streams_members_and_verify_reads_them_back(tmp_path: Path) -> No
             if n == archive.HEADER else None)
     with pytest.raises(ArchiveError, match="format version 99"):
         archive.verify(newer)
+
+
+async def test_staging_an_upload_stops_at_the_limit_and_leaves_no_file(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    async def upload() -> AsyncIterator[bytes]:
+        for _ in range(10):
+            yield b"x" * 1000
+
+    with pytest.raises(PayloadTooLarge, match="size limit"):
+        await stage(upload(), limit_bytes=5000)
+    assert list(tmp_path.iterdir()) == []
+    staged = await stage(upload(), limit_bytes=10_000)
+    assert staged.read_bytes() == b"x" * 10_000 and staged.parent == tmp_path
+    staged.unlink()
 
 
 # --- real stores --------------------------------------------------------------------------------------
