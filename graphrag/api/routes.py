@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, delete, get, post
 from litestar.datastructures import State, UploadFile
 from litestar.exceptions import ValidationException
 from litestar.openapi.datastructures import ResponseSpec
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, OpenAPIType, Operation, Schema
 from litestar.di import NamedDependency
 from litestar.params import FromPath, HeaderParameter, JSONBody, Parameter
 from pydantic import ValidationError
@@ -75,7 +77,7 @@ async def _search(rt: Rt, caller: Principal, body: SearchRequest, mode: str) -> 
         response.pop("timings", None)
     if body.format != "json":  # text or voice: for agents and speech, as text/plain
         text = formats.render(response, body.format)
-        return Response(text, media_type="text/plain; charset=utf-8")  # type: ignore[return-value]
+        return Response(text, media_type="text/plain")  # type: ignore[return-value]
     return checked(SearchResponse, response)
 
 
@@ -101,32 +103,46 @@ async def json_only(request: Request[Any, Any, Any]) -> None:
         raise InvalidInput('the request body is empty: send a JSON object, e.g. {"query": "..."}')
 
 
+
+@dataclass
+class SearchOperation(Operation):
+    """Declares the ``text`` and ``voice`` formats' plain-text answer beside the JSON search response."""
+
+    def __post_init__(self) -> None:
+        ok = (self.responses or {}).get("200")
+        if isinstance(ok, OpenAPIResponse) and ok.content is not None:
+            ok.content["text/plain"] = OpenAPIMediaType(schema=Schema(
+                type=OpenAPIType.STRING,
+                description='With "format": "text" (a numbered citation list) or "voice" (short sentences to '
+                            "read out, without URLs or markup)."))
+
+
 class SearchController(Controller):
     path = "/search"
     tags = ["search"]
     before_request = json_only
 
-    @post("/", status_code=200, summary="Search (auto: all legs fused)", responses=_SEARCH_ERRORS)
+    @post("/", status_code=200, summary="Search (auto: all legs fused)", responses=_SEARCH_ERRORS, operation_class=SearchOperation)
     async def search(self, data: JSONBody[SearchRequest], rt: Rt, caller: Caller) -> SearchResponse:
         """Hybrid search: vector, keyword and graph legs run concurrently and are fused into one ranked list."""
         return await _search(rt, caller, data, data.mode)
 
-    @post("/vector", status_code=200, summary="Vector search", responses=_SEARCH_ERRORS)
+    @post("/vector", status_code=200, summary="Vector search", responses=_SEARCH_ERRORS, operation_class=SearchOperation)
     async def vector(self, data: JSONBody[ModeSearchRequest], rt: Rt, caller: Caller) -> SearchResponse:
         """Cosine similarity over chunk embeddings (pgvector HNSW)."""
         return await _search(rt, caller, data, "vector")
 
-    @post("/keyword", status_code=200, summary="Keyword search (BM25)", responses=_SEARCH_ERRORS)
+    @post("/keyword", status_code=200, summary="Keyword search (BM25)", responses=_SEARCH_ERRORS, operation_class=SearchOperation)
     async def keyword(self, data: JSONBody[ModeSearchRequest], rt: Rt, caller: Caller) -> SearchResponse:
         """BM25-scored full-text search over chunks."""
         return await _search(rt, caller, data, "keyword")
 
-    @post("/hybrid", status_code=200, summary="Hybrid search (vector + keyword, fused)", responses=_SEARCH_ERRORS)
+    @post("/hybrid", status_code=200, summary="Hybrid search (vector + keyword, fused)", responses=_SEARCH_ERRORS, operation_class=SearchOperation)
     async def hybrid(self, data: JSONBody[ModeSearchRequest], rt: Rt, caller: Caller) -> SearchResponse:
         """Vector and keyword legs fused (normalised scores by default; ``fusion: "rrf"`` for reciprocal ranks)."""
         return await _search(rt, caller, data, "hybrid")
 
-    @post("/graph", status_code=200, summary="Graph search", responses=_SEARCH_ERRORS)
+    @post("/graph", status_code=200, summary="Graph search", responses=_SEARCH_ERRORS, operation_class=SearchOperation)
     async def graph(self, data: JSONBody[ModeSearchRequest], rt: Rt, caller: Caller) -> SearchResponse:
         """Entities linked from the query, expanded over the knowledge graph; chunks scored by personalised PageRank."""
         return await _search(rt, caller, data, "graph")
