@@ -104,3 +104,4 @@ class Extraction:
     entities: dict[str, Entity] = field(default_factory=dict)  # key -> entity
     mentions: dict[tuple[int, str], int] = field(default_factory=dict)  # (chunk index, key) -> count
     relations: dict[tuple[str, str], Relation] = field(default_factory=dict)
+    aliases: dict[str, set[str]] = field(default_factory=dict)  # key -> other names the document defines for it
