@@ -144,10 +144,11 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             ingestor = await rt.ingestor()
             if changes is not None:
                 return await ingestor.ingest_changes(changes, collection=collection, chunker=args.chunker,
-                                                     tags=tags, progress=progress)
+                                                     tags=tags, progress=progress, extended_mode=args.extended)
             return await ingestor.ingest_paths([Path(p) for p in args.paths], collection=collection,
                                                chunker=args.chunker, tags=tags, file_types=file_types,
-                                               sync=args.sync, progress=progress, text_config=args.text_config)
+                                               sync=args.sync, progress=progress, text_config=args.text_config,
+                                               extended_mode=args.extended)
 
     report = asyncio.run(run())
     data = report.to_dict()
@@ -160,6 +161,8 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
               f"{len(report.failed)} failed in {report.seconds:.1f}s")
         print(f"  written: {report.chunks} chunks; {report.entities} distinct entities and {report.relations} "
               "relations in the documents written")
+        if report.representations:
+            print(f"  extended search: {report.representations} titles, summaries and propositions written")
         if report.totals:
             t = report.totals
             graph = (f"{t['entities']} entities, {t['relations']} relations" if t["entities"] is not None
@@ -225,6 +228,8 @@ def print_results(response: dict[str, Any], explain: bool) -> None:
     print(f"{len(response['results'])} results for {response['query']!r} ({response['mode']}, "
           f"{response['took_ms']:.0f} ms; {legs})")
     for name, v in response["legs"].items():
+        if v.get("expanded"):
+            print(f"  {name} leg expanded with: {', '.join(v['expanded'])}")
         if v.get("error"):
             print(f"  leg problem: {v['error']}", file=sys.stderr)
         elif explain and v.get("reason"):
@@ -234,6 +239,9 @@ def print_results(response: dict[str, Any], explain: bool) -> None:
         cite = citation(hit["source"], chunk_page(hit.get("metadata")))
         print(f"\n{rank:>2}. {hit['score']:.4f}  {cite}" + (f"  [{path}]" if path else ""))
         print(f"    {_highlight(hit['content'], terms, tty)}")
+        matched = hit.get("matched")
+        if matched and matched.get("text"):
+            print(f"    matched {matched['kind']}: {' '.join(matched['text'].split())[:200]}")
         found_by = ", ".join(hit["legs"])
         line = f"    found by: {found_by}"
         if explain:
@@ -264,6 +272,17 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     for name in args.collection or ():
         if not is_collection_name(name):
             raise InvalidInput(f"invalid collection name {name!r}")
+    synonyms = None
+    if args.synonyms:
+        from pathlib import Path
+
+        from graphrag.search.expansion import parse_synonyms
+
+        try:
+            text = Path(args.synonyms).expanduser().read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"--synonyms {args.synonyms}: {getattr(exc, 'strerror', None) or exc}") from None
+        synonyms = [list(group) for group in parse_synonyms(text, args.synonyms)]
 
     from graphrag.runtime import open_services
 
@@ -272,7 +291,8 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
             await rt.postgres.require_collections(args.collection)
             router = await rt.router(args.mode)  # only the models this mode needs
             return await router.search(args.query, mode=args.mode, limit=args.k, collections=args.collection,
-                                       filters=args.filter, explain=args.explain, graph_leg=args.graph_leg)
+                                       filters=args.filter, explain=args.explain, graph_leg=args.graph_leg,
+                                       extended=args.extended, expand=args.expand, synonyms=synonyms)
 
     response = asyncio.run(run())
     if args.json:
@@ -295,7 +315,8 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
         async with open_services(settings) as rt:
             return await run_eval(rt, Path(args.dir), collection=args.collection, modes=args.mode, k=args.k,
                                   split=args.split, run_file=Path(args.run_file) if args.run_file else None,
-                                  progress=progress, limit_queries=args.limit_queries, fusion=args.fusion)
+                                  progress=progress, limit_queries=args.limit_queries, fusion=args.fusion,
+                                  extended=args.extended, expand=args.expand)
 
     result = asyncio.run(run())
     if args.json:
@@ -440,6 +461,10 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--text-config", metavar="NAME",
                         help="text-search configuration of a new collection: english, simple (multilingual), "
                         "german, ... (default: GRAPHRAG_TEXT_SEARCH_CONFIG)")
+    ingest.add_argument("--extended", nargs="?", const="extractive", choices=["off", "extractive", "llm"],
+                        metavar="MODE", help="also make titles, summaries and propositions for extended search: "
+                        "extractive (the default MODE), llm (GRAPHRAG_EXTENDED_MODEL) or off; recorded with the "
+                        "collection, so later ingests keep them (default: GRAPHRAG_EXTENDED, else the collection's)")
     ingest.add_argument("--json", action="store_true")
     ingest.set_defaults(func=cmd_ingest)
 
@@ -453,6 +478,13 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--graph-leg", choices=["auto", "always", "never"], default="auto",
                         help="fused modes: auto skips the graph leg where the graph prior makes its weight "
                              "negligible; always runs it; never leaves it out")
+    search.add_argument("--extended", action="store_true",
+                        help="also match titles, summaries and propositions (ingested with --extended)")
+    search.add_argument("--expand", action=argparse.BooleanOptionalAction, default=None,
+                        help="expand the keyword leg with synonyms and entity aliases (default: "
+                             "GRAPHRAG_EXPAND_COLLECTIONS)")
+    search.add_argument("--synonyms", metavar="FILE",
+                        help="synonym groups for this search, one per line: car, automobile, auto (implies --expand)")
     search.add_argument("--json", action="store_true", help="the REST response shape")
     search.set_defaults(func=cmd_search)
 
@@ -468,6 +500,9 @@ def build_parser() -> argparse.ArgumentParser:
                                "extension (run.trec -> run.hybrid.trec)")
     evaluate.add_argument("--limit-queries", type=int, help="only the first N queries (quick runs)")
     evaluate.add_argument("--fusion", choices=["convex", "rrf"], help="fusion of the fused modes (default: convex)")
+    evaluate.add_argument("--extended", action="store_true",
+                          help="ingest the corpus with extractive representations and search with extended: true")
+    evaluate.add_argument("--expand", action="store_true", help="search with query expansion (expand: true)")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(func=cmd_eval)
 

@@ -57,6 +57,8 @@ class SearchHit(BaseModel):
     document_id: str
     collection: str
     found_by: list[str] = Field(description="the retrieval legs that found this passage")
+    matched: str | None = Field(None, description="extended searches: the document title, summary or proposition "
+                                "that matched, as 'kind: text' (absent when the passage itself matched)")
 
 
 class SearchResult(BaseModel):
@@ -177,7 +179,7 @@ class DocumentList(BaseModel):
 # --- tools ---------------------------------------------------------------------------------------
 
 async def search(deps: AgentDeps, query: str, limit: Limit | None = None, collections: Collections = None,
-                 filters: Filters = None) -> SearchResult:
+                 filters: Filters = None, extended: bool = False, expand: bool | None = None) -> SearchResult:
     """Search the knowledge base for passages that answer a question. Use this first.
 
     Combines semantic (vector), keyword and knowledge-graph retrieval. Cite a passage by its source.
@@ -189,8 +191,12 @@ async def search(deps: AgentDeps, query: str, limit: Limit | None = None, collec
         filters: Optional metadata filter, e.g. {"year": {"$gte": 2020}} or
             {"$and": [{"tags": "public"}, {"source": {"$contains": "guide"}}]}; operators $eq $ne $gt $gte
             $lt $lte $in $nin $contains $and $or.
+        extended: Also match document titles, summaries and propositions (when they were made at
+            ingestion): finds passages whose document as a whole answers the question.
+        expand: Add synonyms and other names (abbreviations) of what the query names to the keyword
+            search; omit for the collections' default.
     """
-    return _search_result(await _search(deps, "auto", query, limit, collections, filters))
+    return _search_result(await _search(deps, "auto", query, limit, collections, filters, extended, expand))
 
 
 async def vector_search(deps: AgentDeps, query: str, limit: Limit | None = None, collections: Collections = None,
@@ -207,7 +213,7 @@ async def vector_search(deps: AgentDeps, query: str, limit: Limit | None = None,
 
 
 async def hybrid_search(deps: AgentDeps, query: str, limit: Limit | None = None, collections: Collections = None,
-                        filters: Filters = None) -> SearchResult:
+                        filters: Filters = None, extended: bool = False, expand: bool | None = None) -> SearchResult:
     """Semantic plus keyword search, without the graph: good for exact names, codes and rare terms.
 
     Args:
@@ -215,8 +221,10 @@ async def hybrid_search(deps: AgentDeps, query: str, limit: Limit | None = None,
         limit: How many passages to return, 1-20 (default 5).
         collections: Collections to search; omit to search the default ones.
         filters: Optional metadata filter, same language as in search.
+        extended: Also match document titles, summaries and propositions, as in search.
+        expand: Add synonyms and abbreviations to the keyword search, as in search.
     """
-    return _search_result(await _search(deps, "hybrid", query, limit, collections, filters))
+    return _search_result(await _search(deps, "hybrid", query, limit, collections, filters, extended, expand))
 
 
 async def graph_search(deps: AgentDeps, query: str, limit: Limit | None = None, collections: Collections = None,
@@ -331,12 +339,13 @@ async def list_documents(deps: AgentDeps, collection: str | None = None,
 # --- helpers -------------------------------------------------------------------------------------
 
 async def _search(deps: AgentDeps, mode: str, query: str, limit: int | None, collections: Collections,
-                  filters: Filters) -> dict[str, Any]:
+                  filters: Filters, extended: bool = False, expand: bool | None = None) -> dict[str, Any]:
     await deps.runtime.postgres.require_collections(collections)  # a named collection must exist
     router = await deps.runtime.router()
     log.debug("%s search %r in %s", mode, query, collections or deps.collections or "all collections")
     return await router.search(query, mode=mode, limit=limit or deps.limit,
-                               collections=collections or deps.collections, filters=filters)
+                               collections=collections or deps.collections, filters=filters,
+                               extended=extended, expand=expand)
 
 
 def _search_result(response: dict[str, Any]) -> SearchResult:
@@ -347,11 +356,18 @@ def _search_result(response: dict[str, Any]) -> SearchResult:
             source=r["source"], citation=citation(r["source"], page), page=page, title=r["title"],
             heading_path=r["heading_path"], score=r["score"], text=_trim(r["content"], TEXT_CHARS),
             chunk_id=r["chunk_id"], document_id=r["document_id"], collection=r["collection"],
-            found_by=[leg for leg in r["legs"] if leg in LEGS]))
+            found_by=[leg for leg in r["legs"] if leg in (*LEGS, "extended")],
+            matched=_matched(r.get("matched"))))
     # A leg that failed still leaves an answer; the agent should know it is partial.
     warnings = [f"{leg} retrieval {info['status']}: {info.get('error', '')}".rstrip(": ")
                 for leg, info in response["legs"].items() if info["status"] in ("error", "timeout")]
     return SearchResult(query=response["query"], mode=response["mode"], hits=hits, warnings=warnings)
+
+
+def _matched(matched: dict[str, Any] | None) -> str | None:
+    if not matched or matched.get("kind") == "chunk" or not matched.get("text"):
+        return None
+    return f"{matched['kind']}: {_trim(matched['text'], EVIDENCE_CHARS)}"
 
 
 async def _entities_named(deps: AgentDeps, name: str, collections: Collections) -> list[LinkedEntity]:

@@ -65,7 +65,7 @@ async def _search(rt: Rt, caller: Principal, body: SearchRequest, mode: str) -> 
         body.query, mode=mode, limit=body.limit, collections=collections, filters=body.filters,
         threshold=body.threshold, explain=body.explain, token_budget=body.token_budget, mmr_lambda=body.mmr,
         collapse=body.collapse, metadata_only=body.metadata_only, rerank=body.rerank, fusion=body.fusion,
-        graph_leg=body.graph_leg,
+        graph_leg=body.graph_leg, extended=body.extended, expand=body.expand, synonyms=body.synonyms,
     )
     if not body.explain:
         response.pop("timings", None)
