@@ -170,14 +170,18 @@ def word_runs(query: str) -> dict[str, str]:
     for n in range(MAX_NGRAM, 0, -1):
         for i in range(len(words) - n + 1):
             run = words[i:i + n]
-            # A small word in lower case ("who") cannot start or end a name; "WHO" can.
-            if run[0] in _STOP or run[-1] in _STOP:
+            if _small(run[0]) or _small(run[-1]):
                 continue
             text = " ".join(run)
             norm = normalise_name(text)
             if norm and len(norm) > 1 and norm not in out:
                 out[norm] = text
     return dict(list(out.items())[:80])
+
+
+def _small(word: str) -> bool:
+    """A small word cannot start or end a name ("What", "who"); an abbreviation can ("WHO")."""
+    return word.lower() in _STOP and not (word.isupper() and len(word) > 1)
 
 
 def _acronym_pair(a: str, b: str) -> bool:
