@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import asyncpg
 import numpy as np
 from pydantic import BaseModel, Field
 
@@ -355,11 +356,19 @@ async def backfill(ingestor: Any, collection: str, document_ids: Sequence[uuid.U
         docs = [r for r in todo if chunks.get(r["id"])]
         made = await asyncio.to_thread(representer.represent, space.embedder,
                                        [(r["title"], [c["content"] for c in chunks[r["id"]]]) for r in docs])
-        async with pg.pool.acquire() as conn, conn.transaction():
-            await _check_collection_model(conn, collection, space.name)
-            for doc, reps in zip(docs, made, strict=True):
-                # Chunk indexes of the representer are positions in the document's stored chunk list.
-                written += await replace_representations(
-                    conn, collection=collection, document_id=doc["id"], chunk_ids=[c["id"] for c in chunks[doc["id"]]],
-                    reps=reps, generator=representer.generator, model=space.name, text_config=text_config)
+        try:
+            async with pg.pool.acquire() as conn, conn.transaction():
+                await _check_collection_model(conn, collection, space.name)
+                batch = 0
+                for doc, reps in zip(docs, made, strict=True):
+                    # Chunk indexes of the representer are positions in the document's stored chunk list.
+                    batch += await replace_representations(
+                        conn, collection=collection, document_id=doc["id"],
+                        chunk_ids=[c["id"] for c in chunks[doc["id"]]], reps=reps, generator=representer.generator,
+                        model=space.name, text_config=text_config)
+            written += batch
+        except asyncpg.ForeignKeyViolationError:
+            # A concurrent write replaced or deleted one of these documents meanwhile: it made its own
+            # representations (or needs none); the rest of this batch is made by the next ingest.
+            log.info("documents changed while their representations were made; skipped a batch")
     return written
