@@ -103,10 +103,21 @@ def check_groups(value: Any) -> Groups:
     groups = []
     for i, group in enumerate(value):
         if (not isinstance(group, (list, tuple)) or not 2 <= len(group) <= MAX_GROUP_TERMS
-                or not all(isinstance(t, str) and t.strip() and len(t) <= 200 and "\x00" not in t for t in group)):
+                or not all(isinstance(t, str) and t.strip() and len(t) <= 200 and _storable(t) for t in group)):
             raise InvalidInput(f"synonyms[{i}] must be a list of 2-{MAX_GROUP_TERMS} non-empty terms")
         groups.append(tuple(dict.fromkeys(" ".join(t.split()) for t in group)))
     return tuple(groups)
+
+
+def _storable(text: str) -> bool:
+    """No NUL and valid Unicode: what PostgreSQL can take as a parameter."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _stem(word: str) -> str:
@@ -151,11 +162,12 @@ class SynonymFile:
             raise ConfigurationError(f"GRAPHRAG_SYNONYMS_FILE {self.path}: {exc.strerror or exc}") from None
         stamp = (stat.st_mtime, stat.st_size)
         if stamp != self._stamp:
-            text = self.path.read_text(encoding="utf-8")
             try:
-                self._groups = parse_synonyms(text, str(self.path))
+                self._groups = parse_synonyms(self.path.read_text(encoding="utf-8"), str(self.path))
             except InvalidInput as exc:
                 raise ConfigurationError(f"GRAPHRAG_SYNONYMS_FILE: {exc.message}") from None
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ConfigurationError(f"GRAPHRAG_SYNONYMS_FILE {self.path}: {exc}") from None
             self._stamp = stamp
         return self._groups
 
