@@ -173,3 +173,36 @@ async def test_rest_shows_expanded_terms(api: Any, ingestor: Ingestor, collectio
         assert body["legs"]["keyword"]["expanded"] == ["automobile"] and sources(body) == ["garage"]
         bad = await client.post("/search", json={"query": "vehicle", "synonyms": [["vehicle"]]})
         assert bad.status_code == 400
+
+
+def _cli(*args: str, env: dict[str, str]) -> Any:
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "graphrag.cli", *args], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=300, cwd=Path(__file__).resolve().parent.parent)
+
+
+def test_cli_bad_synonym_file_fails_before_the_stores(settings: Any, tmp_path: Path) -> None:
+    env = {"GRAPHRAG_HOME": str(settings.home_dir), "GRAPHRAG_POSTGRES_DSN": "postgresql://graphrag@127.0.0.1:9/none"}
+    (tmp_path / "bad.txt").write_text("car\n")
+    for name, message in (("missing.txt", "--synonyms"), ("bad.txt", "line 1")):
+        result = _cli("search", "x", "--mode", "keyword", "--synonyms", str(tmp_path / name), env=env)
+        assert result.returncode == 2 and message in result.stderr, result.stderr
+        assert result.stderr.count("\n") == 1
+
+
+async def test_cli_search_with_a_synonym_file(settings: Any, services: Any, ingestor: Ingestor, collection: str,
+                                              tmp_path: Path) -> None:
+    import asyncio
+    import json
+
+    await ingest(ingestor, collection, CARS)
+    (tmp_path / "syn.txt").write_text("car, automobile\n")
+    result = await asyncio.to_thread(_cli, "search", "car", "--mode", "keyword", "--collection", collection,
+                                     "--synonyms", str(tmp_path / "syn.txt"), "--json",
+                                     env={"GRAPHRAG_HOME": str(settings.home_dir)})
+    assert result.returncode == 0, result.stderr
+    body = json.loads(result.stdout)
+    assert body["legs"]["keyword"]["expanded"] == ["automobile"] and sources(body) == ["road", "garage"]
