@@ -244,3 +244,30 @@ async def test_rest_search_reports_what_matched(api: Any, runtime: Runtime, inge
                                                       "collection": collection})
         assert added.status_code == 201, added.text
     assert (await kinds(runtime, added.json()["id"]))["proposition"] == 1
+
+
+async def test_reembed_moves_representations_with_the_chunks(runtime: Runtime, ingestor: Ingestor,
+                                                             settings: Any, collection: str) -> None:
+    from pydantic import SecretStr
+
+    from graphrag.ingest.pipeline import IngestModels
+    from graphrag.ingest.reembed import reembed
+    from tests.fake_embeddings import FakeEmbeddings
+
+    await ingest(ingestor, collection)
+    with FakeEmbeddings(dim=64, api_key="sk-test") as fake:
+        fake_models = IngestModels(settings.model_copy(update={
+            "embedding_model": "openai:fake-64", "embedding_base_url": fake.base_url,
+            "embedding_api_key": SecretStr("sk-test")}))
+        report = await reembed(runtime.postgres, runtime.neo4j, fake_models, collection=collection,
+                               model="openai:fake-64")
+        assert report.switched
+        rows = await runtime.postgres.pool.fetch(
+            "SELECT DISTINCT embedding_model, vector_dims(embedding) AS dim, embedding_next IS NULL AS done "
+            "FROM representations WHERE collection = $1", collection)
+        assert [(r["embedding_model"], r["dim"], r["done"]) for r in rows] == [("openai:fake-64", 64, True)]
+        router = SearchRouter(runtime.postgres, runtime.neo4j, fake_models.embedders, fake_models.nlp)
+        response = await router.search("insurance premiums stayed flat", mode="vector", collections=[collection],
+                                       extended=True, limit=2)
+        assert response["legs"]["extended"]["status"] == "ok"
+        assert response["results"][0]["matched"]["kind"] == "proposition"
