@@ -1,0 +1,21 @@
+// Query expansion from the collections' own entities (graphrag/search/expansion.py).
+
+// name: entities_named
+// Entities whose normalised name is one of the query's normalised word runs ($norms), with their
+// aliases and the names of their strongest related entities (the caller keeps those that are the
+// entity's acronym, or whose acronym the entity's name is).
+UNWIND $norms AS norm
+MATCH (e:Entity)
+WHERE e.collection IN $collections AND e.norm = norm
+RETURN norm, e.id AS id, e.name AS name, coalesce(e.aliases, []) AS aliases,
+       COLLECT { MATCH (e)-[r:RELATED_TO]-(n:Entity) WITH n, r ORDER BY r.weight DESC LIMIT 50
+                 RETURN n.name } AS neighbours
+LIMIT 100;
+
+// name: entities_aliased
+// Entities one of whose aliases matches the Lucene query $query (the caller checks the match is exact).
+CALL db.index.fulltext.queryNodes('entity_alias', $query) YIELD node, score
+WHERE node.collection IN $collections
+RETURN node.id AS id, node.name AS name, node.aliases AS aliases, score
+ORDER BY score DESC
+LIMIT 50;
