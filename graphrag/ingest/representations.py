@@ -27,7 +27,7 @@ import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import asyncpg
 import numpy as np
@@ -39,9 +39,7 @@ from graphrag.stores import queries
 
 log = logging.getLogger(__name__)
 
-Mode = Literal["extractive", "llm"]
 MODES: tuple[str, ...] = ("extractive", "llm")
-KINDS: tuple[str, ...] = ("title", "summary", "proposition")
 SUMMARY_SENTENCES = 3
 SUMMARY_MAX_WORDS = 120
 MIN_WORDS = 4

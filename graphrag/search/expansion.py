@@ -15,7 +15,8 @@ Sources:
   normalised as entity names are (:func:`graphrag.ingest.extract.normalise_name`); for an entity
   so named, its recorded aliases (abbreviations its documents define, see
   :mod:`graphrag.ingest.aliases`) and its related entities whose name is its acronym (or that it is
-  the acronym of) are added; an entity that has the word run as an alias adds its name.
+  the acronym of) are added; an entity that has the word run as an alias adds its name (only its
+  name: one abbreviation may stand for several things).
 """
 
 from __future__ import annotations
@@ -218,9 +219,10 @@ async def alias_terms(neo4j: Neo4jStore, query: str, collections: list[str]) -> 
     for row in aliased:
         aliases = {normalise_name(a): a for a in row["aliases"] or []}
         hit = next((runs[norm] for norm in runs if norm in aliases), None)
-        if hit is not None:
-            out += [Term(n, hit, "alias") for n in [row["name"], *aliases.values()]
-                    if n and normalise_name(n) != normalise_name(hit)]
+        # Only the entity's own name: its other aliases may be other things with the same
+        # abbreviation ("TMC": Thurgood Marshall College, Toyota Motor Corporation).
+        if hit is not None and row["name"] and normalise_name(row["name"]) != normalise_name(hit):
+            out.append(Term(row["name"], hit, "alias"))
     return out
 
 
