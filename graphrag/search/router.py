@@ -255,7 +255,7 @@ class SearchRouter:
         # The legs finish in a different order each time: a fixed order keeps answers repeatable (the
         # legs of each hit, and the fused sums, follow the order of the rankings).
         legs = {**{leg: legs[leg] for leg in LEGS if leg in legs}, **legs}
-        results = {leg: results[leg] for leg in config.legs if leg in results}
+        results = {leg: results[leg] for leg in run_legs if leg in results}  # the extended leg included
         if prior_task is not None and legs["graph"]["status"] == "skipped":
             legs["graph"]["prior"] = round(prior, 3)
         space = space_task.result() if space_task.done() and not space_task.cancelled() else None
