@@ -12,6 +12,9 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from graphrag.agent import AgentDeps
+from graphrag.agent import mcp as mcp_server
+from graphrag.agent import tools as agent_tools
 from graphrag.errors import ConfigurationError, InvalidInput
 from graphrag.ingest.pipeline import Ingestor
 from graphrag.ingest.representations import (
@@ -244,6 +247,40 @@ async def test_rest_search_reports_what_matched(api: Any, runtime: Runtime, inge
                                                       "collection": collection})
         assert added.status_code == 201, added.text
     assert (await kinds(runtime, added.json()["id"]))["proposition"] == 1
+
+
+async def test_extended_search_with_highlights_full_documents_formats_and_tools(
+        api: Any, runtime: Runtime, models: Any, ingestor: Ingestor, collection: str) -> None:
+    """The extended leg beside the other per-request options: highlight offsets still slice the hit's
+    content, a full document keeps what matched, the text and voice formats and the agent/MCP tools
+    take ``extended`` and ``expand``."""
+    ids = await ingest(ingestor, collection)
+    query = {"query": "insurance premiums stayed flat", "extended": True, "collections": [collection], "limit": 2}
+    async with httpx.AsyncClient(base_url=api.url, timeout=120) as client:
+        lit = (await client.post("/search", json={**query, "highlight": True})).json()["results"][0]
+        whole = (await client.post("/search", json={**query, "full_document_threshold": 0})).json()["results"][0]
+        voice = await client.post("/search", json={**query, "format": "voice", "expand": True})
+        text = await client.post("/search", json={**query, "format": "text"})
+    assert lit["matched"]["kind"] == "proposition" and lit["highlights"]
+    assert {lit["content"][h["start"]:h["end"]].lower() for h in lit["highlights"]} <= {
+        "insurance", "premiums", "stayed", "flat"}
+    assert whole["full_document"] is True and whole["document_id"] == ids["logistics.md"]
+    assert whole["matched"]["kind"] == "proposition" and "Insurance premiums stayed flat" in whole["content"]
+    assert "Lyon depot" in whole["content"]  # the document's other sections: the whole text
+    assert voice.status_code == 200 and voice.headers["content-type"].startswith("text/plain")
+    assert "Insurance premiums" in voice.text
+    assert text.status_code == 200 and "[1] logistics.md" in text.text
+
+    rt = Runtime(settings=runtime.settings, postgres=runtime.postgres, neo4j=runtime.neo4j, _models=models)
+    deps = AgentDeps(rt, collections=[collection])
+    found = await agent_tools.search(deps, "insurance premiums stayed flat", extended=True, limit=2)
+    assert found.hits[0].matched.startswith("proposition: Insurance premiums")  # type: ignore[union-attr]
+    schemas = {t.name: t.inputSchema["properties"] for t in mcp_server.list_tools()}
+    assert {"extended", "expand"} <= set(schemas["search"]) and {"extended", "expand"} <= set(schemas["hybrid_search"])
+    result = await mcp_server.call_tool(deps, "hybrid_search", {"query": "insurance premiums stayed flat",
+                                                                 "extended": True, "expand": True, "limit": 2})
+    assert not result.is_error, result.content
+    assert result.structured_content["hits"][0]["matched"].startswith("proposition:")  # type: ignore[index]
 
 
 async def test_reembed_moves_representations_with_the_chunks(runtime: Runtime, ingestor: Ingestor,
