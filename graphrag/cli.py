@@ -630,6 +630,9 @@ def build_parser() -> argparse.ArgumentParser:
     from graphrag import cli_suggest
 
     cli_suggest.register(sub)
+    from graphrag import cli_aliases
+
+    cli_aliases.register(sub)
 
     completion = sub.add_parser("completion", help="print a shell completion script (bash or zsh)",
                                 description='Load it with eval "$(graphrag completion bash)" in ~/.bashrc '

@@ -206,3 +206,35 @@ async def test_cli_search_with_a_synonym_file(settings: Any, services: Any, inge
     assert result.returncode == 0, result.stderr
     body = json.loads(result.stdout)
     assert body["legs"]["keyword"]["expanded"] == ["automobile"] and sources(body) == ["road", "garage"]
+
+
+async def test_alias_backfill_for_documents_stored_without_aliases(router: SearchRouter, runtime: Runtime,
+                                                                  ingestor: Ingestor, settings: Any,
+                                                                  collection: str) -> None:
+    """A collection whose entities have no aliases (stored before they were kept) gets them from its
+    stored chunks with `graphrag aliases`; running it again adds nothing."""
+    import asyncio
+    import json
+
+    from graphrag.ingest.alias_backfill import backfill_aliases, document_aliases
+
+    assert document_aliases(["european space agency|ORG", "kourou|GPE"],
+                            ["The European Space Agency (ESA) launched it from Kourou."]) == {
+        "european space agency|ORG": {"ESA"}}
+    await ingest(ingestor, collection, SPACE)
+    await runtime.neo4j.driver.execute_query("MATCH (e:Entity {collection: $c}) REMOVE e.aliases",
+                                             parameters_={"c": collection}, database_=runtime.neo4j.database)
+    before = await router.search("European Space Agency", mode="keyword", collections=[collection], expand=True)
+    assert "ESA" not in before["legs"]["keyword"].get("expanded", [])
+
+    result = await asyncio.to_thread(_cli, "aliases", "--collection", collection, "--json",
+                                     env={"GRAPHRAG_HOME": str(settings.home_dir)})
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)[collection]
+    assert report["documents"] == len(SPACE) and report["aliases"] >= 2 and report["entities"] >= 2
+    after = await router.search("European Space Agency", mode="keyword", collections=[collection], expand=True)
+    assert "ESA" in after["legs"]["keyword"]["expanded"] and "shield" in sources(after)
+    backward = await router.search("AL headquarters", mode="keyword", collections=[collection], expand=True)
+    assert "Apex Logistics" in backward["legs"]["keyword"]["expanded"]
+    again = await backfill_aliases(runtime.postgres, runtime.neo4j, collection)
+    assert again.documents == len(SPACE) and again.aliases == 0 and again.entities == 0
