@@ -275,7 +275,7 @@ async def test_extended_search_with_highlights_full_documents_formats_and_tools(
     deps = AgentDeps(rt, collections=[collection])
     found = await agent_tools.search(deps, "insurance premiums stayed flat", extended=True, limit=2)
     assert found.hits[0].matched.startswith("proposition: Insurance premiums")  # type: ignore[union-attr]
-    schemas = {t.name: t.inputSchema["properties"] for t in mcp_server.list_tools()}
+    schemas = {t.name: t.input_schema["properties"] for t in mcp_server.list_tools()}
     assert {"extended", "expand"} <= set(schemas["search"]) and {"extended", "expand"} <= set(schemas["hybrid_search"])
     result = await mcp_server.call_tool(deps, "hybrid_search", {"query": "insurance premiums stayed flat",
                                                                  "extended": True, "expand": True, "limit": 2})

@@ -109,7 +109,7 @@ async def test_scoped_key_sees_only_its_collections_through_every_tool(scoped: d
         options = {"highlight", "full_document_threshold", "token_limit", "format", "extended", "expand"}
         for t in tools:
             if t.name in ("search", "hybrid_search"):
-                assert options <= set(t.inputSchema["properties"]), t.name
+                assert options <= set(t.input_schema["properties"]), t.name
         scoped_ext = payload(await session.call_tool("search", {"query": QUESTION, "limit": 10, "extended": True,
                                                                 "expand": True}))
         assert {h["collection"] for h in scoped_ext["hits"]} == {a}
