@@ -48,6 +48,9 @@ def test_abbreviation_definitions_and_acronyms() -> None:
     assert definitions("The European Space Agency (ESA) launched it. IL-6 (interleukin 6) rose. "
                        "Mice (see Fig. 2) ran.") == [("ESA", "European Space Agency"), ("IL-6", "interleukin 6")]
     assert best_long_form("TNF", "levels of tumor necrosis factor") == "tumor necrosis factor"
+    # A long explanation in parentheses is not a definition (at most min(|SF| + 5, 2|SF|) words).
+    assert definitions("FIFA (non-fans which had no knowledge of the previous games of the franchise) liked it. "
+                       "UCF (University of Central Florida) won.") == [("UCF", "University of Central Florida")]
     assert best_long_form("XYZ", "nothing to see here") is None
     assert is_short_form("mTOR") and is_short_form("HbA1c") and not is_short_form("see") and not is_short_form("Fig")
     assert is_acronym_of("WHO", "World Health Organization") and is_acronym_of("DoD", "Department of Defense")

@@ -71,7 +71,9 @@ def definitions(text: str) -> list[tuple[str, str]]:
             short = words_before[-1]
             inner = inside.split(",")[0].split(";")[0].strip()
             long = best_long_form(short, inner)
-            if long and len(long.split()) >= 2:
+            # The same bound on the long form's words as the other order (an explanation in
+            # parentheses is not a definition).
+            if long and 2 <= len(long.split()) <= min(len(short) + 5, 2 * len(short)):
                 pairs.append((short, long))
     return pairs
 
