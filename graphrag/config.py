@@ -140,7 +140,7 @@ class Settings(BaseSettings):
     reranker_model: str | None = Field(
         None, description="Local cross-encoder model path for optional reranking (none is bundled)."
     )
-    leg_timeout_s: float = Field(5.0, description="Default per-leg timeout of a search, in seconds.")
+    leg_timeout_s: float = Field(5.0, gt=0, le=120, description="Default per-leg timeout of a search, in seconds.")
     synonyms_file: Path | None = Field(
         None, description="Synonym list for query expansion: one group per line, comma-separated "
         "(`car, automobile, auto`); `#` starts a comment.")

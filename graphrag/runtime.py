@@ -99,6 +99,7 @@ class Runtime:
             router = SearchRouter(self.postgres, self.neo4j, self.embedders, nlp,
                                   reranker_path=self.settings.reranker_model)
             router.expander = QueryExpander.from_settings(self.settings)
+            router.leg_timeout_s = self.settings.leg_timeout_s
             self._router = router
         return self._router
 

@@ -73,6 +73,8 @@ class SearchRouter:
         self.leg_overrides: dict[str, Callable[..., Awaitable[LegResult]]] = {}
         #: Query expansion (synonyms, entity aliases); the runtime configures it from the settings.
         self.expander = QueryExpander()
+        #: The per-leg timeout of requests that name none (GRAPHRAG_LEG_TIMEOUT_S; None: the recipes').
+        self.leg_timeout_s: float | None = None
 
     @property
     def embedder(self) -> Embedder:
@@ -126,6 +128,8 @@ class SearchRouter:
             raise InvalidInput(f"limit must be an integer from 1 to 100, got {limit!r}")
         spec = parse_filter(filters)
         compile_filter(spec)  # raises InvalidInput naming the problem
+        if options.get("leg_timeout_s") is None and self.leg_timeout_s is not None:
+            options["leg_timeout_s"] = self.leg_timeout_s
         return derive(mode, limit=limit, collections=collections, filters=spec, **options)
 
     async def search(self, query: str, mode: str = "auto", **options: Any) -> dict[str, Any]:
