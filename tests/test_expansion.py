@@ -157,6 +157,9 @@ async def test_entity_aliases_expand_both_ways(router: SearchRouter, ingestor: I
     backward = await router.search("AL headquarters", mode="keyword", collections=[collection], expand=True)
     assert "Apex Logistics" in backward["legs"]["keyword"]["expanded"]
     assert "drivers" in sources(backward)  # says only "Apex Logistics"
+    # The word "al" is not the abbreviation "AL".
+    lower = await router.search("al headquarters", mode="keyword", collections=[collection], expand=True)
+    assert "Apex Logistics" not in lower["legs"]["keyword"].get("expanded", [])
     plain = await router.search("AL headquarters", mode="keyword", collections=[collection])
     assert "drivers" not in sources(plain)
     # "European Space Agency (ESA)": the document that says only "ESA" is found by the long name.

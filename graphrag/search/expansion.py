@@ -218,7 +218,9 @@ async def alias_terms(neo4j: Neo4jStore, query: str, collections: list[str]) -> 
         out += [Term(n, said, "alias") for n in names]
     for row in aliased:
         aliases = {normalise_name(a): a for a in row["aliases"] or []}
-        hit = next((runs[norm] for norm in runs if norm in aliases), None)
+        # An abbreviation counts only as the query writes one ("SAC", not the word "sac").
+        hit = next((runs[norm] for norm in runs if norm in aliases
+                    and (not is_short_form(aliases[norm]) or is_short_form(runs[norm]))), None)
         # Only the entity's own name: its other aliases may be other things with the same
         # abbreviation ("TMC": Thurgood Marshall College, Toyota Motor Corporation).
         if hit is not None and row["name"] and normalise_name(row["name"]) != normalise_name(hit):
