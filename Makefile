@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install demo test down clean
+.PHONY: install demo lint test down clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -25,8 +25,12 @@ demo: install
 	$(BIN)/graphrag status
 	$(BIN)/graphrag search "Who invented the transistor, and where?" --collection samples -k 3 --explain
 
+lint: install
+	$(BIN)/ruff check graphrag tests bench
+	$(BIN)/mypy
+
 # pytest exits 5 when it collects no test; that is not a failure of the suite.
-test: install
+test: install lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; if [ $$rc -eq 5 ]; then exit 0; else exit $$rc; fi
 
 down:

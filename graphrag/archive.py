@@ -29,7 +29,7 @@ import re
 import tarfile
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -166,7 +166,7 @@ class ArchiveWriter:
         inner: Any = self.sink
         if compression == "gzip":
             # mtime=0: the same collection gives the same bytes, whenever it is exported.
-            self._gzip = gzip.GzipFile(fileobj=self.sink, mode="wb", compresslevel=compresslevel, mtime=0)  # type: ignore[arg-type]
+            self._gzip = gzip.GzipFile(fileobj=self.sink, mode="wb", compresslevel=compresslevel, mtime=0)
             inner = self._gzip
         self._tar = tarfile.open(fileobj=inner, mode="w|", format=tarfile.PAX_FORMAT)
         self.members: list[Member] = []
@@ -235,7 +235,8 @@ class Manifest:
 def _open_tar(handle: IO[bytes]) -> tarfile.TarFile:
     head = handle.read(2)
     handle.seek(0)
-    source: IO[bytes] = gzip.GzipFile(fileobj=handle, mode="rb") if head == _GZIP_MAGIC else handle
+    source: IO[bytes] = (gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[assignment]
+                         if head == _GZIP_MAGIC else handle)
     try:
         return tarfile.open(fileobj=source, mode="r|")
     except (EOFError, zlib.error) as exc:  # a gzip stream that ends or breaks early
@@ -249,7 +250,7 @@ def _reason(exc: BaseException) -> str:
     return text[:160] or type(exc).__name__
 
 
-def iter_members(path: Path) -> Iterator[tuple[str, bytes]]:
+def iter_members(path: Path) -> Generator[tuple[str, bytes], None, None]:
     """``(name, bytes)`` of every member in order, read as a stream (one member in memory at a time).
 
     Damage shows as an :class:`ArchiveError`: a file that is no (gzip'ed) tar, a member that is not a

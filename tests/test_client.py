@@ -8,13 +8,11 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import psutil
 import pytest
 from pydantic import SecretStr
 
@@ -23,7 +21,7 @@ from graphrag.api.schemas import DocumentDetail, Hit, IngestedDocument, SearchRe
 from graphrag.client import APIError, GraphRAGClient
 from graphrag.config import Settings
 from tests.conftest import ApiServer
-from tests.test_serve_workers import free_port
+from tests.serving import serve_process
 
 REPO = Path(__file__).resolve().parent.parent
 APEX = "# Apex Logistics Inc.\n\nApex Logistics Inc. was founded by Sarah Johnson. It builds warehouse robots."
@@ -128,34 +126,8 @@ def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def serve(settings: Settings, services: Any, tmp_path: Path) -> Iterator[dict[str, Any]]:
     """``graphrag serve`` of the test home as a child process on a free port; stopped after."""
-    env = {**os.environ, **SERVE_ENV, "GRAPHRAG_HOME": str(settings.home_dir)}
-    log = tmp_path / "serve.log"
-    port = free_port()
-    with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "graphrag.cli", "serve", "--port", str(port), "--workers", "1"],
-                                cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
-            try:
-                if httpx.get(f"{url}/ready", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "not ready in time:\n" + log.read_text(errors="replace")[-3000:]
-            time.sleep(1)
-        yield {"url": url, "proc": proc, "log": log, "env": env}
-    finally:
-        children = psutil.Process(proc.pid).children(recursive=True) if proc.poll() is None else []
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        psutil.wait_procs(children, timeout=30)
+    with serve_process(settings, tmp_path / "serve.log", workers=1, env=SERVE_ENV, host="127.0.0.1") as served:
+        yield {"url": served.url, "proc": served.proc, "log": served.log, "env": served.env}
 
 
 def searches(log: Path) -> int:

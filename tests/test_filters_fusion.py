@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 
 from graphrag.errors import InvalidInput
 from graphrag.search import fusion
@@ -118,7 +119,7 @@ def test_recipes_are_frozen_and_derived_not_mutated() -> None:
     base = RECIPES["auto"]
     derived = derive("auto", limit=3, mmr_lambda=0.5)
     assert derived.limit == 3 and base.limit == 10 and base.mmr_lambda is None
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):
         base.limit = 5  # type: ignore[misc]
     with pytest.raises(InvalidInput, match="unknown mode"):
         derive("fuzzy")

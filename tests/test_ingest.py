@@ -85,12 +85,12 @@ async def test_mixed_folder_reingest_modify_and_delete(tmp_path: Path, ingestor:
     assert (await pg_counts(runtime, collection))["chunks"] == after["counts"]["graph_chunks"]
 
     # Delete the Microsoft document: its own entities go, Apple (also in apple.md) stays with fewer mentions.
-    apple_before = next(m for (n, l), m in after["entities"].items() if l == "ORG" and "apple" in n.lower())
+    apple_before = next(m for (n, label), m in after["entities"].items() if label == "ORG" and "apple" in n.lower())
     assert await ingestor.delete(collection=collection, source=str((tmp_path / "ms.txt").resolve())) == 1
     final = await graph_facts(runtime, collection)
     assert ("Bill Gates", "PERSON") not in final["entities"]
     assert ("Microsoft", "ORG") not in final["entities"]
-    apple_after = next(m for (n, l), m in final["entities"].items() if l == "ORG" and "apple" in n.lower())
+    apple_after = next(m for (n, label), m in final["entities"].items() if label == "ORG" and "apple" in n.lower())
     assert apple_after == apple_before - 1
     assert not any("microsoft" in pair for pair in final["relations"])
     assert (await pg_counts(runtime, collection))["documents"] == final["counts"]["graph_documents"] == 4

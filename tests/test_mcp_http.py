@@ -5,11 +5,7 @@ real HTTP, the API's keys (a scoped key's tools see only its collections), and `
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -29,7 +25,7 @@ from graphrag.api.auth import digest
 from graphrag.api.running import read_record, record_path
 from graphrag.config import Settings
 from tests.conftest import ApiServer
-from tests.test_serve_workers import free_port
+from tests.serving import serve_process
 
 REPO = Path(__file__).resolve().parent.parent
 TOOLS = {"search", "vector_search", "hybrid_search", "graph_search", "global_search", "get_entity", "get_document",
@@ -171,40 +167,11 @@ async def test_mcp_client_without_a_key_is_refused(scoped: dict[str, Any]) -> No
 def two_workers(settings: Settings, services: Any, tmp_path: Path) -> Iterator[dict[str, Any]]:
     """``graphrag serve --workers 2`` with keys, as a child process on a free port; stopped after."""
     a = f"mcp_w_{uuid.uuid4().hex[:8]}"
-    port = free_port()
-    log = tmp_path / "serve.log"
-    env = {**os.environ, "GRAPHRAG_HOME": str(settings.home_dir), "HF_HUB_OFFLINE": "1",
-           "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": str(REPO), "GRAPHRAG_API_KEYS": key_entries(a)}
-    with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "graphrag.cli", "serve", "--host", "127.0.0.1",
-                                 "--port", str(port), "--workers", "2"],
-                                cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300  # two processes load the models on a shared machine
-        while True:
-            assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
-            try:
-                if httpx.get(f"{url}/ready", timeout=5, headers={"X-API-Key": KEYS["admin"]}).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "not ready in time:\n" + log.read_text(errors="replace")[-3000:]
-            time.sleep(1)
-        yield {"url": url, "proc": proc, "log": log, "a": a}
-    finally:
-        workers = psutil.Process(proc.pid).children(recursive=True) if proc.poll() is None else []
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        _, alive = psutil.wait_procs(workers, timeout=30)
-        for child in alive:
-            child.kill()
-        left = read_record(record_path(settings))
-        assert left is None or left.pid != proc.pid, "the server's record goes when it stops"
+    with serve_process(settings, tmp_path / "serve.log", workers=2, env={"GRAPHRAG_API_KEYS": key_entries(a)},
+                       ready_headers={"X-API-Key": KEYS["admin"]}) as served:
+        yield {"url": served.url, "proc": served.proc, "log": served.log, "a": a}
+    left = read_record(record_path(settings))
+    assert left is None or left.pid != served.proc.pid, "the server's record goes when it stops"
 
 
 @pytest.mark.timeout(600)

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import psutil
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -30,7 +29,7 @@ from graphrag.search.router import SearchRouter
 from graphrag.stores import queries
 from tests import conftest
 from tests.conftest import ApiServer
-from tests.test_serve_workers import free_port
+from tests.serving import serve_process
 
 REPO = Path(__file__).resolve().parent.parent
 KEY = "obs-test-key-" + uuid.uuid4().hex
@@ -319,40 +318,10 @@ def test_json_log_lines_carry_the_request_id() -> None:
 def json_workers(settings: Settings, services: Any,
                  tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
     """``graphrag serve --workers 2`` with JSON logs, on a free port; stopped (workers too) after."""
-    port = free_port()
-    log = tmp_path / "serve.log"
-    env = {**os.environ, "GRAPHRAG_HOME": str(settings.home_dir), "HF_HUB_OFFLINE": "1",
-           "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": str(REPO), "GRAPHRAG_LOG_FORMAT": "json"}
-    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "graphrag.cli", "serve", "--host", "127.0.0.1",
-                                 "--port", str(port), "--workers", "2"],
-                                cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300  # two processes load the models on a shared machine
-        while True:
-            assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
-            try:
-                if httpx.get(f"{url}/ready", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "not ready in time:\n" + log.read_text(errors="replace")[-3000:]
-            time.sleep(1)
-        yield url, proc, log
-    finally:
-        workers = psutil.Process(proc.pid).children(recursive=True) if proc.poll() is None else []
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        _, alive = psutil.wait_procs(workers, timeout=30)
-        for child in alive:
-            child.kill()
-        assert not alive, f"workers left running: {alive}"
+    env = {"GRAPHRAG_LOG_FORMAT": "json", "PROMETHEUS_MULTIPROC_DIR": ""}
+    with serve_process(settings, tmp_path / "serve.log", workers=2, env=env) as served:
+        yield served.url, served.proc, served.log
+    assert not served.left_running, f"workers left running: {served.left_running}"
 
 
 def _served_by(log: Path, prefix: str) -> dict[str, int]:

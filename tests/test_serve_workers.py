@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,54 +18,19 @@ import pytest
 from graphrag.api.server import default_workers
 from graphrag.cli import build_parser
 from graphrag.config import Settings
+from tests.serving import free_port, serve_process
 
 REPO = Path(__file__).resolve().parent.parent
 #: An access-log line of a search, with the process id of the worker that wrote it.
 ACCESS = re.compile(r"^INFO - [^\n]+? - (\d+) - graphrag\.api\.access - \w+ - POST /search 200", re.M)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def two_workers(settings: Settings, services: Any, tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
     """``graphrag serve --workers 2`` as a child process on a free port; stopped (workers too) after."""
-    port = free_port()
-    log = tmp_path / "serve.log"
-    env = {**os.environ, "GRAPHRAG_HOME": str(settings.home_dir), "HF_HUB_OFFLINE": "1",
-           "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": str(REPO)}
-    with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "graphrag.cli", "serve", "--host", "127.0.0.1",
-                                 "--port", str(port), "--workers", "2"],
-                                cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300  # two processes load the models on a shared machine
-        while True:
-            assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
-            try:
-                if httpx.get(f"{url}/ready", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "not ready in time:\n" + log.read_text(errors="replace")[-3000:]
-            time.sleep(1)
-        yield url, proc, log
-    finally:
-        workers = psutil.Process(proc.pid).children(recursive=True) if proc.poll() is None else []
-        proc.terminate()  # the supervisor stops its workers
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        _, alive = psutil.wait_procs(workers, timeout=30)
-        for child in alive:
-            child.kill()
-        assert not alive, f"workers left running: {alive}"
+    with serve_process(settings, tmp_path / "serve.log", workers=2) as served:
+        yield served.url, served.proc, served.log
+    assert not served.left_running, f"workers left running: {served.left_running}"
 
 
 def test_serve_with_two_workers_shares_one_port(two_workers: tuple[str, subprocess.Popen[bytes], Path],

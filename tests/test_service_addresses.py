@@ -141,7 +141,7 @@ def test_two_concurrent_ups_start_one_pair_and_keep_the_state(home: Home) -> Non
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=home.env())
              for _ in range(2)]
     outs = [p.communicate(timeout=900) for p in procs]
-    for proc, (out, err) in zip(procs, outs, strict=True):
+    for proc, (_out, err) in zip(procs, outs, strict=True):
         assert proc.returncode == 0, err
     first, second = (json.loads(out) for out, _ in outs)
     assert first["postgres"]["running"] and first["neo4j"]["running"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from itertools import pairwise
 from collections.abc import Iterator
 from typing import Any
 
@@ -219,7 +220,7 @@ def test_highlights_slice_the_hit_text_exactly(server: dict[str, Any], services:
     for hit in body["results"]:
         assert hit["content"][hit["snippet_start"]:hit["snippet_end"]] == hit["snippet"]
         offsets = [(s["start"], s["end"]) for s in hit["highlights"]]
-        assert offsets == sorted(offsets) and all(e1 <= s2 for (_, e1), (s2, _) in zip(offsets, offsets[1:]))
+        assert offsets == sorted(offsets) and all(e1 <= s2 for (_, e1), (s2, _) in pairwise(offsets))
     with _client(server) as c:  # without the option the response is as before
         plain = c.post("/search", json={"query": "Marie Curie", "collections": [server["a"]]}).json()
         assert all("highlights" not in h and "snippet" not in h for h in plain["results"])

@@ -622,13 +622,13 @@ class Ingestor:
             await tx.commit()
         await self._apply_graph(report)
         report.count_graph(payload)
-        for item, inserted, doc_id in outcomes:
+        for item, inserted, done_id in outcomes:
             if inserted:
                 report.ingested += 1
             else:
                 report.updated += 1
             report.chunks += len(item.chunks)
-            report.documents.append({"id": doc_id, "source": item.row.source, "chunks": len(item.chunks),
+            report.documents.append({"id": done_id, "source": item.row.source, "chunks": len(item.chunks),
                                      "status": "ingested" if inserted else "updated"})
 
     async def _apply_graph(self, report: IngestReport | None = None) -> None:
