@@ -48,16 +48,16 @@ def _sentence(text: str) -> str:
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> tuple[dict[str, argparse.ArgumentParser], dict[str, str]]:
-    for action in parser._actions:  # noqa: SLF001 - argparse offers no public walk of its actions
-        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
-            helps = {choice.dest: choice.help or "" for choice in action._choices_actions}  # noqa: SLF001
+    for action in parser._actions:  # argparse offers no public walk of its actions
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help or "" for choice in action._choices_actions}
             return dict(action.choices), helps
     return {}, {}
 
 
 def _usage(parser: argparse.ArgumentParser) -> str:
     formatter = argparse.HelpFormatter(parser.prog, width=USAGE_WIDTH)
-    formatter.add_usage(parser.usage, parser._actions, parser._mutually_exclusive_groups)  # noqa: SLF001
+    formatter.add_usage(parser.usage, parser._actions, parser._mutually_exclusive_groups)
     return formatter.format_help().strip()
 
 
@@ -84,9 +84,9 @@ def _argument_help(action: argparse.Action) -> str:
     parts = []
     if action.help and action.help is not argparse.SUPPRESS:
         parts.append(action.help % {"default": action.default, "prog": ""} if "%(" in action.help else action.help)
-    if action.choices is not None and not isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+    if action.choices is not None and not isinstance(action, argparse._SubParsersAction):
         parts.append("one of " + ", ".join(f"`{choice}`" for choice in action.choices))
-    if isinstance(action, argparse._AppendAction) and "repeatable" not in (action.help or ""):  # noqa: SLF001
+    if isinstance(action, argparse._AppendAction) and "repeatable" not in (action.help or ""):
         parts.append("repeatable")
     if action.required and action.option_strings:
         parts.append("required")
@@ -95,8 +95,8 @@ def _argument_help(action: argparse.Action) -> str:
 
 def _arguments_table(parser: argparse.ArgumentParser) -> list[str]:
     rows = ["| Argument | Default | Meaning |", "| --- | --- | --- |"]
-    for action in parser._actions:  # noqa: SLF001
-        if isinstance(action, (argparse._HelpAction, argparse._VersionAction, argparse._SubParsersAction)):  # noqa: SLF001
+    for action in parser._actions:
+        if isinstance(action, (argparse._HelpAction, argparse._VersionAction, argparse._SubParsersAction)):
             continue
         rows.append(f"| `{_argument_name(action)}` | {_argument_default(action)} | {_argument_help(action)} |")
     return rows if len(rows) > 2 else []
