@@ -184,3 +184,38 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
 def test_every_page_is_in_the_nav(page: str) -> None:
     config = (ROOT / "mkdocs.yml").read_text("utf-8")
     assert page in config, f"docs/{page} is not in mkdocs.yml's nav"
+
+
+def test_yaml_blocks_parse() -> None:
+    import yaml
+
+    blocks = _blocks("yaml")
+    assert blocks
+    for where, body in blocks:
+        assert yaml.safe_load(body) is not None, where
+
+
+def _statements(path: Path) -> dict[str, str]:
+    """Named statements of a Cypher file (``// name: x`` headers), comments dropped, whitespace folded."""
+    found: dict[str, str] = {}
+    name = None
+    for line in path.read_text("utf-8").splitlines():
+        if match := re.match(r"//\s*name:\s*(\w+)", line):
+            name = match[1]
+            found[name] = ""
+        elif name and not line.lstrip().startswith("//"):
+            found[name] += " " + line
+    return {key: " ".join(text.split()) for key, text in found.items()}
+
+
+def test_cypher_blocks_are_the_statements_of_inspect_cypher() -> None:
+    """The Browser queries shown in the docs are copies of cypher/inspect.cypher: they must not drift."""
+    statements = _statements(ROOT / "cypher" / "inspect.cypher")
+    blocks = _blocks("cypher")
+    assert blocks
+    for where, body in blocks:
+        header, _, statement = body.partition("\n")
+        match = re.match(r"//\s*(\w+):", header)
+        assert match and match[1] in statements, f"{where}: no statement {header!r} in cypher/inspect.cypher"
+        shown = " ".join(line for line in statement.splitlines() if not line.lstrip().startswith("//"))
+        assert " ".join(shown.split()) == statements[match[1]], f"{where}: differs from cypher/inspect.cypher"
