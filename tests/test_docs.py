@@ -6,6 +6,7 @@ Pure: no servers, no models; ``mkdocs`` is a dependency of the ``test`` extra.
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import re
@@ -101,11 +102,14 @@ def test_generated_reference_pages_are_current() -> None:
     assert not stale, f"stale generated docs {[str(p.relative_to(ROOT)) for p in stale]}: run python scripts/gen_docs.py"
 
 
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    action = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
 def test_cli_reference_lists_every_command_and_option() -> None:
     page = (DOCS / "reference" / "cli.md").read_text("utf-8")
-    parser = build_parser()
-    subparsers = next(a for a in parser._actions if a.dest == "command")
-    for name, sub in subparsers.choices.items():
+    for name, sub in _subcommands().items():
         assert f"## graphrag {name}\n" in page, name
         for action in sub._actions:
             for option in action.option_strings:
@@ -122,8 +126,7 @@ def test_settings_reference_lists_every_setting() -> None:
 
 def test_every_command_has_a_place_in_the_cli_guide() -> None:
     guide = (DOCS / "cli.md").read_text("utf-8")
-    subparsers = next(a for a in build_parser()._actions if a.dest == "command")
-    missing = [name for name in subparsers.choices if f"graphrag {name}" not in guide]
+    missing = [name for name in _subcommands() if f"graphrag {name}" not in guide]
     assert not missing, f"commands the CLI guide never shows: {missing}"
 
 
