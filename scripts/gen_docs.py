@@ -173,7 +173,7 @@ def _type_name(annotation: object) -> str:
     names: dict[object, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
     if isinstance(annotation, type) and issubclass(annotation, Enum):
         return " or ".join(f"`{member.value}`" for member in annotation)
-    return names.get(annotation) or getattr(annotation, "__name__", str(annotation))
+    return names.get(annotation) or str(getattr(annotation, "__name__", annotation))
 
 
 def _default(field: FieldInfo) -> str:
