@@ -26,7 +26,7 @@ demo: install
 	$(BIN)/graphrag search "Who invented the transistor, and where?" --collection samples -k 3 --explain
 
 lint: install
-	$(BIN)/ruff check graphrag tests bench
+	$(BIN)/ruff check graphrag tests bench scripts
 	$(BIN)/mypy
 
 # pytest exits 5 when it collects no test; that is not a failure of the suite.
