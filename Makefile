@@ -33,7 +33,7 @@ lint: install
 test: install lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; if [ $$rc -eq 5 ]; then exit 0; else exit $$rc; fi
 
-# The documentation site, built strictly (broken links or anchors fail); tests/test_docs.py runs the same
+# The documentation site, built strictly (broken links or anchors fail); tests/unit/test_docs.py runs the same
 # build, checks the generated reference pages and the code blocks, so `make test` covers the docs too.
 docs: install
 	$(BIN)/mkdocs build --strict

@@ -6,7 +6,7 @@
   its type, default and description, grouped as the settings class groups them.
 
 Run ``python scripts/gen_docs.py`` after changing a command or a setting; ``--check`` exits 1 when a
-checked-in page differs from what the code gives (``tests/test_docs.py`` does the same).
+checked-in page differs from what the code gives (``tests/unit/test_docs.py`` does the same).
 """
 
 from __future__ import annotations

@@ -20,7 +20,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ApiServer
+
+pytestmark = pytest.mark.slow  # fuzzing
 
 
 def test_schemathesis_finds_no_server_error_and_no_schema_violation(api: ApiServer, tmp_path: Path) -> None:

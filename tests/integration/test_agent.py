@@ -217,7 +217,7 @@ async def test_pdf_hits_and_passages_carry_their_page(tmp_path: Path, ingestor: 
                                                       collection: str) -> None:
     """A PDF passage is cited with its page, in the tools' results and in what the model reads."""
     pdf = tmp_path / "eniac.pdf"
-    pdf.write_bytes((Path(__file__).resolve().parent.parent / "samples" / "eniac.pdf").read_bytes())
+    pdf.write_bytes((Path(__file__).resolve().parents[2] / "samples" / "eniac.pdf").read_bytes())
     (tmp_path / "notes.md").write_text("# Notes\n\nBetty Holberton later wrote a sort-merge generator.")
     report = await ingestor.ingest_paths([tmp_path], collection=collection)
     assert report.ingested == 2, report.failed

@@ -172,7 +172,7 @@ def test_document_lifecycle_json(client: httpx.Client, collection: str) -> None:
 def test_upload_multipart_files(client: httpx.Client, collection: str) -> None:
     from pathlib import Path
 
-    docx = (Path(__file__).resolve().parent.parent / "samples" / "transistor.docx").read_bytes()
+    docx = (Path(__file__).resolve().parents[2] / "samples" / "transistor.docx").read_bytes()
     r = client.post("/documents", data={"collection": collection, "tags": "a,b", "metadata": '{"year": 1947}'},
                     files={"file": ("transistor.docx", docx, "application/octet-stream")})
     assert r.status_code == 201, r.text

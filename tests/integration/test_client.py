@@ -23,7 +23,7 @@ from graphrag.config import Settings
 from tests.conftest import ApiServer
 from tests.serving import serve_process
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 APEX = "# Apex Logistics Inc.\n\nApex Logistics Inc. was founded by Sarah Johnson. It builds warehouse robots."
 TEA = "# Tea\n\nGreen tea is produced in China and Japan from unoxidised leaves."
 

@@ -204,7 +204,7 @@ def test_cli_ingest_json_status_and_exit_codes(tmp_path: Path, settings: Any, se
 
 
 # --- feedback: missing paths, summary counts, progress, citations -------------------------------------
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 async def test_missing_path_writes_nothing(tmp_path: Path, ingestor: Ingestor, runtime: Runtime,

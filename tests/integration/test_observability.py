@@ -31,7 +31,7 @@ from tests import conftest
 from tests.conftest import ApiServer
 from tests.serving import serve_process
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 KEY = "obs-test-key-" + uuid.uuid4().hex
 DOCS = {
     "curie.md": "# Marie Curie\n\nMarie Curie discovered polonium and radium in Paris with Pierre Curie.",

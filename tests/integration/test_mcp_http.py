@@ -27,7 +27,7 @@ from graphrag.config import Settings
 from tests.conftest import ApiServer
 from tests.serving import serve_process
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TOOLS = {"search", "vector_search", "hybrid_search", "graph_search", "global_search", "get_entity", "get_document",
          "list_documents"}
 KEYS = {"admin": "mcp-admin-secret-1", "reader_a": "mcp-reader-a-secret-2"}

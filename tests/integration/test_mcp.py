@@ -16,7 +16,7 @@ from mcp.types import CallToolResult
 from graphrag.config import Settings
 from graphrag.ingest.pipeline import Ingestor
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TOOLS = {"search", "vector_search", "hybrid_search", "graph_search", "global_search", "get_entity", "get_document",
          "list_documents"}
 DOCS = {

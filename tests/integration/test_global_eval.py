@@ -213,7 +213,7 @@ def rt(runtime: Runtime, models: Any) -> Runtime:
 
 
 async def test_evidence_comes_from_the_real_stores(rt: Runtime, collection: str, tmp_path: Path) -> None:
-    from tests.test_communities import SPACE, _ingest
+    from tests.integration.test_communities import SPACE, _ingest
 
     await _ingest(rt, tmp_path / "docs", collection, SPACE)
     await compute_communities(rt.postgres, rt.neo4j, rt.embedders, collection)

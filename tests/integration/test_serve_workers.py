@@ -20,7 +20,7 @@ from graphrag.cli import build_parser
 from graphrag.config import Settings
 from tests.serving import free_port, serve_process
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 #: An access-log line of a search, with the process id of the worker that wrote it.
 ACCESS = re.compile(r"^INFO - [^\n]+? - (\d+) - graphrag\.api\.access - \w+ - POST /search 200", re.M)
 

@@ -20,7 +20,7 @@ import pytest
 
 from graphrag.cli import build_parser
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
 MARKDOWN = [*PAGES, ROOT / "README.md"]

@@ -185,14 +185,14 @@ class UpperExtractor:
 
 def test_registry_builds_spacy_llm_and_plugins(spacy_extractor: SpacyExtractor) -> None:
     assert build_extractor(Settings(), spacy_extractor).inner is spacy_extractor
-    plugin = build_extractor(Settings(extractor="tests.test_entities:UpperExtractor"), spacy_extractor)
+    plugin = build_extractor(Settings(extractor="tests.integration.test_entities:UpperExtractor"), spacy_extractor)
     assert isinstance(plugin.inner, UpperExtractor) and isinstance(plugin.inner, Extractor)
     [ex] = plugin.extract_many([["Zyrtle ships Quarn.", LICENCE]])
     assert set(ex.entities) == {"zyrtle", "quarn"}  # keyed by name; the licence chunk was blanked
     with pytest.raises(ConfigurationError, match="GRAPHRAG_EXTRACTOR"):
         build_extractor(Settings(extractor="nope"), spacy_extractor)
     with pytest.raises(ConfigurationError, match="cannot import"):
-        build_extractor(Settings(extractor="tests.test_entities:Missing"), spacy_extractor)
+        build_extractor(Settings(extractor="tests.integration.test_entities:Missing"), spacy_extractor)
     with pytest.raises(ConfigurationError, match="LLM_EXTRACTOR_MODEL"):
         build_extractor(Settings(extractor="llm"), spacy_extractor)
 

@@ -7,7 +7,11 @@ import sys
 import zipfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.slow  # builds and installs the wheel
 
 
 def test_wheel_ships_sql_cypher_and_pom(tmp_path: Path) -> None:

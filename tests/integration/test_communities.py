@@ -34,7 +34,7 @@ from graphrag.errors import InvalidInput
 from graphrag.runtime import Runtime, open_services
 from tests.conftest import ApiServer
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SHARED_EVAL = REPO.parent / "shared" / "eval"
 
 SPACE = {

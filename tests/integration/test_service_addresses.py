@@ -31,7 +31,7 @@ from graphrag.services.common import home_lock
 from graphrag.services.local_neo4j import ENTRY_POINT, LocalNeo4j
 from graphrag.services.local_postgres import LocalPostgres
 from tests.conftest import ApiServer
-from tests.test_faults import kill_neo4j, kill_postgres
+from tests.integration.test_faults import kill_neo4j, kill_postgres
 
 pytestmark = pytest.mark.timeout(1200)
 

@@ -8,7 +8,7 @@ import yaml
 
 from graphrag.config import Settings
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _compose() -> dict:

@@ -27,7 +27,7 @@ from graphrag.services.local_neo4j import LocalNeo4j
 from graphrag.services.local_postgres import LocalPostgres
 from tests.conftest import ApiServer
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.timeout(900), pytest.mark.slow]  # kills and restarts real servers
 
 
 def _free_port() -> int:
