@@ -44,7 +44,9 @@ def fault_settings(tmp_path_factory: pytest.TempPathFactory, services: object) -
     home = tmp_path_factory.mktemp("faults")
     settings = Settings(home=home, postgres_port=_free_port(), neo4j_bolt_port=_free_port(),
                         neo4j_http_port=_free_port(), neo4j_heap="512m", neo4j_pagecache="128m",
-                        postgres_shared_buffers="128MB")
+                        postgres_shared_buffers="128MB",
+                        # These tests check recovery, not speed: a loaded machine must not time a leg out.
+                        leg_timeout_s=60.0)
     manager.up(settings)
     yield settings
     manager.down(settings)
