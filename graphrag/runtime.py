@@ -19,6 +19,7 @@ from graphrag.ingest.backfill import run_backfills
 from graphrag.ingest.embedders import Embedders
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.ingest.pipeline import IngestModels, Ingestor
+from graphrag.search.expansion import QueryExpander
 from graphrag.search.router import SearchRouter
 from graphrag.services.follow import LocalAddresses
 from graphrag.services.manager import endpoints
@@ -95,8 +96,11 @@ class Runtime:
             self._graph_ready = True
         if self._router is None:
             nlp = self._models.nlp if self._models is not None else LazyNLP(lambda: self._load_models().nlp)
-            self._router = SearchRouter(self.postgres, self.neo4j, self.embedders, nlp,
-                                        reranker_path=self.settings.reranker_model)
+            router = SearchRouter(self.postgres, self.neo4j, self.embedders, nlp,
+                                  reranker_path=self.settings.reranker_model)
+            router.expander = QueryExpander.from_settings(self.settings)
+            router.leg_timeout_s = self.settings.leg_timeout_s
+            self._router = router
         return self._router
 
     async def _warm_default_embedder(self) -> None:

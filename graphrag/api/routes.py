@@ -71,7 +71,7 @@ async def _search(rt: Rt, caller: Principal, body: SearchRequest, mode: str) -> 
         threshold=body.threshold, explain=body.explain, token_budget=body.token_budget, mmr_lambda=body.mmr,
         collapse=body.collapse, metadata_only=body.metadata_only, rerank=body.rerank, fusion=body.fusion,
         graph_leg=body.graph_leg, highlight=body.highlight, full_document_threshold=body.full_document_threshold,
-        token_limit=body.token_limit,
+        token_limit=body.token_limit, extended=body.extended, expand=body.expand, synonyms=body.synonyms,
     )
     if not body.explain:
         response.pop("timings", None)

@@ -37,6 +37,7 @@ class LegResult:
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)  # chunk rows the leg already fetched
     # The graph leg's second ranking: first chunks of documents named after an entity the query names.
     named: list[tuple[str, float, dict[str, Any]]] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)  # extra keys for the leg's entry in ``legs``
 
 
 def _collections(config: SearchConfig) -> list[str] | None:

@@ -99,7 +99,16 @@ async def test_scoped_key_sees_only_its_collections_through_every_tool(scoped: d
         assert payload(await admin.call_tool("list_documents", {}))["total"] >= 3
 
     async with mcp_session(scoped["url"], KEYS["reader_a"]) as session:
-        assert {t.name for t in (await session.list_tools()).tools} == TOOLS
+        tools = (await session.list_tools()).tools
+        assert {t.name for t in tools} == TOOLS
+        # The per-request search options are listed over HTTP as over stdio.
+        options = {"highlight", "full_document_threshold", "token_limit", "format", "extended", "expand"}
+        for t in tools:
+            if t.name in ("search", "hybrid_search"):
+                assert options <= set(t.input_schema["properties"]), t.name
+        scoped_ext = payload(await session.call_tool("search", {"query": QUESTION, "limit": 10, "extended": True,
+                                                                "expand": True}))
+        assert {h["collection"] for h in scoped_ext["hits"]} == {a}
         for tool in ("search", "vector_search", "hybrid_search", "graph_search"):
             found = await session.call_tool(tool, {"query": QUESTION, "limit": 10})
             data = payload(found)

@@ -25,6 +25,7 @@ from graphrag.archive import ArchiveError, ArchiveWriter, iter_members
 from graphrag.config import Settings
 from graphrag.errors import InvalidInput, PayloadTooLarge
 from graphrag.ingest.pipeline import Ingestor
+from graphrag.models import Document
 from graphrag.portable import export_to_file, import_archive, stage
 from graphrag.runtime import Runtime
 from graphrag.search.router import SearchRouter
@@ -132,7 +133,13 @@ async def state(rt: Runtime, collection: str, *, ids: bool) -> dict[str, Any]:
         "lexemes": sorted(tuple(r) for r in await pool.fetch(
             "SELECT lexeme, df FROM lexeme_stats WHERE collection = $1 AND df > 0", collection)),
         "model": tuple(await pool.fetchrow(
-            "SELECT embedding_model, text_config::text FROM collections WHERE name = $1", collection) or ()),
+            "SELECT embedding_model, text_config::text, extended FROM collections WHERE name = $1", collection) or ()),
+        "representations": sorted(((did(str(r["document_id"])), cid(str(r["chunk_id"])) if r["chunk_id"] else None,
+                                    r["kind"], r["content"], r["token_count"], r["generator"],
+                                    tuple(r["embedding"].to_list()), r["embedding_model"], r["text_config"], r["tsv"])
+                                   for r in await pool.fetch(
+            "SELECT document_id, chunk_id, kind, content, token_count, generator, embedding, embedding_model, "
+            "text_config, tsv::text AS tsv FROM representations WHERE collection = $1", collection)), key=repr),
     }
 
     async def graph(query: str) -> list[dict[str, Any]]:
@@ -149,10 +156,11 @@ async def state(rt: Runtime, collection: str, *, ids: bool) -> dict[str, Any]:
         "RETURN c.id AS id, d.id AS doc, c.index AS index, c.text AS text, n.id AS next")), key=repr)
     entities = await graph(
         "MATCH (e:Entity {collection: $c}) RETURN e.id AS id, e.key AS key, e.name AS name, e.label AS label, "
-        "e.norm AS norm, e.mentions AS mentions, e.embedding AS vector")
+        "e.norm AS norm, e.mentions AS mentions, e.embedding AS vector, e.aliases AS aliases")
     key_of = {e["id"]: e["key"] for e in entities}
     out["entities"] = sorted(((e["id"] if ids else None), e["key"], e["name"], e["label"], e["norm"], e["mentions"],
-                              tuple(np.float32(e["vector"] or []).tolist())) for e in entities)
+                              tuple(np.float32(e["vector"] or []).tolist()), tuple(sorted(e["aliases"] or [])))
+                             for e in entities)
     out["mentions"] = sorted((cid(r["chunk"]), key_of[r["entity"]], r["count"], r["label"]) for r in await graph(
         "MATCH (c:Chunk {collection: $c})-[m:MENTIONS]->(e:Entity) RETURN c.id AS chunk, e.id AS entity, "
         "m.count AS count, m.label AS label"))
@@ -426,6 +434,89 @@ async def test_ids_of_another_collection_are_refused(rt: Runtime, source: str, t
     with pytest.raises(ArchiveError, match=f"already belongs to collection '{source}'"):
         await import_archive(rt, crafted, embedders=models.embedders)
     assert set((await nothing_of(rt, thief)).values()) == {0}
+
+
+def downgrade(src: Path, dst: Path) -> Path:
+    """The archive as format version 1 wrote it: no representations members, no extended mode."""
+    members = list(iter_members(src))
+    with dst.open("wb") as handle:
+        writer = ArchiveWriter(handle, compression="gzip")
+        manifest: dict[str, Any] = {}
+        for name, data in members:
+            if name in (archive.HEADER, archive.MANIFEST):
+                body = json.loads(data)
+                body.update(format_version=1)
+                body.pop("extended", None)
+                if name == archive.MANIFEST:
+                    body.pop("members")
+                    body["counts"].pop("representations")
+                    manifest = body
+                    continue
+                data = json.dumps(body).encode()
+            elif name.endswith("representations.jsonl"):
+                continue
+            writer.add(name, data)
+        writer.finish(manifest)
+    return dst
+
+
+async def test_representations_and_aliases_travel_with_the_collection(
+        rt: Runtime, ingestor: Ingestor, tmp_path: Path, models: Any, dropped: list[str]) -> None:
+    """Extended-search representations (with their vectors and the collection's mode) and the aliases
+    documents define for entities come back from an archive as they were: the same extended and expanded
+    searches. A version-1 archive, which has neither, still imports."""
+    collection = f"ext_{uuid.uuid4().hex[:8]}"
+    dropped.append(collection)
+    docs = {**DOCS, "esa.md": "# Launch\n\nThe European Space Agency (ESA) launched the probe from Kourou.",
+            "shield.md": "# Shield tests\n\nESA engineers tested the heat shield in a vacuum chamber."}
+    report = await ingestor.ingest_documents(
+        [(Document(source=n, title=n.removesuffix(".md"), text=t, kind="markdown"), n) for n, t in docs.items()],
+        collection=collection, extended_mode="extractive")
+    assert report.ingested == len(docs) and report.representations > 0, report.failed
+    router = SearchRouter(rt.postgres, rt.neo4j, models.embedders, models.nlp)
+    asks = [(q, m, opts) for q in [*QUERIES, "European Space Agency heat shield"] for m in ("hybrid", "auto")
+            for opts in ({"extended": True}, {"expand": True})]
+
+    async def searches(name: str) -> list[dict[str, Any]]:
+        return [await router.search(q, mode=m, limit=5, collections=[name], leg_timeout_s=120, **opts)
+                for q, m, opts in asks]
+
+    before, searched = await state(rt, collection, ids=False), await searches(collection)
+    assert before["model"][2] == "extractive" and {r[2] for r in before["representations"]} == {
+        "title", "summary", "proposition"}
+    assert any("ESA" in e[7] for e in before["entities"]), "the alias the document defines is on its entity"
+    exported = await export_to_file(rt, collection, tmp_path / "ext.tar.gz", part_chunks=2)
+    assert exported.representations == len(before["representations"]) and exported.parts > 1
+    archive_path = tmp_path / "ext.tar.gz"
+    await drop(rt, collection)
+    copy = f"{collection}_copy"
+    imported = await import_archive(rt, archive_path, collection=copy, embedders=models.embedders)
+    assert imported.extended == "extractive" and imported.representations == len(before["representations"])
+    after = await state(rt, copy, ids=False)
+    for key in before:
+        assert after[key] == before[key], key
+    for (query, mode, opts), a, b in zip(asks, searched, await searches(copy), strict=True):
+        assert ranked(a) == ranked(b), (query, mode, opts, _debug(a), _debug(b))
+        assert [h.get("matched") for h in a["results"]] == [h.get("matched") for h in b["results"]], (query, opts)
+        assert a["legs"]["keyword"].get("expanded") == b["legs"]["keyword"].get("expanded"), (query, opts)
+    esa = next(b for (q, _, o), b in zip(asks, searched, strict=True) if q.startswith("European") and "expand" in o)
+    assert "ESA" in esa["legs"]["keyword"]["expanded"]
+
+    # A damaged representation row is refused with nothing written.
+    bad = rewrite(archive_path, tmp_path / "bad.tar.gz",
+                  lambda n, d: d.replace(b'"kind":"proposition"', b'"kind":"slogan"', 1)
+                  if n.endswith("representations.jsonl") else None)
+    with pytest.raises(ArchiveError, match="kind must be"):
+        await import_archive(rt, bad, collection=f"{collection}_bad", embedders=models.embedders)
+    assert set((await nothing_of(rt, f"{collection}_bad")).values()) == {0}
+
+    # Version 1 (before representations): the documents come, with no representations and no mode.
+    old = downgrade(archive_path, tmp_path / "v1.tar.gz")
+    v1 = await import_archive(rt, old, collection=f"{collection}_v1", embedders=models.embedders)
+    assert v1.format_version == 1 and v1.representations == 0 and v1.documents == len(docs)
+    v1_state = await state(rt, f"{collection}_v1", ids=False)
+    assert v1_state["representations"] == [] and v1_state["model"][2] is None
+    assert v1_state["chunks"] == before["chunks"]
 
 
 async def test_cli_export_import_round_trip(settings: Settings, services: Any, tmp_path: Path,
