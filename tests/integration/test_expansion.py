@@ -184,7 +184,7 @@ def _cli(*args: str, env: dict[str, str]) -> Any:
     import sys
 
     return subprocess.run([sys.executable, "-m", "graphrag.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=300, cwd=Path(__file__).resolve().parent.parent)
+                          env={**os.environ, **env}, timeout=300, cwd=Path(__file__).resolve().parents[2])
 
 
 def test_cli_bad_synonym_file_fails_before_the_stores(settings: Any, tmp_path: Path) -> None:
