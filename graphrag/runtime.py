@@ -97,6 +97,7 @@ class Runtime:
             nlp = self._models.nlp if self._models is not None else LazyNLP(lambda: self._load_models().nlp)
             self._router = SearchRouter(self.postgres, self.neo4j, self.embedders, nlp,
                                         reranker_path=self.settings.reranker_model)
+            self._router.leg_timeout_s = self.settings.leg_timeout_s
         return self._router
 
     async def _warm_default_embedder(self) -> None:

@@ -1,0 +1,149 @@
+"""Graph leg study: quality, the leg's own latency and its store round trips, per variant of search options.
+
+Runs every judged query of a BEIR folder (already ingested into ``--collection``) through
+``SearchRouter.search`` in each mode and each variant (search options as JSON), and reports nDCG@10,
+R@2, R@5 (as ``graphrag eval`` computes them), the graph leg's ``took_ms`` (median, p95), and the
+store calls the graph leg made: how many, and how many of them ran one after another (the longest
+chain of calls each starting after the previous one ended: the round trips on its critical path).
+The graph leg is timed and traced in graph mode only (alone, so other legs' calls do not mix in).
+
+    python bench/graph_leg_study.py ../shared/eval/hotpotqa --collection hotpotqa --modes auto,graph \
+        --variant base='{}' --variant noprf='{"graph_prf": 0}'
+
+Variants run interleaved query by query, so a change in the machine's load affects them alike.
+Writes bench/results/graph_leg_study_<label>.json. Run from the repository root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import machine, percentiles, write_result  # noqa: E402
+from graphrag.config import Settings  # noqa: E402
+from graphrag.evaluation import document_ranking, read_beir, score  # noqa: E402
+from graphrag.runtime import open_services  # noqa: E402
+
+
+class StoreTrace:
+    """Records the start and end of every store call (PostgreSQL fetches, Neo4j statements)."""
+
+    def __init__(self, rt: Any) -> None:
+        self.rt = rt
+        self.calls: list[tuple[str, float, float]] = []
+
+    def __enter__(self) -> StoreTrace:
+        pg, neo = self.rt.postgres, self.rt.neo4j
+        self._saved = (pg.fetch_filtered, pg.fetch, neo.run)
+        ff, f, run = self._saved
+
+        def wrap(kind: str, fn: Any) -> Any:
+            async def call(file: str, name: str, *args: Any, **kwargs: Any) -> Any:
+                t0 = time.perf_counter()
+                try:
+                    return await fn(file, name, *args, **kwargs)
+                finally:
+                    self.calls.append((f"{kind}:{name}", t0, time.perf_counter()))
+            return call
+
+        pg.fetch_filtered, pg.fetch, neo.run = wrap("pg", ff), wrap("pg", f), wrap("neo4j", run)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pg, neo = self.rt.postgres, self.rt.neo4j
+        pg.fetch_filtered, pg.fetch, neo.run = self._saved
+
+    def chain(self) -> int:
+        """The longest sequence of calls in which each starts after the previous one ended."""
+        calls = sorted(self.calls, key=lambda c: c[1])
+        best: list[int] = []
+        for i, (_, start, _) in enumerate(calls):
+            best.append(1 + max((best[j] for j in range(i) if calls[j][2] <= start), default=0))
+        return max(best, default=0)
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    settings = Settings()
+    docs, queries, qrels = read_beir(Path(args.folder), args.split)
+    items = list(queries.items())[: args.limit_queries or None]
+    judged = {qid: qrels[qid] for qid, _ in items}
+    variants = dict(v.split("=", 1) for v in args.variant) if args.variant else {"base": "{}"}
+    variants = {name: json.loads(options) for name, options in variants.items()}
+    modes = args.modes.split(",")
+    async with open_services(settings) as rt:
+        router = await rt.router()
+        router.query_cache_size = 0
+        out: dict[str, Any] = {"machine": await machine(rt), "collection": args.collection,
+                               "queries": len(items), "variants": variants, "results": {}}
+        rankings: dict[tuple[str, str], dict[str, list[str]]] = {}
+        took: dict[tuple[str, str], list[float]] = {}
+        trips: dict[tuple[str, str], list[int]] = {}
+        calls: dict[tuple[str, str], list[int]] = {}
+        statuses: dict[tuple[str, str], dict[str, int]] = {}
+        for text in [t for _, t in items[:3]]:  # warm-up: models, caches, the graph prior
+            for mode in modes:
+                await router.search(text, mode=mode, limit=10, collections=[args.collection])
+        for n, (qid, text) in enumerate(items):
+            for mode in modes:
+                for name, options in variants.items():
+                    key = (name, mode)
+                    with StoreTrace(rt) as trace:
+                        response = await router.search(text[:2000], mode=mode, limit=args.k,
+                                                       collections=[args.collection], collapse=True, **options)
+                    rankings.setdefault(key, {})[qid] = document_ranking(response["results"])
+                    leg = response["legs"]["graph"]
+                    statuses.setdefault(key, {}).setdefault(leg["status"], 0)
+                    statuses[key][leg["status"]] += 1
+                    if leg["status"] == "ok":
+                        took.setdefault(key, []).append(leg["took_ms"])
+                    if mode == "graph":
+                        trips.setdefault(key, []).append(trace.chain())
+                        calls.setdefault(key, []).append(len(trace.calls))
+            if args.progress and n % 20 == 0:
+                print(f"{n}/{len(items)}", file=sys.stderr, flush=True)
+        for (name, mode), ranking in rankings.items():
+            key = (name, mode)
+            out["results"][f"{name}/{mode}"] = {
+                **{m: round(v, 4) for m, v in score(ranking, judged).items()},
+                "graph_leg_ms": percentiles(took.get(key, [])),
+                "graph_leg_status": statuses.get(key, {}),
+                **({"store_calls_mean": round(sum(calls[key]) / len(calls[key]), 2),
+                    "store_round_trips_in_sequence_max": max(trips[key]),
+                    "store_round_trips_in_sequence_median": sorted(trips[key])[len(trips[key]) // 2]}
+                   if key in trips else {}),
+            }
+        out["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("folder")
+    parser.add_argument("--collection", required=True)
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--modes", default="auto,graph")
+    parser.add_argument("--variant", action="append", help="name=JSON search options")
+    parser.add_argument("--limit-queries", type=int, default=0)
+    parser.add_argument("-k", type=int, default=10)
+    parser.add_argument("--label", default="run")
+    parser.add_argument("--progress", action="store_true")
+    args = parser.parse_args()
+    data = asyncio.run(run(args))
+    path = write_result(f"graph_leg_study_{args.label}.json", data)
+    for key, res in data["results"].items():
+        print(key, json.dumps({k: v for k, v in res.items() if k != "graph_leg_ms"}),
+              "graph leg p50", res["graph_leg_ms"].get("p50"))
+    print(path)
+
+
+if __name__ == "__main__":
+    main()
