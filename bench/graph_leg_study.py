@@ -2,13 +2,17 @@
 
 Runs every judged query of a BEIR folder (already ingested into ``--collection``) through
 ``SearchRouter.search`` in each mode and each variant (search options as JSON), and reports nDCG@10,
-R@2, R@5 (as ``graphrag eval`` computes them), the graph leg's ``took_ms`` (median, p95), and the
+R@2, R@5 (as ``graphrag eval`` computes them), the search's latency and the graph leg's ``took_ms``
+(both from the search's start; percentiles), and the
 store calls the graph leg made: how many, and how many of them ran one after another (the longest
 chain of calls each starting after the previous one ended: the round trips on its critical path).
 The graph leg is timed and traced in graph mode only (alone, so other legs' calls do not mix in).
 
     python bench/graph_leg_study.py ../shared/eval/hotpotqa --collection hotpotqa --modes auto,graph \
-        --variant base='{}' --variant noprf='{"graph_prf": 0}'
+        --variant base='{}' --variant noprf='{"graph_prf": 0}' \
+        --variant novec='{"_patch": {"graphrag.search.graph.VECTOR_K": 0}}'
+
+A variant's ``_patch`` sets module constants for its searches (settings that are no request option).
 
 Variants run interleaved query by query, so a change in the machine's load affects them alike.
 Writes bench/results/graph_leg_study_<label>.json. Run from the repository root.
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextvars
 import json
 import os
 import sys
@@ -34,17 +39,22 @@ from graphrag.evaluation import document_ranking, read_beir, score  # noqa: E402
 from graphrag.runtime import open_services  # noqa: E402
 
 
-class StoreTrace:
-    """Records the start and end of every store call (PostgreSQL fetches, Neo4j statements)."""
+IN_GRAPH_LEG: contextvars.ContextVar[bool] = contextvars.ContextVar("in_graph_leg", default=False)
 
-    def __init__(self, rt: Any) -> None:
+
+class StoreTrace:
+    """Records the start and end of every store call (PostgreSQL fetches, Neo4j statements) that the
+    graph leg makes (tasks it starts inherit the mark; the router's own calls are not counted)."""
+
+    def __init__(self, rt: Any, router: Any) -> None:
         self.rt = rt
+        self.router = router
         self.calls: list[tuple[str, float, float]] = []
 
     def __enter__(self) -> StoreTrace:
         pg, neo = self.rt.postgres, self.rt.neo4j
-        self._saved = (pg.fetch_filtered, pg.fetch, neo.run)
-        ff, f, run = self._saved
+        self._saved = (pg.fetch_filtered, pg.fetch, neo.run, self.router._leg)
+        ff, f, run, leg = self._saved
 
         def wrap(kind: str, fn: Any) -> Any:
             async def call(file: str, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -52,15 +62,25 @@ class StoreTrace:
                 try:
                     return await fn(file, name, *args, **kwargs)
                 finally:
-                    self.calls.append((f"{kind}:{name}", t0, time.perf_counter()))
+                    if IN_GRAPH_LEG.get():
+                        self.calls.append((f"{kind}:{name}", t0, time.perf_counter()))
             return call
 
+        async def marked_leg(name: str, *args: Any, **kwargs: Any) -> Any:
+            token = IN_GRAPH_LEG.set(name == "graph")
+            try:
+                return await leg(name, *args, **kwargs)
+            finally:
+                IN_GRAPH_LEG.reset(token)
+
         pg.fetch_filtered, pg.fetch, neo.run = wrap("pg", ff), wrap("pg", f), wrap("neo4j", run)
+        self.router._leg = marked_leg
         return self
 
     def __exit__(self, *exc: Any) -> None:
         pg, neo = self.rt.postgres, self.rt.neo4j
-        pg.fetch_filtered, pg.fetch, neo.run = self._saved
+        pg.fetch_filtered, pg.fetch, neo.run, self.router._leg = self._saved
+        del self.router._leg  # back to the class's method
 
     def chain(self) -> int:
         """The longest sequence of calls in which each starts after the previous one ended."""
@@ -69,6 +89,19 @@ class StoreTrace:
         for i, (_, start, _) in enumerate(calls):
             best.append(1 + max((best[j] for j in range(i) if calls[j][2] <= start), default=0))
         return max(best, default=0)
+
+
+def _patch(values: dict[str, Any]) -> dict[str, Any]:
+    """Set module constants ("graphrag.search.graph.VECTOR_K": 0) for one search; returns the old values."""
+    import importlib
+
+    saved = {}
+    for dotted, value in values.items():
+        module, name = dotted.rsplit(".", 1)
+        target = importlib.import_module(module)
+        saved[dotted] = getattr(target, name)
+        setattr(target, name, value)
+    return saved
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -86,6 +119,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                                "queries": len(items), "variants": variants, "results": {}}
         rankings: dict[tuple[str, str], dict[str, list[str]]] = {}
         took: dict[tuple[str, str], list[float]] = {}
+        latency: dict[tuple[str, str], list[float]] = {}
         trips: dict[tuple[str, str], list[int]] = {}
         calls: dict[tuple[str, str], list[int]] = {}
         statuses: dict[tuple[str, str], dict[str, int]] = {}
@@ -96,18 +130,24 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             for mode in modes:
                 for name, options in variants.items():
                     key = (name, mode)
-                    with StoreTrace(rt) as trace:
-                        response = await router.search(text[:2000], mode=mode, limit=args.k,
-                                                       collections=[args.collection], collapse=True, **options)
+                    options = dict(options)
+                    saved = _patch(options.pop("_patch", {}))
+                    t0 = time.perf_counter()
+                    try:
+                        with StoreTrace(rt, router) as trace:
+                            response = await router.search(text[:2000], mode=mode, limit=args.k,
+                                                           collections=[args.collection], collapse=True, **options)
+                    finally:
+                        _patch(saved)
+                    latency.setdefault(key, []).append((time.perf_counter() - t0) * 1000)
                     rankings.setdefault(key, {})[qid] = document_ranking(response["results"])
                     leg = response["legs"]["graph"]
                     statuses.setdefault(key, {}).setdefault(leg["status"], 0)
                     statuses[key][leg["status"]] += 1
                     if leg["status"] == "ok":
                         took.setdefault(key, []).append(leg["took_ms"])
-                    if mode == "graph":
-                        trips.setdefault(key, []).append(trace.chain())
-                        calls.setdefault(key, []).append(len(trace.calls))
+                    trips.setdefault(key, []).append(trace.chain())
+                    calls.setdefault(key, []).append(len(trace.calls))
             if args.progress and n % 20 == 0:
                 print(f"{n}/{len(items)}", file=sys.stderr, flush=True)
         for (name, mode), ranking in rankings.items():
@@ -115,7 +155,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             out["results"][f"{name}/{mode}"] = {
                 **{m: round(v, 4) for m, v in score(ranking, judged).items()},
                 "graph_leg_ms": percentiles(took.get(key, [])),
+                "search_ms": percentiles(latency.get(key, [])),
                 "graph_leg_status": statuses.get(key, {}),
+                "rankings": ranking,
                 **({"store_calls_mean": round(sum(calls[key]) / len(calls[key]), 2),
                     "store_round_trips_in_sequence_max": max(trips[key]),
                     "store_round_trips_in_sequence_median": sorted(trips[key])[len(trips[key]) // 2]}
@@ -140,8 +182,8 @@ def main() -> None:
     data = asyncio.run(run(args))
     path = write_result(f"graph_leg_study_{args.label}.json", data)
     for key, res in data["results"].items():
-        print(key, json.dumps({k: v for k, v in res.items() if k != "graph_leg_ms"}),
-              "graph leg p50", res["graph_leg_ms"].get("p50"))
+        print(key, json.dumps({k: v for k, v in res.items() if k not in ("graph_leg_ms", "search_ms", "rankings")}),
+              "graph leg p50", res["graph_leg_ms"].get("p50"), "search p50", res["search_ms"].get("p50"))
     print(path)
 
 

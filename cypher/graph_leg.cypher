@@ -4,8 +4,7 @@
 //
 // Parameters (graphrag/search/graph.py builds them):
 //   $spans      [{q: Lucene query, toks: [name tokens]}]: name-like spans of the query
-//   $grams      [norm]: the query's word n-grams, looked up as exact entity names (Entity.norm)
-//   $embedding  the query embedding (or null), $index its entity vector index, $vector_k, $vector_min
+//   $grams      [norm]: word n-grams of a query without such spans, looked up as exact entity names
 //   $prf        [{chunk, w}]: passages the vector search ranked first; their entities seed too
 //   $titles     [title key]: documents named after a span (Document.title_norm)
 //   $collections (null = all), $total: chunks in them (for the entities' IDF)
@@ -36,17 +35,11 @@ CALL () {
   WHERE link >= 0.5
   RETURN e, link, true AS named
   UNION ALL
-  // Exact names among the query's n-grams.
+  // Exact names among the query's n-grams (a query in lower case names things too).
   UNWIND $grams AS g
   MATCH (e:Entity {norm: g})
   WHERE $collections IS NULL OR e.collection IN $collections
   RETURN e, 1.0 AS link, true AS named
-  UNION ALL
-  // Entities whose name embedding is close to the query's.
-  WITH $embedding AS embedding WHERE embedding IS NOT NULL AND $vector_k > 0
-  CALL db.index.vector.queryNodes($index, $vector_k, embedding) YIELD node, score
-  WITH node AS e, score WHERE ($collections IS NULL OR e.collection IN $collections) AND score >= $vector_min
-  RETURN e, score AS link, score >= $vector_named AS named
   UNION ALL
   // Passage feedback: the entities the top passages mention most.
   UNWIND $prf AS p

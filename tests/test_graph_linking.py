@@ -59,14 +59,17 @@ def test_name_overlap_and_tokens() -> None:
 
 def test_graph_parameters_follow_the_config() -> None:
     config = SearchConfig(graph_prf=2, graph_prf_weight=0.5, collections=("wiki",), overfetch=20, graph_hops=1)
-    params = graph_parameters("Who founded Apex Logistics?", config, embedding=None, entity_index="entity_embedding",
-                              total_chunks=0, feedback=[("c1", 0.9), ("c2", 0.8)])
+    params = graph_parameters("Who founded Apex Logistics?", config, total_chunks=0,
+                              feedback=[("c1", 0.9), ("c2", 0.8)])
     assert params["spans"] == [{"q": '"Apex Logistics"^3 Apex Logistics', "toks": ["apex", "logistics"]}]
     assert params["titles"] == ["apex logistics"] and params["collections"] == ["wiki"]
+    assert params["grams"] == []  # the query names something: its n-grams are not looked up
     assert params["prf"] == [{"chunk": "c1", "w": pytest.approx(0.45)}, {"chunk": "c2", "w": pytest.approx(0.2)}]
-    assert params["total"] == 1 and params["limit"] == 40 and params["embedding"] is None
+    assert params["total"] == 1 and params["limit"] == 40
     assert params["max_seeds"] == config.graph_seeds + 4
     assert params["frontier"] == 0 and params["per_next"] == 0  # one hop only
+    lower = graph_parameters("who founded apex logistics?", config, total_chunks=10, feedback=[])
+    assert lower["spans"] == [] and "apex logistics" in lower["grams"] and lower["prf"] == []
 
 
 GRAPH = {("a", "b"): 4.0, ("a", "c"): 1.0, ("b", "d"): 2.0, ("c", "d"): 1.0, ("d", "hub"): 9.0, ("a", "hub"): 9.0}

@@ -9,8 +9,6 @@ import inspect
 from collections.abc import Awaitable
 from typing import Any
 
-import numpy as np
-
 from graphrag.search.config import SearchConfig
 from graphrag.search.legs import LegResult, fetch_rows
 from graphrag.search.linking import query_grams, query_spans
@@ -27,10 +25,6 @@ FRONTIER = 100
 TOP_ENTITIES, PER_ENTITY = 30, 40
 #: Entities among which the context relations are read, and how many relations.
 CONTEXT_ENTITIES, RELATION_LIMIT = 15, 20
-#: Entities the query embedding brings from the entity vector index, and the similarity they need.
-VECTOR_K, VECTOR_MIN = 10, 0.5
-#: A query-embedding link this close counts as the query naming the entity (confidence).
-VECTOR_NAMED = 0.8
 
 
 def _prf_weights(n: int) -> list[float]:
@@ -38,22 +32,22 @@ def _prf_weights(n: int) -> list[float]:
 
 
 async def _value(value: Any) -> Any:
-    # Shielded: a timeout of this leg must not cancel work (the embedding) that other legs share.
+    # Shielded: a timeout of this leg must not cancel work that the rest of the search shares.
     return await asyncio.shield(value) if inspect.isawaitable(value) else value
 
 
-def graph_parameters(query: str, config: SearchConfig, *, embedding: np.ndarray | None, entity_index: str,
-                     total_chunks: int, feedback: list[tuple[str, float]]) -> dict[str, Any]:
-    """The parameters of ``graph_leg`` for this query and config (pure: no store is asked)."""
+def graph_parameters(query: str, config: SearchConfig, *, total_chunks: int,
+                     feedback: list[tuple[str, float]]) -> dict[str, Any]:
+    """The parameters of ``graph_leg`` for this query and config (pure: no store is asked). The query's
+    n-grams are looked up as exact names only when it has no name-like span (a query in lower case):
+    beside spans they mostly add common words that happen to be entity names."""
     spans = query_spans(query)
     titles = list(dict.fromkeys(s.title_key for s in spans if s.title_key))
     prf = [{"chunk": chunk_id, "w": config.graph_prf_weight * rank_weight * similarity}
            for rank_weight, (chunk_id, similarity) in zip(_prf_weights(len(feedback)), feedback, strict=True)]
     return {
         "spans": [{"q": s.lucene, "toks": list(dict.fromkeys(s.tokens))} for s in spans],
-        "grams": query_grams(query),
-        "embedding": embedding.tolist() if embedding is not None else None,
-        "index": entity_index, "vector_k": VECTOR_K, "vector_min": VECTOR_MIN, "vector_named": VECTOR_NAMED,
+        "grams": [] if spans else query_grams(query),
         "prf": prf,
         "titles": titles,
         "collections": list(config.collections) if config.collections else None,
@@ -68,22 +62,21 @@ def graph_parameters(query: str, config: SearchConfig, *, embedding: np.ndarray 
     }
 
 
-async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, query: str,
-                    embedding: np.ndarray | Awaitable[np.ndarray], config: SearchConfig, *,
-                    total_chunks: int | Awaitable[int], entity_index: str = "entity_embedding",
+async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, query: str, config: SearchConfig, *,
+                    total_chunks: int | Awaitable[int],
                     feedback: list[tuple[str, float]] | Awaitable[list[tuple[str, float]]] = ()) -> LegResult:
-    """Link the query to entities (name-like spans through the entity-name full-text index, the query's
-    n-grams as exact names, the query embedding through the entity vector index, and the entities of
-    the ``feedback`` passages), walk two hops from them, score chunks through MENTIONS: all in one
-    Neo4j statement. Beside the walk, documents named after what the query names come back as
-    ``named`` (a second ranking). With filters, the hits, relations and named documents are checked
-    in PostgreSQL (one more round trip); without, the router's row fetch drops chunks that are gone.
+    """Link the query to entities (name-like spans through the entity-name full-text index, or the
+    n-grams of a query without such spans as exact names, and the entities of the ``feedback``
+    passages: the vector search's top hits), walk two hops from them, score chunks through MENTIONS:
+    all in one Neo4j statement. Beside the walk, documents named after what the query names come
+    back as ``named`` (a second ranking). With filters, the hits, relations and named documents are
+    checked in PostgreSQL (one more round trip); without, the router's row fetch drops chunks that
+    are gone, and collections are checked in the statement.
 
-    ``embedding``, ``total_chunks`` and ``feedback`` may be awaitables (shared with the rest of the
-    search); the statement waits for them."""
-    vector, total, passages = await asyncio.gather(_value(embedding), _value(total_chunks), _value(feedback))
-    params = graph_parameters(query, config, embedding=vector, entity_index=entity_index,
-                              total_chunks=total, feedback=list(passages)[: config.graph_prf])
+    ``total_chunks`` and ``feedback`` may be awaitables (shared with the rest of the search); the
+    statement waits for them."""
+    total, passages = await asyncio.gather(_value(total_chunks), _value(feedback))
+    params = graph_parameters(query, config, total_chunks=total, feedback=list(passages)[: config.graph_prf])
     record = (await neo4j.run("graph_leg", "graph_leg", **params))[0]
     chunks = [(c, float(score), via) for c, score, via in record["chunks"] if c is not None]
     named_rows = [(c, title) for c, title in record["named"] if c is not None]

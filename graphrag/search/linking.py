@@ -5,9 +5,8 @@ applies the same scores inside Neo4j.
 A parse of the query (spaCy) took a CPU slice on every graph search before any store was asked.
 Names in questions are written the way names are written: capitalised words, optionally joined by
 short particles ("Bank of England", "Ludwig van Beethoven"), or in quotes. The spans found that way
-are linked through the entity-name full-text index; every word n-gram of the query is also looked up
-as an exact entity name (lower-case queries name things too), and the query embedding meets the
-entity vector index.
+are linked through the entity-name full-text index; a query without any (written in lower case) has
+its word n-grams looked up as exact entity names instead.
 """
 
 from __future__ import annotations

@@ -49,10 +49,11 @@ class SearchRouter:
     #: Per-leg timeout of requests that do not set one (GRAPHRAG_LEG_TIMEOUT_S); None: the recipes' 5 s.
     leg_timeout_s: float | None = None
 
-    def __init__(self, postgres: PostgresStore, neo4j: Neo4jStore, embedder: Embedders | Embedder, nlp: Any,
+    def __init__(self, postgres: PostgresStore, neo4j: Neo4jStore, embedder: Embedders | Embedder, nlp: Any = None,
                  reranker_path: str | None = None) -> None:
         """``embedder``: the loaded models by name (each collection is searched with its own model), or
-        one model, which then serves every collection that records it."""
+        one model, which then serves every collection that records it. ``nlp`` is not used by search
+        (the graph leg needs no parse of the query); it is accepted for callers that pass one."""
         self.postgres = postgres
         self.neo4j = neo4j
         self.embedders = embedder if isinstance(embedder, Embedders) else Embedders(None, default=embedder)
@@ -361,9 +362,8 @@ class SearchRouter:
         feedback: Awaitable[list[tuple[str, float]]] | list[tuple[str, float]] = []
         if config.graph_prf:
             feedback = vector_hits if vector_hits is not None else self._feedback(embedding, config, space)
-        return await graph_leg(self.postgres, self.neo4j, text, embedding, config,
-                               total_chunks=self.chunk_count(config.collections),
-                               entity_index=space.entity_index, feedback=feedback)
+        return await graph_leg(self.postgres, self.neo4j, text, config,
+                               total_chunks=self.chunk_count(config.collections), feedback=feedback)
 
     async def _feedback(self, embedding: Awaitable[np.ndarray], config: SearchConfig,
                         space: EmbeddingSpace) -> list[tuple[str, float]]:
