@@ -15,6 +15,8 @@ The graph leg is timed and traced in graph mode only (alone, so other legs' call
 A variant's ``_patch`` sets module constants for its searches (settings that are no request option).
 
 Variants run interleaved query by query, so a change in the machine's load affects them alike.
+The CPU time the process and the local servers used per search is reported too (all variants and
+modes together: run one variant and one mode to attribute it).
 Writes bench/results/graph_leg_study_<label>.json. Run from the repository root.
 """
 
@@ -91,6 +93,28 @@ class StoreTrace:
         return max(best, default=0)
 
 
+def _ticks(pid: int) -> int:
+    """CPU clock ticks a process used (user + system, its waited-for children included)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return sum(int(x) for x in fields[11:15])
+
+
+def server_cpu_s(home: Path) -> float:
+    """CPU seconds used so far by the local Neo4j and PostgreSQL (the postmaster and its backends)."""
+    try:
+        state = json.loads((home / "services.json").read_text())
+    except (OSError, ValueError):
+        return 0.0
+    pids = [int(state["neo4j"]["pid"]), int(state["postgres"]["pid"])]
+    children = Path(f"/proc/{pids[1]}/task/{pids[1]}/children")
+    if children.exists():
+        pids += [int(p) for p in children.read_text().split()]
+    return sum(_ticks(pid) for pid in pids) / os.sysconf("SC_CLK_TCK")
+
+
 def _patch(values: dict[str, Any]) -> dict[str, Any]:
     """Set module constants ("graphrag.search.graph.VECTOR_K": 0) for one search; returns the old values."""
     import importlib
@@ -126,6 +150,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         for text in [t for _, t in items[:3]]:  # warm-up: models, caches, the graph prior
             for mode in modes:
                 await router.search(text, mode=mode, limit=10, collections=[args.collection])
+        cpu_start = (time.process_time(), server_cpu_s(settings.home_dir))
         for n, (qid, text) in enumerate(items):
             for mode in modes:
                 for name, options in variants.items():
@@ -150,6 +175,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     calls.setdefault(key, []).append(len(trace.calls))
             if args.progress and n % 20 == 0:
                 print(f"{n}/{len(items)}", file=sys.stderr, flush=True)
+        searches = sum(len(v) for v in latency.values())
+        own, servers = time.process_time() - cpu_start[0], server_cpu_s(settings.home_dir) - cpu_start[1]
+        # CPU per search, every variant and mode together: on a shared machine a steadier measure of
+        # cost than latency (it does not count waiting for the CPU). Meaningful with one variant and mode.
+        out["cpu_ms_per_search"] = {"client": round(own * 1000 / searches, 2),
+                                    "servers": round(servers * 1000 / searches, 2),
+                                    "total": round((own + servers) * 1000 / searches, 2)}
         for (name, mode), ranking in rankings.items():
             key = (name, mode)
             out["results"][f"{name}/{mode}"] = {

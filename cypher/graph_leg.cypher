@@ -4,7 +4,8 @@
 //
 // Parameters (graphrag/search/graph.py builds them):
 //   $spans      [{q: Lucene query, toks: [name tokens]}]: name-like spans of the query
-//   $grams      [norm]: word n-grams of a query without such spans, looked up as exact entity names
+//   $grams      [{norm, span, start, end}]: word n-grams of the spans (of a query without any), as
+//               exact entity names; a match inside a longer match of the same span does not count
 //   $prf        [{chunk, w}]: passages the vector search ranked first; their entities seed too
 //   $titles     [title key]: documents named after a span (Document.title_norm)
 //   $collections (null = all), $total: chunks in them (for the entities' IDF)
@@ -35,10 +36,17 @@ CALL () {
   WHERE link >= 0.5
   RETURN e, link, true AS named
   UNION ALL
-  // Exact names among the query's n-grams (a query in lower case names things too).
+  // Exact names among the spans' word n-grams (those of a query without spans), longest matches only.
   UNWIND $grams AS g
-  MATCH (e:Entity {norm: g})
+  MATCH (e:Entity {norm: g.norm})
   WHERE $collections IS NULL OR e.collection IN $collections
+  WITH g, collect(e) AS es
+  WITH collect({g: g, es: es}) AS found
+  UNWIND found AS f
+  WITH f, found
+  WHERE none(o IN found WHERE o.g.span = f.g.span AND o.g.start <= f.g.start AND o.g.end >= f.g.end
+                              AND o.g.end - o.g.start > f.g.end - f.g.start)
+  UNWIND f.es AS e
   RETURN e, 1.0 AS link, true AS named
   UNION ALL
   // Passage feedback: the entities the top passages mention most.
@@ -111,7 +119,7 @@ CALL (seeds, hop1, hop2) {
   LIMIT $top_entities
   RETURN collect({e: n, w: w}) AS top
 }
-// Chunks through MENTIONS (as score_chunks in search.cypher): for each top entity, the chunks that
+// Chunks through MENTIONS: for each top entity, the chunks that
 // mention it most (entities of the same normalised name count as one); a chunk gains
 // w x (1 + ln count) / sqrt(entities it mentions) x $title_boost when the entity names its document.
 CALL (top) {

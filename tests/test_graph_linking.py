@@ -9,7 +9,7 @@ import pytest
 from graphrag.search import walk
 from graphrag.search.config import SearchConfig
 from graphrag.search.graph import graph_parameters
-from graphrag.search.linking import lucene_query, name_overlap, name_spans, name_tokens, query_grams, query_spans
+from graphrag.search.linking import lucene_query, name_grams, name_overlap, name_spans, name_tokens, query_spans
 
 
 @pytest.mark.parametrize(("query", "spans"), [
@@ -36,13 +36,19 @@ def test_spans_carry_what_linking_needs() -> None:
     assert lucene_query("Jean-Luc Picard") == '"Jean\\-Luc Picard"^3 Jean\\-Luc Picard'
 
 
-def test_query_grams_are_exact_name_keys_without_function_word_ends() -> None:
-    grams = query_grams("who founded apex logistics in 1998?")
-    assert "apex logistics" in grams and "apex" in grams and "founded apex logistics" in grams
-    assert not any(g.startswith(("who ", "in ")) or g.endswith((" in", " who")) for g in grams)
-    assert "1998" not in grams and "who" not in grams
-    assert grams.index("founded apex logistics") < grams.index("apex logistics") < grams.index("apex")
-    assert "apple" in query_grams("The Apple Inc.")  # a name's normal form: article and suffix gone
+def test_name_grams_are_exact_name_keys_with_their_place() -> None:
+    grams = name_grams(["who founded apex logistics in 1998?"])
+    norms = [g["norm"] for g in grams]
+    assert "apex logistics" in norms and "apex" in norms and "founded apex logistics" in norms
+    assert not any(n.startswith(("who ", "in ")) or n.endswith((" in", " who")) for n in norms)
+    assert "1998" not in norms and "who" not in norms
+    assert norms.index("founded apex logistics") < norms.index("apex logistics") < norms.index("apex")
+    assert {"norm": "apex logistics", "span": 0, "start": 2, "end": 4} in grams
+    # Each text keeps its own positions; names keep their dots ("j. m. barrie" is an entity's norm).
+    two = name_grams(["Danube Vienna Budapest", "J. M. Barrie"])
+    assert {"norm": "vienna", "span": 0, "start": 1, "end": 2} in two
+    assert {"norm": "j. m. barrie", "span": 1, "start": 0, "end": 3} in two
+    assert name_grams(["The Apple Inc."])[0]["norm"] == "apple"  # a name's normal form: suffix gone
 
 
 def test_name_overlap_and_tokens() -> None:
@@ -63,13 +69,15 @@ def test_graph_parameters_follow_the_config() -> None:
                               feedback=[("c1", 0.9), ("c2", 0.8)])
     assert params["spans"] == [{"q": '"Apex Logistics"^3 Apex Logistics', "toks": ["apex", "logistics"]}]
     assert params["titles"] == ["apex logistics"] and params["collections"] == ["wiki"]
-    assert params["grams"] == []  # the query names something: its n-grams are not looked up
+    # The spans' n-grams are looked up as exact names, not the rest of the query ("founded").
+    assert [g["norm"] for g in params["grams"]] == ["apex logistics", "apex", "logistics"]
     assert params["prf"] == [{"chunk": "c1", "w": pytest.approx(0.45)}, {"chunk": "c2", "w": pytest.approx(0.2)}]
     assert params["total"] == 1 and params["limit"] == 40
     assert params["max_seeds"] == config.graph_seeds + 4
     assert params["frontier"] == 0 and params["per_next"] == 0  # one hop only
     lower = graph_parameters("who founded apex logistics?", config, total_chunks=10, feedback=[])
-    assert lower["spans"] == [] and "apex logistics" in lower["grams"] and lower["prf"] == []
+    assert lower["spans"] == [] and lower["prf"] == []
+    assert {"norm": "apex logistics", "span": 0, "start": 2, "end": 4} in lower["grams"]
 
 
 GRAPH = {("a", "b"): 4.0, ("a", "c"): 1.0, ("b", "d"): 2.0, ("c", "d"): 1.0, ("d", "hub"): 9.0, ("a", "hub"): 9.0}

@@ -11,7 +11,7 @@ from typing import Any
 
 from graphrag.search.config import SearchConfig
 from graphrag.search.legs import LegResult, fetch_rows
-from graphrag.search.linking import query_grams, query_spans
+from graphrag.search.linking import name_grams, query_spans
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore
 
@@ -38,16 +38,16 @@ async def _value(value: Any) -> Any:
 
 def graph_parameters(query: str, config: SearchConfig, *, total_chunks: int,
                      feedback: list[tuple[str, float]]) -> dict[str, Any]:
-    """The parameters of ``graph_leg`` for this query and config (pure: no store is asked). The query's
-    n-grams are looked up as exact names only when it has no name-like span (a query in lower case):
-    beside spans they mostly add common words that happen to be entity names."""
+    """The parameters of ``graph_leg`` for this query and config (pure: no store is asked). Exact-name
+    n-grams come from the name-like spans, or from the whole query when it has none (lower case):
+    beside spans, the query's other words mostly add common words that happen to be entity names."""
     spans = query_spans(query)
     titles = list(dict.fromkeys(s.title_key for s in spans if s.title_key))
     prf = [{"chunk": chunk_id, "w": config.graph_prf_weight * rank_weight * similarity}
            for rank_weight, (chunk_id, similarity) in zip(_prf_weights(len(feedback)), feedback, strict=True)]
     return {
         "spans": [{"q": s.lucene, "toks": list(dict.fromkeys(s.tokens))} for s in spans],
-        "grams": [] if spans else query_grams(query),
+        "grams": name_grams([s.text for s in spans] if spans else [query]),
         "prf": prf,
         "titles": titles,
         "collections": list(config.collections) if config.collections else None,

@@ -5,8 +5,9 @@ applies the same scores inside Neo4j.
 A parse of the query (spaCy) took a CPU slice on every graph search before any store was asked.
 Names in questions are written the way names are written: capitalised words, optionally joined by
 short particles ("Bank of England", "Ludwig van Beethoven"), or in quotes. The spans found that way
-are linked through the entity-name full-text index; a query without any (written in lower case) has
-its word n-grams looked up as exact entity names instead.
+are linked through the entity-name full-text index, and their word n-grams are looked up as exact
+entity names (a dictionary match: a run of names such as "Danube Vienna Budapest" is one span but
+three entities); a query without spans (written in lower case) has its own n-grams looked up.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ will with would yes you your yours yourself yourselves name named names known ca
 """.split())
 MAX_SPANS = 12
 MAX_GRAM = 4
-MAX_GRAMS = 48
+MAX_GRAMS = 64
 
 
 @dataclass(frozen=True)
@@ -138,18 +139,24 @@ def query_spans(query: str) -> list[Span]:
     return spans
 
 
-def query_grams(query: str, max_n: int = MAX_GRAM) -> list[str]:
-    """The query's word n-grams (1 to ``max_n`` words) as exact entity-name keys (``Entity.norm``),
-    longest first. N-grams that start or end with a function word, and numbers alone, are left out."""
-    words = [w.rstrip(".") for w in _WORD.findall(query)]
-    lowered = [w.lower() for w in words]
-    grams: dict[str, int] = {}
-    for n in range(max_n, 0, -1):
-        for i in range(len(words) - n + 1):
-            part = lowered[i:i + n]
-            if part[0] in _FUNCTION_WORDS or part[-1] in _FUNCTION_WORDS or (n == 1 and _number(part[0])):
-                continue
-            norm = normalise_name(" ".join(words[i:i + n]))
-            if len(norm) > 1 and norm not in grams:
-                grams[norm] = n
-    return list(grams)[:MAX_GRAMS]
+def name_grams(texts: list[str], max_n: int = MAX_GRAM) -> list[dict[str, object]]:
+    """Word n-grams (1 to ``max_n`` words) of each text as exact entity-name keys (``Entity.norm``),
+    with where they sit: ``{"norm", "span": index of the text, "start", "end": word positions}``.
+    N-grams that start or end with a function word, and numbers alone, are left out; longest first,
+    at most ``MAX_GRAMS``. The graph statement keeps only the longest matches of each text, so that
+    "Violent Femmes" does not also link "Femmes", while "Danube Vienna Budapest" links all three."""
+    found: list[tuple[int, int, dict[str, object]]] = []
+    for index, text in enumerate(texts):
+        words = list(_WORD.finditer(text))
+        lowered = [w.group(0).rstrip(".").lower() for w in words]
+        seen: set[str] = set()
+        for n in range(min(max_n, len(words)), 0, -1):
+            for i in range(len(words) - n + 1):
+                first, last = lowered[i], lowered[i + n - 1]
+                if first in _FUNCTION_WORDS or last in _FUNCTION_WORDS or (n == 1 and _number(first)):
+                    continue
+                norm = normalise_name(text[words[i].start():words[i + n - 1].end()])
+                if len(norm) > 1 and norm not in seen:
+                    seen.add(norm)
+                    found.append((-n, len(found), {"norm": norm, "span": index, "start": i, "end": i + n}))
+    return [gram for _, _, gram in sorted(found, key=lambda f: (f[0], f[1]))][:MAX_GRAMS]
