@@ -7,7 +7,7 @@ p50/p95 (from the search's start, as ``legs.graph.took_ms``), the CPU time per s
 and the local servers: what bounds throughput on a shared machine), the graph leg's store calls and
 round trips in sequence, and the quality figures (identical across rounds when nothing changes).
 
-    python bench/graph_leg_ab.py ../shared/eval/hotpotqa --collection hotpotqa --old /tmp/old --rounds 3
+    python bench/graph_leg_ab.py ../shared/eval/hotpotqa --collection hotpotqa --old /tmp/old --new /tmp/new
 
 Writes bench/results/graph_leg_ab_<label>.json. Run from the repository root.
 """
@@ -50,18 +50,22 @@ def main() -> None:
     parser.add_argument("folder")
     parser.add_argument("--collection", required=True)
     parser.add_argument("--old", required=True, type=Path, help="a copy of the other commit's tree")
+    parser.add_argument("--new", type=Path, default=REPO,
+                        help="a copy of this commit's tree (default: this checkout; a copy keeps edits made "
+                             "while the A/B runs out of it)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--modes", default="auto,graph")
     parser.add_argument("--limit-queries", type=int, default=0)
     parser.add_argument("--leg-timeout", type=float, default=60.0)
     parser.add_argument("--label", default="run")
     args = parser.parse_args()
-    (args.old / "bench" / "results").mkdir(parents=True, exist_ok=True)
+    for tree in (args.old, args.new):
+        (tree / "bench" / "results").mkdir(parents=True, exist_ok=True)
     modes = args.modes.split(",")
     runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for n in range(args.rounds):
         for mode in modes:
-            for side, tree in (("old", args.old.resolve()), ("new", REPO)):
+            for side, tree in (("old", args.old.resolve()), ("new", args.new.resolve())):
                 result = run_side(tree, args, mode, f"ab_{args.label}_{side}_{mode}_{n}")
                 runs.setdefault((side, mode), []).append(result)
                 print(side, mode, n, "done", file=sys.stderr, flush=True)
@@ -89,7 +93,7 @@ def main() -> None:
             "rounds": [{"search_p50_ms": r["search_ms"]["p50"], "graph_leg_p50_ms": r["graph_leg_ms"]["p50"],
                         "cpu_ms_per_search": r["cpu"]["total"]} for r in per_round],
         }
-    data = {"collection": args.collection, "rounds": args.rounds, "old_tree": str(args.old),
+    data = {"collection": args.collection, "rounds": args.rounds, "old_tree": str(args.old), "new_tree": str(args.new),
             "machine": next(iter(runs.values()))[0]["machine"], "summary": summary,
             "load_average_at_end": [r.get("load_average_at_end") for side in runs.values() for r in side]}
     path = write_result(f"graph_leg_ab_{args.label}.json", data)
