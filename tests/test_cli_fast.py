@@ -84,8 +84,8 @@ async def test_cheap_commands_load_no_model(settings: Any, services: Any, ingest
     assert status.returncode == 0, status.stderr
     assert json.loads(status.stdout)["collections"][collection]["documents"] == 1
 
-    # The contrast: a graph search needs the models (the embedding model and spaCy), and says which
-    # one it cannot load.
+    # The contrast: a graph search needs the embedding model (for the query), and says that
+    # it cannot load it.
     graph = cli("search", "lighthouse", "--mode", "graph", "--collection", collection, env=env)
     assert graph.returncode == 1, graph.stderr
     assert "graphrag: error: GRAPHRAG_EMBEDDING_MODEL: no model folder" in graph.stderr, graph.stderr
