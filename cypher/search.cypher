@@ -1,5 +1,14 @@
 // Graph reads of a search beside the graph leg (which is one statement: graph_leg.cypher): the entities
-// of result chunks, and a collection's graph prior.
+// of result chunks, a collection's graph prior, and the name linking that auto's global routing uses.
+
+// name: link_entities_fulltext
+// The entities each Lucene query finds in the entity-name full-text index, best first ($k per query).
+UNWIND $queries AS q
+CALL db.index.fulltext.queryNodes('entity_name', q) YIELD node, score
+WHERE $collections IS NULL OR node.collection IN $collections
+WITH q, node, score ORDER BY score DESC
+WITH q, collect({id: node.id, name: node.name, label: node.label, mentions: node.mentions, score: score})[0..$k] AS hits
+RETURN q AS query, hits;
 
 // name: chunk_entities
 UNWIND $chunk_ids AS chunk_id
