@@ -2,15 +2,18 @@
 // RELATED_TO (two hops, hubs damped), score chunks through MENTIONS, and read the context relations
 // and the documents named after what the query names. One round trip; only the best chunks travel.
 //
-// Parameters (graphrag/search/graph.py builds them):
-//   $spans      [{q: Lucene query, toks: [name tokens]}]: name-like spans of the query
-//   $grams      [{norm, span, start, end}]: word n-grams of the spans (of a query without any), as
+// One map parameter, $leg (graphrag/search/graph.py builds it): Neo4j makes a plan per signature of
+// parameter types (an empty list is typed apart from a list of maps, null apart from a list), and
+// planning a statement this size takes seconds; as fields of one map, every search shares one plan.
+// Its fields:
+//   spans      [{q: Lucene query, toks: [name tokens]}]: name-like spans of the query
+//   grams      [{norm, span, start, end}]: word n-grams of the spans (of a query without any), as
 //               exact entity names; a match inside a longer match of the same span does not count
-//   $prf        [{chunk, w}]: passages the vector search ranked first; their entities seed too
-//   $titles     [title key]: documents named after a span (Document.title_norm)
-//   $collections (null = all), $total: chunks in them (for the entities' IDF)
-//   $max_seeds, $per_span, $per_first, $per_next, $frontier, $alpha, $top_entities,
-//   $per_entity, $scan, $title_boost, $limit, $context_entities, $relation_limit, $named_limit
+//   prf        [{chunk, w}]: passages the vector search ranked first; their entities seed too
+//   titles     [title key]: documents named after a span (Document.title_norm)
+//   collections (null = all), total: chunks in them (for the entities' IDF)
+//   max_seeds, per_span, per_first, per_next, frontier, alpha, top_entities,
+//   per_entity, scan, title_boost, limit, context_entities, relation_limit, named_limit
 //
 // IDF of an entity: ln((total + 1) / (mentions + 0.5)) / ln(total + 1.5); its damping is the IDF
 // with a floor of 0.05: a walk into a hub passes on little (graphrag/search/walk.py has the same
@@ -20,11 +23,11 @@
 CALL () {
   // Spans through the entity-name full-text index: Lucene finds candidates, the share of the name
   // the span covers decides the link (graphrag/search/linking.py name_overlap).
-  UNWIND $spans AS s
+  UNWIND $leg.spans AS s
   CALL db.index.fulltext.queryNodes('entity_name', s.q) YIELD node, score
-  WHERE $collections IS NULL OR node.collection IN $collections
+  WHERE $leg.collections IS NULL OR node.collection IN $leg.collections
   WITH s, node ORDER BY score DESC
-  WITH s, collect(node)[0..$per_span] AS nodes
+  WITH s, collect(node)[0..$leg.per_span] AS nodes
   UNWIND nodes AS e
   WITH s, e, reduce(acc = [], t IN split(replace(replace(replace(replace(replace(coalesce(e.norm, ''), '.', ' '),
        '-', ' '), '/', ' '), '&', ' '), '+', ' '), ' ') | CASE WHEN t = '' OR t IN acc THEN acc ELSE acc + t END) AS et
@@ -37,9 +40,9 @@ CALL () {
   RETURN e, link, true AS named
   UNION ALL
   // Exact names among the spans' word n-grams (those of a query without spans), longest matches only.
-  UNWIND $grams AS g
+  UNWIND $leg.grams AS g
   MATCH (e:Entity {norm: g.norm})
-  WHERE $collections IS NULL OR e.collection IN $collections
+  WHERE $leg.collections IS NULL OR e.collection IN $leg.collections
   WITH g, collect(e) AS es
   WITH collect({g: g, es: es}) AS found
   UNWIND found AS f
@@ -50,7 +53,7 @@ CALL () {
   RETURN e, 1.0 AS link, true AS named
   UNION ALL
   // Passage feedback: the entities the top passages mention most.
-  UNWIND $prf AS p
+  UNWIND $leg.prf AS p
   MATCH (:Chunk {id: p.chunk})-[m:MENTIONS]->(e:Entity)
   WITH p, e, m ORDER BY m.count DESC
   WITH p, collect(e)[0..8] AS es
@@ -58,12 +61,12 @@ CALL () {
   RETURN e, p.w AS link, false AS named
 }
 WITH e, max(link) AS link, max(CASE WHEN named THEN link ELSE 0.0 END) AS named_link,
-     log(($total + 1.0) / (coalesce(e.mentions, 1) + 0.5)) / log($total + 1.5) AS idf
+     log(($leg.total + 1.0) / (coalesce(e.mentions, 1) + 0.5)) / log($leg.total + 1.5) AS idf
 WITH e, link * idf AS seed, named_link
 ORDER BY seed DESC, e.id
 WITH collect({e: e, s: seed, link: named_link}) AS candidates
 // How well the query itself names known entities (passage feedback does not count): its confidence.
-WITH candidates[0..$max_seeds] AS linked, reduce(m = 0.0, x IN candidates | CASE WHEN x.link > m THEN x.link ELSE m END) AS named_link
+WITH candidates[0..$leg.max_seeds] AS linked, reduce(m = 0.0, x IN candidates | CASE WHEN x.link > m THEN x.link ELSE m END) AS named_link
 WITH linked, named_link, reduce(z = 0.0, x IN linked | z + CASE WHEN x.s > 0 THEN x.s ELSE 0.0 END) AS z
 WITH linked, named_link, [x IN linked WHERE x.s > 0 | {n: x.e, a: x.s / z}] AS seeds
 
@@ -77,8 +80,8 @@ CALL (seeds) {
     WHERE n <> a
     WITH n, sum(r.weight) AS w
     ORDER BY w DESC, n.id
-    LIMIT $per_first
-    WITH n, w, log(($total + 1.0) / (coalesce(n.mentions, 1) + 0.5)) / log($total + 1.5) AS idf
+    LIMIT $leg.per_first
+    WITH n, w, log(($leg.total + 1.0) / (coalesce(n.mentions, 1) + 0.5)) / log($leg.total + 1.5) AS idf
     RETURN collect({n: n, t: log(1 + w) * CASE WHEN idf > 0.05 THEN idf ELSE 0.05 END}) AS out
   }
   WITH x, out, reduce(z = 0.0, o IN out | z + o.t) AS z
@@ -90,15 +93,15 @@ CALL (seeds) {
 // Hop 2: the same from the most activated nodes of hop 1.
 CALL (hop1) {
   UNWIND hop1 AS x
-  WITH x ORDER BY x.a DESC, x.n.id LIMIT $frontier
+  WITH x ORDER BY x.a DESC, x.n.id LIMIT $leg.frontier
   CALL (x) {
     WITH x.n AS a
     MATCH (a)-[r:RELATED_TO]-(n:Entity)
     WHERE n <> a
     WITH n, sum(r.weight) AS w
     ORDER BY w DESC, n.id
-    LIMIT $per_next
-    WITH n, w, log(($total + 1.0) / (coalesce(n.mentions, 1) + 0.5)) / log($total + 1.5) AS idf
+    LIMIT $leg.per_next
+    WITH n, w, log(($leg.total + 1.0) / (coalesce(n.mentions, 1) + 0.5)) / log($leg.total + 1.5) AS idf
     RETURN collect({n: n, t: log(1 + w) * CASE WHEN idf > 0.05 THEN idf ELSE 0.05 END}) AS out
   }
   WITH x, out, reduce(z = 0.0, o IN out | z + o.t) AS z
@@ -110,54 +113,54 @@ CALL (hop1) {
 // Personalised PageRank truncated after two steps: alpha x (seeds + (1 - alpha) hop 1 + (1 - alpha)^2 hop 2).
 // An entity's weight for chunk scoring is its activation times its damping.
 CALL (seeds, hop1, hop2) {
-  UNWIND [x IN seeds | {n: x.n, r: $alpha * x.a}] + [x IN hop1 | {n: x.n, r: $alpha * (1 - $alpha) * x.a}]
-         + [x IN hop2 | {n: x.n, r: $alpha * (1 - $alpha) * (1 - $alpha) * x.a}] AS x
+  UNWIND [x IN seeds | {n: x.n, r: $leg.alpha * x.a}] + [x IN hop1 | {n: x.n, r: $leg.alpha * (1 - $leg.alpha) * x.a}]
+         + [x IN hop2 | {n: x.n, r: $leg.alpha * (1 - $leg.alpha) * (1 - $leg.alpha) * x.a}] AS x
   WITH x.n AS n, sum(x.r) AS r
-  WITH n, log(($total + 1.0) / (coalesce(n.mentions, 1) + 0.5)) / log($total + 1.5) AS idf, r
+  WITH n, log(($leg.total + 1.0) / (coalesce(n.mentions, 1) + 0.5)) / log($leg.total + 1.5) AS idf, r
   WITH n, r * CASE WHEN idf > 0.05 THEN idf ELSE 0.05 END AS w
   ORDER BY w DESC, n.id
-  LIMIT $top_entities
+  LIMIT $leg.top_entities
   RETURN collect({e: n, w: w}) AS top
 }
 // Chunks through MENTIONS: for each top entity, the chunks that
 // mention it most (entities of the same normalised name count as one); a chunk gains
-// w x (1 + ln count) / sqrt(entities it mentions) x $title_boost when the entity names its document.
+// w x (1 + ln count) / sqrt(entities it mentions) x $leg.title_boost when the entity names its document.
 CALL (top) {
   UNWIND range(0, size(top) - 1) AS i
   WITH i, top[i].e AS e, top[i].w AS w
   CALL (e) {
     MATCH (v:Entity {collection: e.collection, norm: e.norm})<-[m:MENTIONS]-(c:Chunk)
-    WITH c, m LIMIT $scan
-    RETURN c, m.count AS count ORDER BY count DESC LIMIT $per_entity
+    WITH c, m LIMIT $leg.scan
+    RETURN c, m.count AS count ORDER BY count DESC LIMIT $leg.per_entity
   }
   MATCH (d:Document {id: c.document_id})
   WITH i, w, e, c, count, d, COUNT { (c)-[:MENTIONS]->() } AS degree
   WITH i, e, c, w * (1 + log(toFloat(coalesce(count, 1)))) / sqrt(toFloat(CASE WHEN degree > 1 THEN degree ELSE 1 END))
-       * CASE WHEN toLower(d.title) CONTAINS toLower(e.name) THEN $title_boost ELSE 1.0 END AS part
+       * CASE WHEN toLower(d.title) CONTAINS toLower(e.name) THEN $leg.title_boost ELSE 1.0 END AS part
   ORDER BY i
   WITH c, sum(part) AS score, collect([e.id, e.name, e.label])[0..5] AS via
   ORDER BY score DESC, c.id
-  LIMIT $limit
+  LIMIT $leg.limit
   RETURN collect([c.id, score, via]) AS chunks
 }
 // The relations among the top entities, strongest first, with their evidence chunks.
 CALL (top) {
-  WITH [t IN top[0..$context_entities] | t.e] AS ents
+  WITH [t IN top[0..$leg.context_entities] | t.e] AS ents
   UNWIND ents AS a
   MATCH (a)-[r:RELATED_TO]-(b:Entity)
   WHERE b IN ents AND a.id < b.id
   WITH a, b, r ORDER BY r.weight DESC, a.name, b.name
-  LIMIT $relation_limit
+  LIMIT $leg.relation_limit
   RETURN collect([a.name, b.name, r.predicates, r.evidence_chunk_ids[0..5]]) AS relations
 }
 // Documents named after a span, with their first chunk.
 CALL () {
-  UNWIND range(0, size($titles) - 1) AS i
-  MATCH (d:Document {title_norm: $titles[i]})
-  WHERE $collections IS NULL OR d.collection IN $collections
+  UNWIND range(0, size($leg.titles) - 1) AS i
+  MATCH (d:Document {title_norm: $leg.titles[i]})
+  WHERE $leg.collections IS NULL OR d.collection IN $leg.collections
   MATCH (d)-[:HAS_CHUNK]->(c:Chunk {index: 0})
   WITH i, d, c ORDER BY i, size(d.title), d.title
-  LIMIT $named_limit
+  LIMIT $leg.named_limit
   RETURN collect([c.id, d.title]) AS named
 }
 RETURN [x IN linked | [x.e.id, x.e.name, x.e.label, x.s, x.link]] AS linked, named_link,

@@ -74,16 +74,17 @@ class Runtime:
 
     async def router(self, mode: str = "auto") -> SearchRouter:
         """The search router, with what ``mode`` needs loaded: for ``auto`` and ``graph`` the configured
-        embedding model (the graph leg waits for the query embedding within its timeout). Other modes
-        load nothing here: a keyword search never needs a model, and a vector search loads its
-        collection's model before the vector leg's timer starts. Search needs no spaCy pipeline."""
-        if mode in GRAPH_MODES and not self._graph_ready:
-            await self._warm_default_embedder()
-            self._graph_ready = True
+        embedding model (the graph leg waits for the query embedding within its timeout) and the graph
+        statement planned in Neo4j. Other modes load nothing here: a keyword search never needs a model,
+        and a vector search loads its collection's model before the vector leg's timer starts. Search
+        needs no spaCy pipeline."""
         if self._router is None:
             self._router = SearchRouter(self.postgres, self.neo4j, self.embedders,
                                         reranker_path=self.settings.reranker_model)
             self._router.leg_timeout_s = self.settings.leg_timeout_s
+        if mode in GRAPH_MODES and not self._graph_ready:
+            await asyncio.gather(self._warm_default_embedder(), self._router.warm_graph())
+            self._graph_ready = True
         return self._router
 
     async def _warm_default_embedder(self) -> None:

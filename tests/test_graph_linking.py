@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -10,6 +11,7 @@ from graphrag.search import walk
 from graphrag.search.config import SearchConfig
 from graphrag.search.graph import graph_parameters
 from graphrag.search.linking import lucene_query, name_grams, name_overlap, name_spans, name_tokens, query_spans
+from graphrag.stores import queries
 
 
 @pytest.mark.parametrize(("query", "spans"), [
@@ -78,6 +80,16 @@ def test_graph_parameters_follow_the_config() -> None:
     lower = graph_parameters("who founded apex logistics?", config, total_chunks=10, feedback=[])
     assert lower["spans"] == [] and lower["prf"] == []
     assert {"norm": "apex logistics", "span": 0, "start": 2, "end": 4} in lower["grams"]
+
+
+def test_the_graph_statement_takes_one_map_parameter() -> None:
+    """Neo4j plans a statement once per signature of parameter types (an empty list and a list of maps
+    differ, as do null and a list); as fields of one map, every search shares the one plan, and
+    every field the statement reads is one that graph_parameters gives."""
+    statement = queries.cypher("graph_leg", "graph_leg")
+    assert set(re.findall(r"\$(\w+)", statement)) == {"leg"}
+    fields = set(re.findall(r"\$leg\.(\w+)", statement))
+    assert fields == set(graph_parameters("", SearchConfig(), total_chunks=1, feedback=[]))
 
 
 GRAPH = {("a", "b"): 4.0, ("a", "c"): 1.0, ("b", "d"): 2.0, ("c", "d"): 1.0, ("d", "hub"): 9.0, ("a", "hub"): 9.0}

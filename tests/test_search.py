@@ -36,8 +36,10 @@ async def corpus(tmp_path: Path, ingestor: Ingestor, collection: str) -> str:
 
 
 @pytest.fixture
-def router(runtime: Runtime, models: Any) -> SearchRouter:
-    return SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
+async def router(runtime: Runtime, models: Any) -> SearchRouter:
+    router = SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
+    await router.warm_graph()  # as Runtime.router does: the first graph search does not plan within its timeout
+    return router
 
 
 def titles(response: dict[str, Any]) -> list[str]:

@@ -38,7 +38,8 @@ async def _value(value: Any) -> Any:
 
 def graph_parameters(query: str, config: SearchConfig, *, total_chunks: int,
                      feedback: list[tuple[str, float]]) -> dict[str, Any]:
-    """The parameters of ``graph_leg`` for this query and config (pure: no store is asked). Exact-name
+    """The fields of ``graph_leg``'s one parameter, ``$leg``, for this query and config (pure: no store is
+    asked). Exact-name
     n-grams come from the name-like spans, or from the whole query when it has none (lower case):
     beside spans, the query's other words mostly add common words that happen to be entity names."""
     spans = query_spans(query)
@@ -62,6 +63,12 @@ def graph_parameters(query: str, config: SearchConfig, *, total_chunks: int,
     }
 
 
+async def plan_graph_leg(neo4j: Neo4jStore, config: SearchConfig) -> None:
+    """Have Neo4j plan the graph statement ahead of the first search (planning it takes seconds, which
+    would count against that search's leg timeout): a run with nothing to link, which reads nothing."""
+    await neo4j.run("graph_leg", "graph_leg", leg=graph_parameters("", config, total_chunks=1, feedback=[]))
+
+
 async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, query: str, config: SearchConfig, *,
                     total_chunks: int | Awaitable[int],
                     feedback: list[tuple[str, float]] | Awaitable[list[tuple[str, float]]] = ()) -> LegResult:
@@ -77,7 +84,7 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, query: str, config: Se
     statement waits for them."""
     total, passages = await asyncio.gather(_value(total_chunks), _value(feedback))
     params = graph_parameters(query, config, total_chunks=total, feedback=list(passages)[: config.graph_prf])
-    record = (await neo4j.run("graph_leg", "graph_leg", **params))[0]
+    record = (await neo4j.run("graph_leg", "graph_leg", leg=params))[0]
     chunks = [(c, float(score), via) for c, score, via in record["chunks"] if c is not None]
     named_rows = [(c, title) for c, title in record["named"] if c is not None]
     rows: dict[str, dict[str, Any]] = {}

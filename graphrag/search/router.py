@@ -25,7 +25,7 @@ from graphrag.search import extras, fusion
 from graphrag.search.batching import EmbeddingBatcher
 from graphrag.search.config import LEGS, SearchConfig, validate_query
 from graphrag.search.filters import compile_filter, parse_filter
-from graphrag.search.graph import graph_leg
+from graphrag.search.graph import graph_leg, plan_graph_leg
 from graphrag.search.legs import LegResult, fetch_rows, keyword_leg, keyword_scores, vector_leg
 from graphrag.search.recipes import derive
 from graphrag.stores.neo4j import Neo4jStore
@@ -363,6 +363,14 @@ class SearchRouter:
             self._graph_priors.clear()
         self._graph_priors[collections] = (prior, now + self.graph_prior_ttl_s)
         return prior
+
+    async def warm_graph(self) -> None:
+        """Get the graph leg's statement planned in Neo4j before the first graph search (which would
+        otherwise spend seconds of its leg timeout on it); a failure is logged, the search reports it."""
+        try:
+            await plan_graph_leg(self.neo4j, self.build_config("graph"))
+        except Exception as exc:  # noqa: BLE001 - the first graph search then plans it itself
+            log.info("graph statement not planned in advance: %s", one_line(exc))
 
     async def chunk_count(self, collections: tuple[str, ...] | None) -> int:
         """Chunks in these collections (the graph leg's IDF), cached like the graph prior."""
