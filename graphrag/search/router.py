@@ -143,8 +143,9 @@ class SearchRouter:
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         # The query is embedded while the work that does not need the embedding already runs: the
-        # keyword leg, and the graph leg's query parse and entity linking. The vector leg (and a leg
-        # replaced by a test) starts once the embedding is there; its timer and timeout start then.
+        # keyword leg (and the graph leg when it has no passage feedback to wait for). The vector leg
+        # (and a leg replaced by a test) starts once the embedding is there; its timer and timeout
+        # start then.
         # Keyword-only searches (without MMR) never embed: on 2 cores that is half their CPU time.
         needs_embedding = (bool({"vector", "graph"} & set(config.legs)) or config.mmr_lambda is not None
                            or any(leg in self.leg_overrides for leg in config.legs))
