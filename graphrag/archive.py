@@ -351,7 +351,7 @@ def verify(path: Path, on_member: Callable[[str, bytes], None] | None = None) ->
     manifest: dict[str, Any] | None = None
     deferred: ArchiveError | None = None
     expected_part, expected_kind = 1, 0
-    kinds = PART_KINDS
+    kinds: tuple[str, ...] = PART_KINDS
     for name, data in iter_members(path):
         if manifest is not None:
             raise ArchiveError(f"not a graphrag collection archive (member {name!r} after {MANIFEST})")

@@ -215,7 +215,9 @@ class SearchRouter:
                     await embed_task
                     t = time.perf_counter()
                 result = await asyncio.wait_for(
-                    self._leg(leg, text, embed_task, config, space_task, expansion_task, vector_hits),
+                    # Both tasks give a value whenever a leg runs that reads it (needs_embedding).
+                    self._leg(leg, text, embed_task, config, space_task,  # type: ignore[arg-type]
+                              expansion_task, vector_hits),
                     config.leg_timeout_s)
                 results[leg] = result
                 if leg == "vector" and vector_hits is not None and not vector_hits.done():
@@ -334,7 +336,7 @@ class SearchRouter:
             pool = await self._rerank(text, pool)
         if config.collapse:
             pool = fusion.collapse_documents(pool)
-        if config.mmr_lambda is not None:
+        if config.mmr_lambda is not None and embedding is not None:  # MMR always embeds the query
             pool = fusion.mmr(pool, embedding, config.mmr_lambda, config.limit)
         pool = pool[: config.limit]
         if config.token_budget is not None:
@@ -348,18 +350,19 @@ class SearchRouter:
             entities.update(await self._entities_of(unguessed))
         timings["entities_ms"] = _ms(t2)
         graph_context = results["graph"].context if "graph" in results else {"entities": [], "relations": []}
+        results_out: list[dict[str, Any]] = [self._shape(c, entities.get(c.chunk_id, []), config) for c in pool]
         response = {
             "query": text,
             "mode": mode,
             "took_ms": _ms(started),
             "legs": legs,
-            "results": [self._shape(c, entities.get(c.chunk_id, []), config) for c in pool],
+            "results": results_out,
             "graph_context": graph_context,
             "timings": timings,
         }
         if extended:
             bests = {leg: max((score for _, score, _ in hits), default=0.0) for leg, hits in rankings.items()}
-            extended_search.annotate(response["results"], [c.legs for c in pool], bests)
+            extended_search.annotate(results_out, [c.legs for c in pool], bests)
         if shaping["highlight"] or shaping["full_document_threshold"] is not None:
             t3 = time.perf_counter()
             await extras.apply(self.postgres, response, **shaping)
