@@ -30,7 +30,7 @@ import re
 import tarfile
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -175,7 +175,7 @@ class ArchiveWriter:
         inner: Any = self.sink
         if compression == "gzip":
             # mtime=0: the same collection gives the same bytes, whenever it is exported.
-            self._gzip = gzip.GzipFile(fileobj=self.sink, mode="wb", compresslevel=compresslevel, mtime=0)  # type: ignore[arg-type]
+            self._gzip = gzip.GzipFile(fileobj=self.sink, mode="wb", compresslevel=compresslevel, mtime=0)
             inner = self._gzip
         self._tar = tarfile.open(fileobj=inner, mode="w|", format=tarfile.PAX_FORMAT)
         self.members: list[Member] = []
@@ -253,7 +253,8 @@ class Manifest:
 def _open_tar(handle: IO[bytes]) -> tarfile.TarFile:
     head = handle.read(2)
     handle.seek(0)
-    source: IO[bytes] = gzip.GzipFile(fileobj=handle, mode="rb") if head == _GZIP_MAGIC else handle
+    source: IO[bytes] = (gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[assignment]
+                         if head == _GZIP_MAGIC else handle)
     try:
         return tarfile.open(fileobj=source, mode="r|")
     except (EOFError, zlib.error) as exc:  # a gzip stream that ends or breaks early
@@ -267,7 +268,7 @@ def _reason(exc: BaseException) -> str:
     return text[:160] or type(exc).__name__
 
 
-def iter_members(path: Path) -> Iterator[tuple[str, bytes]]:
+def iter_members(path: Path) -> Generator[tuple[str, bytes], None, None]:
     """``(name, bytes)`` of every member in order, read as a stream (one member in memory at a time).
 
     Damage shows as an :class:`ArchiveError`: a file that is no (gzip'ed) tar, a member that is not a
@@ -350,7 +351,7 @@ def verify(path: Path, on_member: Callable[[str, bytes], None] | None = None) ->
     manifest: dict[str, Any] | None = None
     deferred: ArchiveError | None = None
     expected_part, expected_kind = 1, 0
-    kinds = PART_KINDS
+    kinds: tuple[str, ...] = PART_KINDS
     for name, data in iter_members(path):
         if manifest is not None:
             raise ArchiveError(f"not a graphrag collection archive (member {name!r} after {MANIFEST})")

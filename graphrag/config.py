@@ -1,8 +1,8 @@
 """Settings, read from ``GRAPHRAG_*`` environment variables (and an optional ``.env`` file).
 
 Nothing here runs at import: callers build ``Settings()`` explicitly (the CLI, the API factory,
-tests) and pass it down. Every field is documented because the README's configuration table is
-generated from these descriptions (``python -m graphrag.config``).
+tests) and pass it down. Every field is documented because the settings reference
+(docs/reference/settings.md) is generated from these descriptions (``python scripts/gen_docs.py``).
 """
 
 from __future__ import annotations
@@ -237,16 +237,3 @@ class Settings(BaseSettings):
     def uses_local_neo4j(self) -> bool:
         return self.neo4j_uri is None
 
-
-def settings_table() -> str:
-    """Markdown table of every setting, for the README."""
-    rows = ["| Variable | Default | Meaning |", "| --- | --- | --- |"]
-    for name, field in Settings.model_fields.items():
-        default = field.default
-        shown = "unset" if default is None else f"`{default}`"
-        rows.append(f"| `GRAPHRAG_{name.upper()}` | {shown} | {field.description or ''} |")
-    return "\n".join(rows)
-
-
-if __name__ == "__main__":  # pragma: no cover - documentation helper
-    print(settings_table())

@@ -610,7 +610,7 @@ class _Checker:
                     or not all(isinstance(w, int | float) and not isinstance(w, bool) for w in weights)):
                 raise ArchiveError(f"{where}: weights must be numbers, one per chunk id")
             evidence = r.get("predicate_evidence")
-            if not _strings(evidence) or not all(_is_uuid(p.rpartition("@")[2]) for p in evidence):
+            if not _strings(evidence) or not all(_is_uuid(p.rpartition("@")[2]) for p in evidence or ()):
                 raise ArchiveError(f"{where}: predicate_evidence must be 'lemma@chunk_id' strings")
 
 
@@ -754,7 +754,8 @@ class _Importer:
             rep_rows.append((self.ids(r["id"]), self.target, doc_ids[r["document_id"]],
                              self.ids(r["chunk_id"]) if r["chunk_id"] is not None else None, r["kind"], r["content"],
                              r["token_count"], r["generator"], vec, self.model.name, self.text_config))
-        graph_docs, next_pairs = [], []
+        graph_docs: list[dict[str, Any]] = []
+        next_pairs: list[Any] = []
         for d in docs:
             mine = sorted(by_doc[d["id"]], key=lambda c: c["index"])
             ids = [self._cid(c["id"]) for c in mine]
@@ -856,7 +857,7 @@ async def import_archive(rt: Runtime, path: Path, *, collection: str | None = No
     importer = _Importer(rt, report, model, source)
     checksums = {m.name: m.sha256 for m in manifest.members}
     bar = tqdm(total=manifest.parts, desc="import", unit="part", disable=not progress, file=sys.stderr)
-    members = iter_members(path)
+    members = iter_members(path)  # a generator: closed in the finally below
     rows: dict[str, list[dict[str, Any]]] = {}
     try:
         while (item := await asyncio.to_thread(next, members, None)) is not None:

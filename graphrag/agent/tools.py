@@ -359,7 +359,7 @@ async def graph_search(deps: AgentDeps, query: str, limit: Limit | None = None, 
     response = await _search(deps, "graph", query, limit, collections, filters, highlight,
                              full_document_threshold, token_limit)
     if format != "json":
-        return _answer(response, format)
+        return _formatted(response, format)
     context = response.get("graph_context") or {}
     return GraphSearchResult(
         **_search_result(response).model_dump(),
@@ -463,8 +463,9 @@ async def list_documents(deps: AgentDeps, collection: str | None = None,
         limit: How many documents to return, 1-100.
         offset: How many to skip (for paging).
     """
-    named = [check_collection(collection)] if collection else None
-    scopes: list[str | None] = list(deps.scope(named) or [None])
+    named = [collection] if collection and check_collection(collection) else None
+    scoped = deps.scope(named)
+    scopes: list[str | None] = list(scoped) if scoped else [None]
     listed: list[DocumentInfo] = []
     total = 0
     more = False
@@ -534,6 +535,11 @@ def _answer(response: dict[str, Any], format: str) -> SearchResult | FormattedRe
     """The search response as the tool's result in the asked format."""
     if format == "json":
         return _search_result(response)
+    return _formatted(response, format)
+
+
+def _formatted(response: dict[str, Any], format: str) -> FormattedResult:
+    """The search response as text or voice."""
     formats.check_format(format)
     return FormattedResult(query=response["query"], mode=response["mode"], format=format,
                            text=formats.render(response, format))
@@ -570,7 +576,8 @@ def _matched(matched: dict[str, Any] | None) -> str | None:
 
 async def _entities_named(deps: AgentDeps, name: str, collections: Collections) -> list[LinkedEntity]:
     """Entities matching ``name`` in the scope, best first (NotFound when none)."""
-    scopes: list[str | None] = list(deps.scope(collections) or [None])
+    scoped = deps.scope(collections)
+    scopes: list[str | None] = list(scoped) if scoped else [None]
     rows: list[dict[str, Any]] = []
     for scope in scopes:
         rows += (await entities.search_entities(deps.runtime, name, collection=scope, limit=5))["entities"]

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import time
 import uuid
+from typing import Any
 from dataclasses import asdict, dataclass
 
 from graphrag.ingest.aliases import add_aliases
@@ -61,14 +62,7 @@ async def backfill_aliases(postgres: PostgresStore, neo4j: Neo4jStore, collectio
         keyed = await neo4j.run("expansion", "document_entity_keys", doc_ids=[str(i) for i in ids],
                                 collection=collection)
 
-        def find() -> dict[str, set[str]]:
-            found: dict[str, set[str]] = {}
-            for row in keyed:
-                for key, aliases in document_aliases(row["keys"], texts.get(row["document_id"], [])).items():
-                    found.setdefault(key, set()).update(aliases)
-            return found
-
-        found = await asyncio.to_thread(find)  # the definitions search is CPU work
+        found = await asyncio.to_thread(_aliases_found, keyed, texts)  # the definitions search is CPU work
         report.documents += len(ids)
         if found:
             rows = [{"id": entity_id(collection, key), "aliases": sorted(aliases)} for key, aliases in found.items()]
@@ -78,3 +72,12 @@ async def backfill_aliases(postgres: PostgresStore, neo4j: Neo4jStore, collectio
         log.debug("aliases: %s documents of %s read", report.documents, collection)
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+def _aliases_found(keyed: list[dict[str, Any]], texts: dict[str, list[str]]) -> dict[str, set[str]]:
+    """Entity key -> the aliases its documents' texts define."""
+    found: dict[str, set[str]] = {}
+    for row in keyed:
+        for key, aliases in document_aliases(row["keys"], texts.get(row["document_id"], [])).items():
+            found.setdefault(key, set()).update(aliases)
+    return found

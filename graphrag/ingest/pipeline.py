@@ -35,6 +35,7 @@ from graphrag.ingest.extract import EXTRACTION_VERSION, SpacyExtractor, add_titl
 from graphrag.ingest.extractors import build_extractor, extract_options
 from graphrag.ingest.load import TYPES, Found, LoadError, discover, load_file
 from graphrag.ingest import representations as extended
+from graphrag.ingest.representations import Representation
 from graphrag.ingest.aliases import add_aliases
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.models import Chunk, Document, Extraction, entity_vector_slot, is_collection_name
@@ -181,7 +182,7 @@ class _Item:
     space: EmbeddingSpace | None = None  # the collection's embedding model
     text_config: str = "english"  # the collection's text-search configuration
     extended: str | None = None  # the collection's extended-search mode (None: no representations)
-    representations: list[extended.Representation] | None = None
+    representations: list[Representation] | None = None
 
 
 def embedding_text(chunk: Chunk, counter: Any) -> str:
@@ -610,7 +611,7 @@ class Ingestor:
             docs = [(item.doc.title, [c.text for c in item.chunks]) for item in ready]
             out = await asyncio.to_thread(self.models.representer(mode).represent, embedder, docs)
             report.add_time("represent", time.perf_counter() - t)
-            return out  # type: ignore[no-any-return]
+            return out
 
         vectors, extractions, reps = await asyncio.gather(embed(), extract(), represent())
         for item, item_reps in zip(ready, reps or [None] * len(ready), strict=True):
@@ -689,13 +690,13 @@ class Ingestor:
         await self._apply_graph(report)
         report.count_graph(payload)
         report.representations += written_reps
-        for item, inserted, doc_id in outcomes:
+        for item, inserted, done_id in outcomes:
             if inserted:
                 report.ingested += 1
             else:
                 report.updated += 1
             report.chunks += len(item.chunks)
-            report.documents.append({"id": doc_id, "source": item.row.source, "chunks": len(item.chunks),
+            report.documents.append({"id": done_id, "source": item.row.source, "chunks": len(item.chunks),
                                      "status": "ingested" if inserted else "updated"})
 
     async def _apply_graph(self, report: IngestReport | None = None) -> None:

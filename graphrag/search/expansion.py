@@ -35,7 +35,8 @@ from graphrag.ingest.aliases import is_acronym_of, is_short_form
 from graphrag.ingest.extract import normalise_name
 from graphrag.search.config import SearchConfig
 from graphrag.search.filters import compile_filter
-from graphrag.search.legs import _LUCENE_SPECIAL, BM25_B, BM25_K1, LegResult
+from graphrag.search.legs import BM25_B, BM25_K1, LegResult
+from graphrag.search.linking import _LUCENE_SPECIAL
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore
 

@@ -33,7 +33,8 @@ from graphrag.search.expansion import (
     expanded_keyword_scores,
 )
 from graphrag.search.filters import compile_filter, parse_filter
-from graphrag.search.legs import LegResult, fetch_rows, graph_leg, keyword_leg, keyword_scores, vector_leg
+from graphrag.search.graph import graph_leg, plan_graph_leg
+from graphrag.search.legs import LegResult, fetch_rows, keyword_leg, keyword_scores, vector_leg
 from graphrag.search.recipes import derive
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore, is_connection_error
@@ -55,11 +56,14 @@ class SearchRouter:
     graph_prior_ttl_s: float = 300.0
     #: Share of documents named after an entity from which the graph leg gets its full fusion weight.
     graph_prior_full_share: float = 0.5
+    #: Per-leg timeout of requests that do not set one (GRAPHRAG_LEG_TIMEOUT_S); None: the recipes' 5 s.
+    leg_timeout_s: float | None = None
 
-    def __init__(self, postgres: PostgresStore, neo4j: Neo4jStore, embedder: Embedders | Embedder, nlp: Any,
+    def __init__(self, postgres: PostgresStore, neo4j: Neo4jStore, embedder: Embedders | Embedder, nlp: Any = None,
                  reranker_path: str | None = None) -> None:
         """``embedder``: the loaded models by name (each collection is searched with its own model), or
-        one model, which then serves every collection that records it."""
+        one model, which then serves every collection that records it. ``nlp`` is not used by search
+        (the graph leg needs no parse of the query); it is accepted for callers that pass one."""
         self.postgres = postgres
         self.neo4j = neo4j
         self.embedders = embedder if isinstance(embedder, Embedders) else Embedders(None, default=embedder)
@@ -68,6 +72,7 @@ class SearchRouter:
         self._reranker: Any = None
         self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._graph_priors: dict[tuple[str, ...] | None, tuple[float, float]] = {}
+        self._chunk_counts: dict[tuple[str, ...] | None, tuple[int, float]] = {}
         self._batchers: dict[str, Callable[[list[str]], Awaitable[np.ndarray]]] = {}
         # Tests replace a leg to force failures or timeouts; production never touches this.
         self.leg_overrides: dict[str, Callable[..., Awaitable[LegResult]]] = {}
@@ -164,8 +169,9 @@ class SearchRouter:
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         # The query is embedded while the work that does not need the embedding already runs: the
-        # keyword leg, and the graph leg's query parse and entity linking. The vector leg (and a leg
-        # replaced by a test) starts once the embedding is there; its timer and timeout start then.
+        # keyword leg (and the graph leg when it has no passage feedback to wait for). The vector leg
+        # (and a leg replaced by a test) starts once the embedding is there; its timer and timeout
+        # start then.
         # Keyword-only searches (without MMR) never embed: on 2 cores that is half their CPU time.
         needs_embedding = (bool({"vector", "graph"} & set(config.legs)) or config.mmr_lambda is not None
                            or extended or any(leg in self.leg_overrides for leg in config.legs))
@@ -181,6 +187,9 @@ class SearchRouter:
         legs: dict[str, dict[str, Any]] = {}
         results: dict[str, LegResult] = {}
         failures: dict[str, BaseException] = {}
+        # The graph leg's passage feedback is the vector leg's top hits when that leg runs anyway.
+        vector_hits: asyncio.Future[list[tuple[str, float]]] | None = (
+            asyncio.get_running_loop().create_future() if {"vector", "graph"} <= set(config.legs) else None)
         # The graph prior (cached; a Neo4j read when not) is fetched beside the other legs. The graph
         # leg waits for it: where it makes the leg's weight negligible, fusion would throw the leg's
         # work away, so (unless the request says otherwise) the leg is not run at all.
@@ -205,9 +214,14 @@ class SearchRouter:
                 if leg in ("vector", extended_search.LEG) or leg in self.leg_overrides:
                     await embed_task
                     t = time.perf_counter()
-                result = await asyncio.wait_for(self._leg(leg, text, embed_task, config, space_task, expansion_task),
-                                                config.leg_timeout_s)
+                result = await asyncio.wait_for(
+                    # Both tasks give a value whenever a leg runs that reads it (needs_embedding).
+                    self._leg(leg, text, embed_task, config, space_task,  # type: ignore[arg-type]
+                              expansion_task, vector_hits),
+                    config.leg_timeout_s)
                 results[leg] = result
+                if leg == "vector" and vector_hits is not None and not vector_hits.done():
+                    vector_hits.set_result([(h[0], h[1]) for h in result.hits])
                 legs[leg] = {"status": "ok", "took_ms": _ms(t), "hits": len(result.hits), **result.info}
                 if result.confidence != 1.0:
                     legs[leg]["confidence"] = round(result.confidence, 3)
@@ -220,6 +234,9 @@ class SearchRouter:
                 log.warning("%s leg failed: %s", leg, exc)
                 failures[leg] = exc
                 legs[leg] = {"status": "error", "took_ms": _ms(t), "hits": 0, "error": one_line(exc)}
+            finally:
+                if leg == "vector" and vector_hits is not None and not vector_hits.done():
+                    vector_hits.set_result([])  # the graph leg walks without passage feedback
 
         async def graph_skip() -> str | None:
             """Why the fused search leaves the graph leg out, or None to run it."""
@@ -319,7 +336,7 @@ class SearchRouter:
             pool = await self._rerank(text, pool)
         if config.collapse:
             pool = fusion.collapse_documents(pool)
-        if config.mmr_lambda is not None:
+        if config.mmr_lambda is not None and embedding is not None:  # MMR always embeds the query
             pool = fusion.mmr(pool, embedding, config.mmr_lambda, config.limit)
         pool = pool[: config.limit]
         if config.token_budget is not None:
@@ -333,18 +350,19 @@ class SearchRouter:
             entities.update(await self._entities_of(unguessed))
         timings["entities_ms"] = _ms(t2)
         graph_context = results["graph"].context if "graph" in results else {"entities": [], "relations": []}
+        results_out: list[dict[str, Any]] = [self._shape(c, entities.get(c.chunk_id, []), config) for c in pool]
         response = {
             "query": text,
             "mode": mode,
             "took_ms": _ms(started),
             "legs": legs,
-            "results": [self._shape(c, entities.get(c.chunk_id, []), config) for c in pool],
+            "results": results_out,
             "graph_context": graph_context,
             "timings": timings,
         }
         if extended:
             bests = {leg: max((score for _, score, _ in hits), default=0.0) for leg, hits in rankings.items()}
-            extended_search.annotate(response["results"], [c.legs for c in pool], bests)
+            extended_search.annotate(results_out, [c.legs for c in pool], bests)
         if shaping["highlight"] or shaping["full_document_threshold"] is not None:
             t3 = time.perf_counter()
             await extras.apply(self.postgres, response, **shaping)
@@ -380,9 +398,31 @@ class SearchRouter:
         self._graph_priors[collections] = (prior, now + self.graph_prior_ttl_s)
         return prior
 
+    async def warm_graph(self) -> None:
+        """Get the graph leg's statement planned in Neo4j before the first graph search (which would
+        otherwise spend seconds of its leg timeout on it); a failure is logged, the search reports it."""
+        try:
+            await plan_graph_leg(self.neo4j, self.build_config("graph"))
+        except Exception as exc:  # noqa: BLE001 - the first graph search then plans it itself
+            log.info("graph statement not planned in advance: %s", one_line(exc))
+
+    async def chunk_count(self, collections: tuple[str, ...] | None) -> int:
+        """Chunks in these collections (the graph leg's IDF), cached like the graph prior."""
+        now = time.monotonic()
+        cached = self._chunk_counts.get(collections)
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        rows = await self.postgres.fetch("search", "collection_chunk_count", list(collections) if collections else None)
+        count = max(int(rows[0][0]) if rows else 1, 1)
+        if len(self._chunk_counts) >= 1024:
+            self._chunk_counts.clear()
+        self._chunk_counts[collections] = (count, now + self.graph_prior_ttl_s)
+        return count
+
     async def _leg(self, leg: str, text: str, embedding: Awaitable[np.ndarray], config: SearchConfig,
                    space_task: Awaitable[EmbeddingSpace],
-                   expansion_task: Awaitable[Expansion] | None = None) -> LegResult:
+                   expansion_task: Awaitable[Expansion] | None = None,
+                   vector_hits: Awaitable[list[tuple[str, float]]] | None = None) -> LegResult:
         if leg in self.leg_overrides:
             return await self.leg_overrides[leg](text, await embedding, config)
         if leg == "keyword":
@@ -399,9 +439,18 @@ class SearchRouter:
                                                       space.dim)
         if leg == "vector":
             return await vector_leg(self.postgres, await embedding, config, space.name, space.dim)
-        return await graph_leg(self.postgres, self.neo4j, self.nlp, text, embedding, config,
-                               space.name, self._embed_with(space.embedder), dim=space.dim,
-                               entity_index=space.entity_index)
+        feedback: Awaitable[list[tuple[str, float]]] | list[tuple[str, float]] = []
+        if config.graph_prf:
+            feedback = vector_hits if vector_hits is not None else self._feedback(embedding, config, space)
+        return await graph_leg(self.postgres, self.neo4j, text, config,
+                               total_chunks=self.chunk_count(config.collections), feedback=feedback)
+
+    async def _feedback(self, embedding: Awaitable[np.ndarray], config: SearchConfig,
+                        space: EmbeddingSpace) -> list[tuple[str, float]]:
+        """The graph leg's passage feedback when no vector leg runs beside it: the top vector passages."""
+        prf = config.model_copy(update={"overfetch": config.graph_prf, "threshold": None})
+        found = await vector_leg(self.postgres, await asyncio.shield(embedding), prf, space.name, space.dim)
+        return [(h[0], h[1]) for h in found.hits]
 
     async def _keyword_completion(self, text: str, union: list[str], results: dict[str, LegResult],
                                   config: SearchConfig, expansion: Expansion | None = None) -> dict[str, dict[str, float]]:
