@@ -214,12 +214,14 @@ async def alias_terms(neo4j: Neo4jStore, query: str, collections: list[str]) -> 
         neo4j.run("expansion", "entities_aliased", query=" OR ".join(phrases[:40]), collections=collections))
     for row in rows:
         said = runs.get(row["norm"], row["name"])
+        if is_short_form(row["name"] or "") and not is_short_form(said):
+            continue  # an entity named by an abbreviation ("SAC") is not named by the word ("sac")
         names = list(row["aliases"] or [])
         names += [n for n in row["neighbours"] or [] if n and _acronym_pair(row["name"] or "", n)]
         out += [Term(n, said, "alias") for n in names]
     for row in aliased:
         aliases = {normalise_name(a): a for a in row["aliases"] or []}
-        # An abbreviation counts only as the query writes one ("SAC", not the word "sac").
+        # Likewise an alias that is an abbreviation.
         hit = next((runs[norm] for norm in runs if norm in aliases
                     and (not is_short_form(aliases[norm]) or is_short_form(runs[norm]))), None)
         # Only the entity's own name: its other aliases may be other things with the same

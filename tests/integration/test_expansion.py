@@ -157,9 +157,13 @@ async def test_entity_aliases_expand_both_ways(router: SearchRouter, ingestor: I
     backward = await router.search("AL headquarters", mode="keyword", collections=[collection], expand=True)
     assert "Apex Logistics" in backward["legs"]["keyword"]["expanded"]
     assert "drivers" in sources(backward)  # says only "Apex Logistics"
-    # The word "al" is not the abbreviation "AL".
-    lower = await router.search("al headquarters", mode="keyword", collections=[collection], expand=True)
-    assert "Apex Logistics" not in lower["legs"]["keyword"].get("expanded", [])
+    # A word is not the abbreviation written the same ("al", "esa"), whether the abbreviation is an alias
+    # or an entity of its own.
+    for query, name in (("al headquarters", "Apex Logistics"), ("esa shield", "European Space Agency")):
+        lower = await router.search(query, mode="keyword", collections=[collection], expand=True)
+        assert name not in lower["legs"]["keyword"].get("expanded", []), query
+    upper = await router.search("ESA shield", mode="keyword", collections=[collection], expand=True)
+    assert "European Space Agency" in upper["legs"]["keyword"]["expanded"]
     plain = await router.search("AL headquarters", mode="keyword", collections=[collection])
     assert "drivers" not in sources(plain)
     # "European Space Agency (ESA)": the document that says only "ESA" is found by the long name.
