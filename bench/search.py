@@ -160,7 +160,7 @@ async def plans(rt: Any, router: SearchRouter, collection: str, query: str) -> d
         operators: list[str] = []
         db_hits = 0
 
-        def walk(node: dict[str, Any], depth: int = 0) -> None:
+        def walk(node: dict[str, Any], depth: int = 0, operators: list[str] = operators) -> None:
             nonlocal db_hits
             args_ = node.get("args", {})
             detail = args_.get("Details", "")

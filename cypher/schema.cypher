@@ -14,5 +14,7 @@ CREATE INDEX document_title_norm IF NOT EXISTS FOR (d:Document) ON (d.title_norm
 CREATE VECTOR INDEX entity_embedding IF NOT EXISTS FOR (e:Entity) ON (e.embedding)
   OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}};
 CREATE FULLTEXT INDEX entity_name IF NOT EXISTS FOR (e:Entity) ON EACH [e.name];
+// Other names of entities (abbreviations their documents define), for query expansion.
+CREATE FULLTEXT INDEX entity_alias IF NOT EXISTS FOR (e:Entity) ON EACH [e.aliases];
 // Backfill of Entity.norm (normalised name) for graphs written before it existed.
 MATCH (e:Entity) WHERE e.norm IS NULL SET e.norm = split(e.key, '|')[0];

@@ -8,7 +8,6 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
 from neo4j.exceptions import ServiceUnavailable as Neo4jUnavailable
 from neo4j.exceptions import SessionExpired
@@ -19,6 +18,7 @@ from graphrag.ingest.backfill import run_backfills
 from graphrag.ingest.embedders import Embedders
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.ingest.pipeline import IngestModels, Ingestor
+from graphrag.search.expansion import QueryExpander
 from graphrag.search.router import SearchRouter
 from graphrag.services.follow import LocalAddresses
 from graphrag.services.manager import endpoints
@@ -79,9 +79,11 @@ class Runtime:
         and a vector search loads its collection's model before the vector leg's timer starts. Search
         needs no spaCy pipeline."""
         if self._router is None:
-            self._router = SearchRouter(self.postgres, self.neo4j, self.embedders,
-                                        reranker_path=self.settings.reranker_model)
-            self._router.leg_timeout_s = self.settings.leg_timeout_s
+            router = SearchRouter(self.postgres, self.neo4j, self.embedders,
+                                  reranker_path=self.settings.reranker_model)
+            router.expander = QueryExpander.from_settings(self.settings)
+            router.leg_timeout_s = self.settings.leg_timeout_s
+            self._router = router
         if mode in GRAPH_MODES and not self._graph_ready:
             await asyncio.gather(self._warm_default_embedder(), self._router.warm_graph())
             self._graph_ready = True

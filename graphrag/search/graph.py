@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from graphrag.search.config import SearchConfig
@@ -71,7 +71,7 @@ async def plan_graph_leg(neo4j: Neo4jStore, config: SearchConfig) -> None:
 
 async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, query: str, config: SearchConfig, *,
                     total_chunks: int | Awaitable[int],
-                    feedback: list[tuple[str, float]] | Awaitable[list[tuple[str, float]]] = ()) -> LegResult:
+                    feedback: Sequence[tuple[str, float]] | Awaitable[list[tuple[str, float]]] = ()) -> LegResult:
     """Link the query to entities (name-like spans through the entity-name full-text index, or the
     n-grams of a query without such spans as exact names, and the entities of the ``feedback``
     passages: the vector search's top hits), walk two hops from them, score chunks through MENTIONS:
@@ -89,15 +89,15 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, query: str, config: Se
     named_rows = [(c, title) for c, title in record["named"] if c is not None]
     rows: dict[str, dict[str, Any]] = {}
     if config.filters:
-        evidence = {e for r in record["relations"] for e in (r[3] or [])}
-        rows = await fetch_rows(pg, list({c for c, _, _ in chunks} | evidence | {c for c, _ in named_rows}), config)
+        cited = {e for r in record["relations"] for e in (r[3] or [])}
+        rows = await fetch_rows(pg, list({c for c, _, _ in chunks} | cited | {c for c, _ in named_rows}), config)
         chunks = [c for c in chunks if c[0] in rows]
         named_rows = [n for n in named_rows if n[0] in rows]
     hits = [(c, score, {"entities": [{"id": e, "name": name, "label": label} for e, name, label in via[:5]]})
             for c, score, via in chunks[: config.overfetch]]
     relations = []
     for source, target, predicates, evidence_ids in record["relations"]:
-        evidence = next((e for e in (evidence_ids or []) if not config.filters or e in rows), None)
+        evidence: str | None = next((str(e) for e in (evidence_ids or []) if not config.filters or e in rows), None)
         if evidence is None:
             continue  # every piece of evidence is outside the request's scope
         relations.append({"source": source, "type": (predicates or ["RELATED_TO"])[0], "target": target,

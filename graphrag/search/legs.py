@@ -28,6 +28,7 @@ class LegResult:
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)  # chunk rows the leg already fetched
     # The graph leg's second ranking: first chunks of documents named after an entity the query names.
     named: list[tuple[str, float, dict[str, Any]]] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)  # extra keys for the leg's entry in ``legs``
 
 
 def _collections(config: SearchConfig) -> list[str] | None:
@@ -52,7 +53,7 @@ async def vector_leg(pg: PostgresStore, embedding: np.ndarray, config: SearchCon
     rows = await pg.fetch_filtered("search", "vector_leg", compiled.sql, embedding, _collections(config), model,
                                    fetch, *compiled.params, local_settings=settings,
                                    dim=dim if dim is not None else len(embedding))
-    hits = [(str(r["id"]), float(r["similarity"]), {}) for r in rows]
+    hits: list[tuple[str, float, dict[str, Any]]] = [(str(r["id"]), float(r["similarity"]), {}) for r in rows]
     hits.sort(key=lambda h: -h[1])
     hits = hits[: config.overfetch]
     if config.threshold is not None:

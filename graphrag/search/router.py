@@ -21,9 +21,17 @@ from graphrag.ingest.embed import Embedder
 from graphrag.ingest.embedders import Embedders, EmbeddingSpace
 from graphrag.models import is_collection_name
 from graphrag.observability import events, tracing
+from graphrag.search import extended as extended_search
 from graphrag.search import extras, fusion
 from graphrag.search.batching import EmbeddingBatcher
 from graphrag.search.config import LEGS, SearchConfig, validate_query
+from graphrag.search.expansion import (
+    Expansion,
+    QueryExpander,
+    check_groups,
+    expanded_keyword_leg,
+    expanded_keyword_scores,
+)
 from graphrag.search.filters import compile_filter, parse_filter
 from graphrag.search.graph import graph_leg, plan_graph_leg
 from graphrag.search.legs import LegResult, fetch_rows, keyword_leg, keyword_scores, vector_leg
@@ -68,6 +76,10 @@ class SearchRouter:
         self._batchers: dict[str, Callable[[list[str]], Awaitable[np.ndarray]]] = {}
         # Tests replace a leg to force failures or timeouts; production never touches this.
         self.leg_overrides: dict[str, Callable[..., Awaitable[LegResult]]] = {}
+        #: Query expansion (synonyms, entity aliases); the runtime configures it from the settings.
+        self.expander = QueryExpander()
+        #: The per-leg timeout of requests that name none (GRAPHRAG_LEG_TIMEOUT_S; None: the recipes').
+        self.leg_timeout_s: float | None = None
 
     @property
     def embedder(self) -> Embedder:
@@ -121,7 +133,7 @@ class SearchRouter:
             raise InvalidInput(f"limit must be an integer from 1 to 100, got {limit!r}")
         spec = parse_filter(filters)
         compile_filter(spec)  # raises InvalidInput naming the problem
-        if options.get("leg_timeout_s") is None:
+        if options.get("leg_timeout_s") is None and self.leg_timeout_s is not None:
             options["leg_timeout_s"] = self.leg_timeout_s
         return derive(mode, limit=limit, collections=collections, filters=spec, **options)
 
@@ -132,12 +144,26 @@ class SearchRouter:
         rerank = bool(options.pop("rerank", False))
         shaping = extras.options(options.pop("highlight", False), options.pop("full_document_threshold", None),
                                  options.pop("token_limit", None))
+        extended = options.pop("extended", False)
+        if not isinstance(extended, bool):
+            raise InvalidInput("extended must be true or false")
+        expand = options.pop("expand", None)
+        if expand is not None and not isinstance(expand, bool):
+            raise InvalidInput("expand must be true or false")
+        groups = check_groups(options.pop("synonyms", None))
         if mode == "global" or (mode == "auto" and global_cue(text) is not None):
             # Community reports answer corpus-level questions; auto falls through when none apply.
             routed = await route_global(self, text, mode, options, started)
             if routed is not None:
                 return routed
         config = self.build_config(mode, **options)
+        # Synonyms given with the request ask for expansion, unless the request says expand: false.
+        expanding = "keyword" in config.legs and self.expander.wanted(
+            expand if expand is not None else (True if groups else None), config.collections)
+        expansion_task = (asyncio.ensure_future(self.expander.expand(self.postgres, self.neo4j, text,
+                                                                     config.collections, groups))
+                          if expanding else None)
+        run_legs = (*config.legs, *((extended_search.LEG,) if extended else ()))
         if config.legs == ("graph",) and config.graph_leg == "never":
             raise InvalidInput("graph_leg 'never' leaves mode 'graph' nothing to run")
         timings: dict[str, float] = {}
@@ -148,7 +174,7 @@ class SearchRouter:
         # start then.
         # Keyword-only searches (without MMR) never embed: on 2 cores that is half their CPU time.
         needs_embedding = (bool({"vector", "graph"} & set(config.legs)) or config.mmr_lambda is not None
-                           or any(leg in self.leg_overrides for leg in config.legs))
+                           or extended or any(leg in self.leg_overrides for leg in config.legs))
         space_task = asyncio.ensure_future(self.space(config.collections) if needs_embedding else _none())
 
         async def embed() -> np.ndarray:
@@ -185,15 +211,18 @@ class SearchRouter:
                 return
             t = time.perf_counter()
             try:
-                if leg == "vector" or leg in self.leg_overrides:
+                if leg in ("vector", extended_search.LEG) or leg in self.leg_overrides:
                     await embed_task
                     t = time.perf_counter()
-                result = await asyncio.wait_for(self._leg(leg, text, embed_task, config, space_task, vector_hits),
-                                                config.leg_timeout_s)
+                result = await asyncio.wait_for(
+                    # Both tasks give a value whenever a leg runs that reads it (needs_embedding).
+                    self._leg(leg, text, embed_task, config, space_task,  # type: ignore[arg-type]
+                              expansion_task, vector_hits),
+                    config.leg_timeout_s)
                 results[leg] = result
                 if leg == "vector" and vector_hits is not None and not vector_hits.done():
                     vector_hits.set_result([(h[0], h[1]) for h in result.hits])
-                legs[leg] = {"status": "ok", "took_ms": _ms(t), "hits": len(result.hits)}
+                legs[leg] = {"status": "ok", "took_ms": _ms(t), "hits": len(result.hits), **result.info}
                 if result.confidence != 1.0:
                     legs[leg]["confidence"] = round(result.confidence, 3)
             except TimeoutError:
@@ -224,14 +253,14 @@ class SearchRouter:
             return None
 
         try:
-            await asyncio.gather(*(run(leg) for leg in config.legs))
+            await asyncio.gather(*(run(leg) for leg in run_legs))
             embedding = await embed_task  # a failed embedding fails the search, as it always did
         except BaseException:
             if prior_task is not None:
                 prior_task.cancel()
             raise
         finally:
-            for task in (embed_task, space_task):
+            for task in (embed_task, space_task, *((expansion_task,) if expansion_task is not None else ())):
                 if not task.done():
                     task.cancel()
                 task.add_done_callback(lambda task: task.cancelled() or task.exception())
@@ -247,7 +276,7 @@ class SearchRouter:
         # The legs finish in a different order each time: a fixed order keeps answers repeatable (the
         # legs of each hit, and the fused sums, follow the order of the rankings).
         legs = {**{leg: legs[leg] for leg in LEGS if leg in legs}, **legs}
-        results = {leg: results[leg] for leg in config.legs if leg in results}
+        results = {leg: results[leg] for leg in run_legs if leg in results}  # the extended leg included
         if prior_task is not None and legs["graph"]["status"] == "skipped":
             legs["graph"]["prior"] = round(prior, 3)
         space = space_task.result() if space_task.done() and not space_task.cancelled() else None
@@ -273,7 +302,7 @@ class SearchRouter:
             union = list(dict.fromkeys(cid for hits in rankings.values() for cid, _, _ in hits))
             fetched, completed = await asyncio.gather(
                 fetch_rows(self.postgres, [c for c in union if c not in rows], config),
-                self._keyword_completion(text, union, results, config))
+                self._keyword_completion(text, union, results, config, _done(expansion_task)))
             rows.update(fetched)
             completed.update(self._vector_completion(embedding, space, union, rows, results, config))
             candidates = fusion.convex(rankings, weights, completed)
@@ -307,7 +336,7 @@ class SearchRouter:
             pool = await self._rerank(text, pool)
         if config.collapse:
             pool = fusion.collapse_documents(pool)
-        if config.mmr_lambda is not None:
+        if config.mmr_lambda is not None and embedding is not None:  # MMR always embeds the query
             pool = fusion.mmr(pool, embedding, config.mmr_lambda, config.limit)
         pool = pool[: config.limit]
         if config.token_budget is not None:
@@ -321,15 +350,19 @@ class SearchRouter:
             entities.update(await self._entities_of(unguessed))
         timings["entities_ms"] = _ms(t2)
         graph_context = results["graph"].context if "graph" in results else {"entities": [], "relations": []}
+        results_out: list[dict[str, Any]] = [self._shape(c, entities.get(c.chunk_id, []), config) for c in pool]
         response = {
             "query": text,
             "mode": mode,
             "took_ms": _ms(started),
             "legs": legs,
-            "results": [self._shape(c, entities.get(c.chunk_id, []), config) for c in pool],
+            "results": results_out,
             "graph_context": graph_context,
             "timings": timings,
         }
+        if extended:
+            bests = {leg: max((score for _, score, _ in hits), default=0.0) for leg, hits in rankings.items()}
+            extended_search.annotate(results_out, [c.legs for c in pool], bests)
         if shaping["highlight"] or shaping["full_document_threshold"] is not None:
             t3 = time.perf_counter()
             await extras.apply(self.postgres, response, **shaping)
@@ -388,12 +421,22 @@ class SearchRouter:
 
     async def _leg(self, leg: str, text: str, embedding: Awaitable[np.ndarray], config: SearchConfig,
                    space_task: Awaitable[EmbeddingSpace],
+                   expansion_task: Awaitable[Expansion] | None = None,
                    vector_hits: Awaitable[list[tuple[str, float]]] | None = None) -> LegResult:
         if leg in self.leg_overrides:
             return await self.leg_overrides[leg](text, await embedding, config)
         if leg == "keyword":
-            return await keyword_leg(self.postgres, text, config)
+            if expansion_task is None:
+                return await keyword_leg(self.postgres, text, config)
+            expansion = await asyncio.shield(expansion_task)
+            result = (await expanded_keyword_leg(self.postgres, text, expansion, self.expander.weight, config)
+                      if expansion.terms else await keyword_leg(self.postgres, text, config))
+            result.info = expansion.report()
+            return result
         space = await asyncio.shield(space_task)
+        if leg == extended_search.LEG:
+            return await extended_search.extended_leg(self.postgres, text, await embedding, config, space.name,
+                                                      space.dim)
         if leg == "vector":
             return await vector_leg(self.postgres, await embedding, config, space.name, space.dim)
         feedback: Awaitable[list[tuple[str, float]]] | list[tuple[str, float]] = []
@@ -410,14 +453,18 @@ class SearchRouter:
         return [(h[0], h[1]) for h in found.hits]
 
     async def _keyword_completion(self, text: str, union: list[str], results: dict[str, LegResult],
-                                  config: SearchConfig) -> dict[str, dict[str, float]]:
-        """The BM25 scores of candidates the keyword leg did not return (score fusion counts them)."""
+                                  config: SearchConfig, expansion: Expansion | None = None) -> dict[str, dict[str, float]]:
+        """The BM25 scores of candidates the keyword leg did not return (score fusion counts them),
+        with the query's expanded terms when the leg used them."""
         if "keyword" not in results:
             return {}
         found = {h[0] for h in results["keyword"].hits}
+        others = [c for c in union if c not in found]
         try:
             scores = await asyncio.wait_for(
-                keyword_scores(self.postgres, text, [c for c in union if c not in found], config), config.leg_timeout_s)
+                expanded_keyword_scores(self.postgres, text, expansion, self.expander.weight, others, config)
+                if expansion is not None and expansion.terms else keyword_scores(self.postgres, text, others, config),
+                config.leg_timeout_s)
         except Exception as exc:  # noqa: BLE001 - without it, fusion counts what the leg returned
             log.warning("keyword scores of other legs' candidates unavailable: %s", one_line(exc))
             return {}
@@ -502,6 +549,13 @@ def _vector(row: dict[str, Any]) -> np.ndarray | None:
 
 async def _none() -> None:
     return None
+
+
+def _done(task: asyncio.Future[Any] | None) -> Any:
+    """The task's result when it finished well, else None."""
+    if task is None or not task.done() or task.cancelled() or task.exception() is not None:
+        return None
+    return task.result()
 
 
 def _ms(since: float) -> float:
