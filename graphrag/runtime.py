@@ -91,7 +91,8 @@ class Runtime:
 
     async def _warm_default_embedder(self) -> None:
         try:
-            await asyncio.to_thread(lambda: self.embedders.default)
+            # The query encoder too (an ONNX export, about a second), so the first search does not wait for it.
+            await asyncio.to_thread(lambda: self.embedders.default.encode_queries(["warm up"]))
         except Exception as exc:  # noqa: BLE001 - a search that needs the model reports why it cannot load
             log.warning("embedding model not loaded in advance: %s", one_line(exc))
 

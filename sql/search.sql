@@ -43,57 +43,56 @@ cols AS (
 
 -- name: keyword_leg
 -- BM25 with OR semantics (see bm25_search in migrations/002_search.sql), restricted by the filter.
--- Candidates come from the rarest query terms until their document frequencies add up to a budget of
--- 80 x the candidates wanted (at least 2,000; the rarest term always counts; terms in more than half of
--- the chunks never generate candidates), and every query term then scores them: the "continue"
--- strategy of Moffat & Zobel (1996), which bounds the work per query instead of scoring every chunk
--- that shares a common word with it. A chunk's matched terms are taken out of its tsvector with
--- setweight/ts_filter (no unnest of the whole vector). The filter (which needs the documents row) is
--- checked on the ranked candidates in score order, so it runs for about $3 rows, not for all of them.
-WITH /*INCLUDE bm25_terms*/, weighted AS (
-    SELECT terms.lexeme, ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) AS idf,
-           sum(terms.df) OVER (ORDER BY terms.df, terms.lexeme) AS df_through,
-           terms.df = min(terms.df) OVER () AS rarest,
-           terms.df <= 0.5 * stats.n AS selective
+-- Scored from the postings table (migrations/008_postings.sql): each query term contributes its
+-- strongest postings, read in impact order from the index, at most greatest(1000, 20 x the candidates
+-- wanted) per term: impact-ordered term-at-a-time evaluation with a per-term cut. A term's postings
+-- beyond the cut are its weakest (low term frequency in long chunks), so a chunk missing one loses
+-- little; rare terms, which decide most rankings, are read whole. Every score is the exact BM25 of
+-- the postings read. The filter (which needs the documents row) is checked on the ranked candidates
+-- in score order, so it runs for about $3 rows, not for all of them.
+WITH /*INCLUDE bm25_terms*/, weighted AS MATERIALIZED (
+    -- Per term, BM25 as idf * (k1 + 1) * tf / (tf + k1 * (1 - b) + k1 * b / avgdl * dl).
+    SELECT terms.lexeme, ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) * ($4::float8 + 1) AS gain,
+           $4::float8 * (1 - $5::float8) AS base, $4::float8 * $5::float8 / stats.avgdl AS per_token
     FROM terms, stats WHERE terms.df > 0
-), q AS (
-    SELECT (SELECT string_agg(quote_literal(lexeme), ' | ') FROM weighted
-            WHERE rarest OR (selective AND df_through <= greatest(2000, 80 * $3)))::tsquery AS query,
-           ARRAY(SELECT lexeme FROM weighted ORDER BY lexeme) AS lexemes,
-           ARRAY(SELECT idf FROM weighted ORDER BY lexeme) AS idfs,
-           (SELECT avgdl FROM stats) AS avgdl
 ), ranked AS (
-    SELECT c.id,
-           /*INCLUDE bm25_score*/ AS score
-    FROM chunks c, q
-    WHERE q.query IS NOT NULL AND ($2::text[] IS NULL OR c.collection = ANY($2::text[])) AND c.tsv @@ q.query
+    SELECT p.chunk_id AS id, sum(w.gain * p.tf / (p.tf + w.base + w.per_token * p.dl)) AS score
+    FROM weighted w CROSS JOIN cols
+    CROSS JOIN LATERAL unnest(cols.names) AS searched(collection)
+    -- One ordered index range per (collection, term): = on both keys lets the index give impact order.
+    CROSS JOIN LATERAL (
+        SELECT cp.chunk_id, cp.tf, cp.dl FROM chunk_postings cp
+        WHERE cp.collection = searched.collection AND cp.lexeme = w.lexeme
+        ORDER BY cp.impact DESC
+        LIMIT greatest(1000, 20 * $3)) p
+    GROUP BY p.chunk_id
     ORDER BY score DESC
     OFFSET 0  -- keeps the sort below the filter, so LIMIT stops the filter early
 )
 SELECT r.id, r.score,
-       tsvector_to_array(ts_filter(setweight(setweight(c.tsv, 'D'), 'A', q.lexemes), '{a}')) AS matched
+       ARRAY(SELECT cp.lexeme FROM chunk_postings cp
+             WHERE cp.chunk_id = r.id AND cp.lexeme = ANY(ARRAY(SELECT lexeme FROM weighted))) AS matched
 FROM ranked r
-CROSS JOIN q
 JOIN chunks c ON c.id = r.id
 JOIN documents d ON d.id = c.document_id
-WHERE (/*FILTER*/)
+WHERE ($2::text[] IS NULL OR c.collection = ANY($2::text[])) AND (/*FILTER*/)
 ORDER BY r.score DESC
 LIMIT $3;
 
 -- name: keyword_scores
 -- The BM25 score the keyword leg would give the chunks $3 (candidates other legs found), with the
--- same IDF and length normalisation as keyword_leg; score fusion fills in the keyword evidence of
--- those candidates with it. Chunks without a query term score 0 and are not returned.
-WITH /*INCLUDE bm25_terms*/, q AS (
-    SELECT ARRAY(SELECT lexeme FROM terms WHERE df > 0 ORDER BY lexeme) AS lexemes,
-           ARRAY(SELECT ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) FROM terms, stats
-                 WHERE terms.df > 0 ORDER BY terms.lexeme) AS idfs,
-           (SELECT avgdl FROM stats) AS avgdl
+-- same IDF and length normalisation as keyword_leg, from all their postings; score fusion fills in
+-- the keyword evidence of those candidates with it. Chunks without a query term are not returned.
+WITH /*INCLUDE bm25_terms*/, weighted AS MATERIALIZED (
+    SELECT terms.lexeme, ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) * ($4::float8 + 1) AS gain,
+           $4::float8 * (1 - $5::float8) AS base, $4::float8 * $5::float8 / stats.avgdl AS per_token
+    FROM terms, stats WHERE terms.df > 0
 )
-SELECT c.id,
-       /*INCLUDE bm25_score*/ AS score
-FROM chunks c, q
-WHERE c.id = ANY($3::uuid[]) AND cardinality(q.lexemes) > 0;
+SELECT p.chunk_id AS id, sum(w.gain * p.tf / (p.tf + w.base + w.per_token * p.dl)) AS score
+FROM chunk_postings p
+JOIN weighted w ON w.lexeme = p.lexeme
+WHERE p.chunk_id = ANY($3::uuid[]) AND p.lexeme = ANY(ARRAY(SELECT lexeme FROM weighted))
+GROUP BY p.chunk_id;
 
 -- name: chunk_rows
 -- The hits' rows, re-checked against collections and the filter (the graph leg relies on this).

@@ -116,6 +116,15 @@ class Embedder:
         """:meth:`encode` in a worker thread, so the event loop keeps serving."""
         return await asyncio.to_thread(self.encode, texts)
 
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        """Like :meth:`encode`, for a few short texts (search queries): the same vectors, by the
+        fastest runtime the model has for them."""
+        return self.encode(texts)
+
+    async def aencode_queries(self, texts: list[str]) -> np.ndarray:
+        """:meth:`encode_queries` in a worker thread."""
+        return await asyncio.to_thread(self.encode_queries, texts)
+
     def _check_dim(self, expected: int | None) -> None:
         if expected is not None and self.dim != expected:
             raise ConfigurationError(
@@ -126,7 +135,8 @@ class Embedder:
 class LocalEmbedder(Embedder):
     """A local sentence-transformers model, loaded once; never downloads."""
 
-    def __init__(self, spec: EmbeddingSpec, *, batch_size: int = 64, dim: int | None = None) -> None:
+    def __init__(self, spec: EmbeddingSpec, *, batch_size: int = 64, dim: int | None = None,
+                 query_runtime: str = "onnx") -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local path must never turn into a download
         model_path = packaged_model_path() if spec.target == PACKAGED_NAME else spec.target
         if not Path(model_path).exists():
@@ -151,6 +161,10 @@ class LocalEmbedder(Embedder):
         # counting gets a tokenizer of its own.
         self._lock = threading.Lock()
         self._counting_tokenizer: object | None = None
+        # Queries go through ONNX Runtime when it reproduces the model's vectors (query_encoder.py).
+        self._query_runtime = query_runtime
+        self._query_encoder: Any = None
+        self._query_lock = threading.Lock()
 
     @property
     def tokenizer(self) -> Any:
@@ -169,6 +183,30 @@ class LocalEmbedder(Embedder):
                 show_progress_bar=False,
             )
         return np.asarray(vectors, dtype=np.float32)
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        """The model's vectors for a few short texts, by ONNX Runtime unless that is off or unavailable."""
+        encoder = self.query_encoder()
+        if encoder is None or not texts:
+            return self.encode(texts)
+        return np.asarray(encoder.encode(texts), dtype=np.float32)
+
+    def query_encoder(self) -> Any:
+        """The ONNX query encoder, built on first use (None: queries use PyTorch)."""
+        if self._query_runtime != "onnx":
+            return None
+        with self._query_lock:
+            if self._query_encoder is None:
+                from graphrag.ingest.query_encoder import OnnxQueryEncoder, QueryEncoderUnavailable
+
+                try:
+                    with self._lock:  # the export and the agreement check run the PyTorch model
+                        self._query_encoder = OnnxQueryEncoder(self.model)
+                except QueryEncoderUnavailable as exc:
+                    log.warning("queries of %s keep PyTorch: %s", self.name, exc)
+                    self._query_runtime = "torch"
+                    return None
+            return self._query_encoder
 
 
 class OpenAIEmbedder(Embedder):
@@ -276,7 +314,7 @@ def _error_text(response: httpx.Response) -> str:
 
 def load_embedder(spec: EmbeddingSpec, *, api_key: str | None = None, dim: int | None = None,
                   request_dim: int | None = None, batch_size: int = 64, timeout_s: float = 30.0,
-                  max_retries: int = 5) -> Embedder:
+                  max_retries: int = 5, query_runtime: str = "onnx") -> Embedder:
     """Load (or connect to) the model ``spec`` names; errors are one line.
 
     ``dim`` is the dimension expected (recorded or configured): a local model is checked against it at
@@ -284,4 +322,4 @@ def load_embedder(spec: EmbeddingSpec, *, api_key: str | None = None, dim: int |
     if spec.provider == "openai":
         return OpenAIEmbedder(spec, api_key=api_key, dim=dim, request_dim=request_dim, batch_size=batch_size,
                               timeout_s=timeout_s, max_retries=max_retries)
-    return LocalEmbedder(spec, batch_size=batch_size, dim=dim)
+    return LocalEmbedder(spec, batch_size=batch_size, dim=dim, query_runtime=query_runtime)

@@ -90,7 +90,7 @@ class SearchRouter:
         """The model's query-time encoder: concurrent requests share model calls (batching.py)."""
         found = self._batchers.get(embedder.name)
         if found is None:
-            found = EmbeddingBatcher(embedder.aencode) if self.embed_batching else embedder.aencode
+            found = EmbeddingBatcher(embedder.aencode_queries) if self.embed_batching else embedder.aencode_queries
             self._batchers[embedder.name] = found
         return found
 

@@ -61,6 +61,10 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
         log.debug("pgvector type not registered yet (extension missing)")
 
 
+#: Upper bound of one migration (backfills over millions of rows take minutes).
+_MIGRATION_TIMEOUT_S = 6 * 3600.0
+
+
 class PostgresStore:
     """Owns the asyncpg pool. Create with :meth:`connect`, close with :meth:`close`."""
 
@@ -132,7 +136,8 @@ class PostgresStore:
                             )
                         continue
                     log.info("applying migration %s", version)
-                    await conn.execute(text)
+                    # A migration may backfill large tables: the per-statement timeout of queries does not apply.
+                    await conn.execute(text, timeout=_MIGRATION_TIMEOUT_S)
                     await conn.execute(queries.sql("migrations", "record_migration"), version, checksum)
                     applied_now.append(version)
         if applied_now:
@@ -224,8 +229,10 @@ class PostgresStore:
 
     @staticmethod
     async def update_stats(conn: asyncpg.Connection, document_ids: list[uuid.UUID], *, add: bool) -> None:
-        """Add or subtract the documents' current chunks to/from the BM25 statistics."""
+        """Add or subtract the documents' current chunks to/from the BM25 statistics and postings."""
         await conn.execute(queries.sql("documents", "stats_add" if add else "stats_subtract"), document_ids)
+        # After stats_add: the postings' impact uses the collection's mean length with these chunks.
+        await conn.execute(queries.sql("postings", "postings_add" if add else "postings_remove"), document_ids)
 
     async def delete_documents(self, ids: list[uuid.UUID], conn: asyncpg.Connection) -> list[str]:
         """Delete documents (chunks cascade) inside the caller's transaction; returns their sources."""

@@ -81,7 +81,7 @@ async def dropped(runtime: Runtime) -> AsyncIterator[list[str]]:
 async def drop(rt: Runtime, collection: str) -> None:
     """Remove a collection from both stores."""
     async with rt.postgres.pool.acquire() as conn, conn.transaction():
-        for table, column in (("documents", "collection"), ("lexeme_stats", "collection"),
+        for table, column in (("documents", "collection"), ("lexeme_stats", "collection"), ("chunk_postings", "collection"),
                               ("collection_stats", "collection"), ("graph_outbox", "collection"),
                               ("collections", "name")):
             await conn.execute(f"DELETE FROM {table} WHERE {column} = $1", collection)

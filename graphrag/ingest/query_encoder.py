@@ -1,0 +1,137 @@
+"""A fast encoder for short texts: a sentence-transformers model's transformer run by ONNX Runtime.
+
+A search embeds one short query (or a few, batched). For such inputs PyTorch's eager mode spends most
+of its time on per-operator overhead; ONNX Runtime runs the same graph, fused, in a fraction of it.
+Long batches (ingestion) are not faster there, so chunks keep going through PyTorch.
+
+The graph is exported from the loaded model when the encoder is built (through a temporary file) (about a second,
+needs the ``onnx`` package), so there is no file to keep in step with the model. Pooling and
+normalisation are done here the way the model's own modules do them; only the plain layouts are
+supported (a Transformer, mean or CLS pooling, an optional Normalize). Anything else, or an encoder
+whose output differs from the model's on a probe sentence, is refused and the caller keeps PyTorch.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import tempfile
+import threading
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+#: Cosine similarity the ONNX vectors must reach against the model's own on the probe texts.
+_AGREEMENT = 0.9999
+_PROBES = ["What does the graph leg add to a hybrid search?", "Aspirin lowers the risk of stroke in adults."]
+
+
+class QueryEncoderUnavailable(RuntimeError):
+    """The model cannot be run by ONNX Runtime here (missing package, unsupported layout, mismatch)."""
+
+
+class OnnxQueryEncoder:
+    """``encode(texts)`` -> unit-length float32 rows, the same vectors as the model's ``encode``."""
+
+    def __init__(self, model: Any, *, threads: int = 0) -> None:
+        """Export ``model`` (a loaded SentenceTransformer) and open an ONNX Runtime session on it.
+
+        ``threads``: intra-op threads (0: as many as cores). Raises QueryEncoderUnavailable."""
+        try:
+            import onnxruntime as ort
+            import torch
+        except ImportError as exc:  # the packages are dependencies; a trimmed install keeps PyTorch
+            raise QueryEncoderUnavailable(f"onnxruntime is not installed ({exc})") from None
+        self._pooling = _pooling_mode(model)
+        self._normalise = any(type(m).__name__ == "Normalize" for m in model)
+        transformer = model[0]
+        self._max_length = int(model.max_seq_length or 512)
+        self._tokenizer = copy.deepcopy(transformer.tokenizer)  # fast tokenizers are not thread-safe
+        self._tokenizer_lock = threading.Lock()
+        self._lower = bool(getattr(transformer, "do_lower_case", False))
+        sample = self._tokenizer(["probe"], return_tensors="pt")
+        self._inputs = [name for name in ("input_ids", "attention_mask", "token_type_ids") if name in sample]
+        wrapped = _HiddenStates(transformer.auto_model.eval(), self._inputs)
+        try:
+            with tempfile.TemporaryDirectory(prefix="graphrag-onnx-") as folder, torch.inference_mode(), \
+                    warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the tracer's notes on control flow it froze
+                path = Path(folder) / "model.onnx"
+                torch.onnx.export(
+                    wrapped, tuple(sample[name] for name in self._inputs), str(path), input_names=self._inputs,
+                    output_names=["hidden"], dynamic_axes={name: {0: "batch", 1: "tokens"} for name in self._inputs},
+                    opset_version=17, dynamo=False)
+                graph = path.read_bytes()
+        except Exception as exc:  # noqa: BLE001 - any export failure means: keep PyTorch
+            raise QueryEncoderUnavailable(f"ONNX export failed: {type(exc).__name__}: {exc}") from None
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Idle threads must not spin: the API serves other requests (and PostgreSQL and Neo4j) on the same cores.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+        reference = np.asarray(model.encode(_PROBES, normalize_embeddings=True, convert_to_numpy=True))
+        agreement = float((reference * self.encode(_PROBES)).sum(axis=1).min())
+        if agreement < _AGREEMENT:
+            raise QueryEncoderUnavailable(f"ONNX vectors differ from the model's (cosine {agreement:.6f})")
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Unit-length (when the model normalises) float32 rows, one per text."""
+        if self._lower:
+            texts = [t.lower() for t in texts]
+        with self._tokenizer_lock:
+            features = self._tokenizer([t.strip() for t in texts], padding=True, truncation="longest_first",
+                                       max_length=self._max_length, return_tensors="np")
+        feed = {name: np.asarray(features[name], dtype=np.int64) for name in self._inputs}
+        hidden = self._session.run(None, feed)[0]
+        mask = feed["attention_mask"][..., None].astype(np.float32)
+        if self._pooling == "cls":
+            vectors = hidden[:, 0]
+        else:
+            vectors = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+        vectors = np.asarray(vectors, dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1.0, norms)
+
+
+def _pooling_mode(model: Any) -> str:
+    """``mean`` or ``cls`` for a [Transformer, Pooling, (Normalize)] model; refuses anything else."""
+    names = [type(m).__name__ for m in model]
+    if names[:2] != ["Transformer", "Pooling"] or any(n != "Normalize" for n in names[2:]):
+        raise QueryEncoderUnavailable(f"unsupported module layout {names}")
+    config = model[1].get_config_dict()
+    # sentence-transformers 5 names one mode (``pooling_mode: "mean"``); older ones set flags.
+    modes = ([config["pooling_mode"]] if isinstance(config.get("pooling_mode"), str)
+             else [key.removeprefix("pooling_mode_") for key, on in config.items()
+                   if key.startswith("pooling_mode_") and on is True])
+    if modes in (["mean"], ["mean_tokens"]):
+        return "mean"
+    if modes in (["cls"], ["cls_token"]):
+        return "cls"
+    raise QueryEncoderUnavailable(f"unsupported pooling {modes}")
+
+
+def _hidden_states_module() -> Any:
+    import torch
+
+    class HiddenStates(torch.nn.Module):
+        """The transformer with positional inputs, returning its last hidden states (for the export)."""
+
+        def __init__(self, model: Any, inputs: list[str]) -> None:
+            super().__init__()
+            self.model = model
+            self.inputs = inputs
+
+        def forward(self, *args: Any) -> Any:
+            return self.model(**dict(zip(self.inputs, args, strict=True))).last_hidden_state
+
+    return HiddenStates
+
+
+def _HiddenStates(model: Any, inputs: list[str]) -> Any:  # noqa: N802 - reads as the class it builds
+    return _hidden_states_module()(model, inputs)
