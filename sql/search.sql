@@ -12,48 +12,49 @@ ORDER BY c.embedding::/*VECTOR*/ <=> $1::/*VECTOR*/
 LIMIT $4;
 
 -- name: bm25_terms
--- A fragment, not a statement: the query's terms ($1) with their document frequencies over the
--- requested collections ($2, NULL = all), and the collection size and mean chunk length. Included
--- by keyword_leg and keyword_scores, so both score with the same statistics.
+-- A fragment, not a statement: the terms of the weighted query strings $1 (the query, and its
+-- expansions when query expansion is on) with their weights $6 (1 for the query's own words, less for
+-- expanded terms; a term in several strings takes its largest weight), their document frequencies
+-- over the requested collections ($2, NULL = all), and the collection size and mean chunk length.
+-- Included by keyword_leg and keyword_scores, so both score with the same statistics.
 cols AS (
     SELECT coalesce($2::text[], ARRAY(SELECT collection FROM collection_stats)) AS names
 ), stats AS (
     SELECT greatest(sum(s.chunks), 1)::double precision AS n,
            greatest(sum(s.tokens)::double precision / greatest(sum(s.chunks), 1), 1) AS avgdl
     FROM collection_stats s, cols WHERE s.collection = ANY(cols.names)
-), terms AS (
-    SELECT t.lexeme, coalesce(sum(ls.df), 0)::double precision AS df
-    FROM (SELECT DISTINCT lx
-          FROM (SELECT DISTINCT coalesce(gc.text_config, 'english'::regconfig) AS cfg
+), lexemes AS (
+    SELECT lx AS lexeme, max(q.weight) AS weight
+    FROM unnest($1::text[], $6::float8[]) AS q(text, weight)
+    CROSS JOIN (SELECT DISTINCT coalesce(gc.text_config, 'english'::regconfig) AS cfg
                 FROM cols, unnest(cols.names) AS n(name) LEFT JOIN collections gc ON gc.name = n.name) cfgs
-          CROSS JOIN LATERAL unnest(tsvector_to_array(to_tsvector(cfgs.cfg, $1))) AS lx) t(lexeme)
+    CROSS JOIN LATERAL unnest(tsvector_to_array(to_tsvector(cfgs.cfg, q.text))) AS lx
+    GROUP BY lx
+), terms AS (
+    SELECT t.lexeme, t.weight, coalesce(sum(ls.df), 0)::double precision AS df
+    FROM lexemes t
     CROSS JOIN cols
     LEFT JOIN lexeme_stats ls ON ls.collection = ANY(cols.names) AND ls.lexeme = t.lexeme
-    GROUP BY t.lexeme
+    GROUP BY t.lexeme, t.weight
 )
 
--- name: bm25_score
--- A fragment: chunk c's BM25 score for the query terms q.lexemes (IDF q.idfs, mean length q.avgdl),
--- term frequency from the tsvector positions, k1 = $4, b = $5.
-(SELECT sum(q.idfs[array_position(q.lexemes, u.lexeme)]
-            * (coalesce(array_length(u.positions, 1), 1) * ($4::float8 + 1))
-            / (coalesce(array_length(u.positions, 1), 1)
-               + $4::float8 * (1 - $5::float8 + $5::float8 * greatest(c.token_count, 1) / q.avgdl)))
- FROM unnest(ts_filter(setweight(setweight(c.tsv, 'D'), 'A', q.lexemes), '{a}')) u)
-
 -- name: keyword_leg
--- BM25 with OR semantics (see bm25_search in migrations/002_search.sql), restricted by the filter.
+-- BM25 (each term's IDF times its weight) with OR semantics (see bm25_search in
+-- migrations/002_search.sql), restricted by the filter.
 -- Scored from the postings table (migrations/008_postings.sql): each query term contributes its
 -- strongest postings, read in impact order from the index, at most greatest(1000, 20 x the candidates
 -- wanted) per term: impact-ordered term-at-a-time evaluation with a per-term cut. A term's postings
 -- beyond the cut are its weakest (low term frequency in long chunks), so a chunk missing one loses
 -- little; rare terms, which decide most rankings, are read whole. Every score is the exact BM25 of
 -- the postings read. The filter (which needs the documents row) is checked on the ranked candidates
--- in score order, so it runs for about $3 rows, not for all of them.
+-- in score order, so it runs for about $3 rows, not for all of them. Filter parameters start at $7.
 WITH /*INCLUDE bm25_terms*/, weighted AS MATERIALIZED (
     -- Per term, BM25 as idf * (k1 + 1) * tf / (tf + k1 * (1 - b) + k1 * b / avgdl * dl).
-    SELECT terms.lexeme, ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) * ($4::float8 + 1) AS gain,
-           $4::float8 * (1 - $5::float8) AS base, $4::float8 * $5::float8 / stats.avgdl AS per_token
+    SELECT terms.lexeme, terms.weight * ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) * ($4::float8 + 1) AS gain,
+           $4::float8 * (1 - $5::float8) AS base, $4::float8 * $5::float8 / stats.avgdl AS per_token,
+           -- A term in more than half of the chunks scores, but finds no chunk on its own (unless
+           -- every term is that common), as in bm25_search.
+           terms.df <= 0.5 * stats.n OR bool_and(terms.df > 0.5 * stats.n) OVER () AS selective
     FROM terms, stats WHERE terms.df > 0
 ), ranked AS (
     SELECT p.chunk_id AS id, sum(w.gain * p.tf / (p.tf + w.base + w.per_token * p.dl)) AS score
@@ -66,6 +67,7 @@ WITH /*INCLUDE bm25_terms*/, weighted AS MATERIALIZED (
         ORDER BY cp.impact DESC
         LIMIT greatest(1000, 20 * $3)) p
     GROUP BY p.chunk_id
+    HAVING bool_or(w.selective)
     ORDER BY score DESC
     OFFSET 0  -- keeps the sort below the filter, so LIMIT stops the filter early
 )
@@ -84,7 +86,7 @@ LIMIT $3;
 -- same IDF and length normalisation as keyword_leg, from all their postings; score fusion fills in
 -- the keyword evidence of those candidates with it. Chunks without a query term are not returned.
 WITH /*INCLUDE bm25_terms*/, weighted AS MATERIALIZED (
-    SELECT terms.lexeme, ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) * ($4::float8 + 1) AS gain,
+    SELECT terms.lexeme, terms.weight * ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) * ($4::float8 + 1) AS gain,
            $4::float8 * (1 - $5::float8) AS base, $4::float8 * $5::float8 / stats.avgdl AS per_token
     FROM terms, stats WHERE terms.df > 0
 )

@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,8 +33,7 @@ from graphrag.errors import ConfigurationError, InvalidInput, one_line
 from graphrag.ingest.aliases import is_acronym_of, is_short_form
 from graphrag.ingest.extract import normalise_name
 from graphrag.search.config import SearchConfig
-from graphrag.search.filters import compile_filter
-from graphrag.search.legs import BM25_B, BM25_K1, LegResult
+from graphrag.search.legs import LegResult, keyword_leg, keyword_scores
 from graphrag.search.linking import _LUCENE_SPECIAL
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore
@@ -276,26 +274,16 @@ class QueryExpander:
 
 async def expanded_keyword_leg(pg: PostgresStore, query: str, expansion: Expansion, weight: float,
                                config: SearchConfig) -> LegResult:
-    """BM25 over the query and its expanded terms, the latter weighted ``weight`` (sql/expansion.sql)."""
+    """BM25 over the query and its expanded terms, the latter weighted ``weight``."""
     texts, weights = _weighted(query, expansion, weight)
-    compiled = compile_filter(config.filters, first_param=7)
-    rows = await pg.fetch_filtered("expansion", "weighted_keyword_leg", compiled.sql, texts,
-                                   list(config.collections) if config.collections else None, config.overfetch,
-                                   BM25_K1, BM25_B, weights, *compiled.params)
-    result = LegResult([(str(r["id"]), float(r["score"]), {"matched": sorted(set(r["matched"]))}) for r in rows])
-    return result
+    return await keyword_leg(pg, query, config, texts=texts, weights=weights)
 
 
 async def expanded_keyword_scores(pg: PostgresStore, query: str, expansion: Expansion, weight: float,
                                   chunk_ids: list[str], config: SearchConfig) -> dict[str, float]:
     """The scores :func:`expanded_keyword_leg` would give these chunks."""
-    if not chunk_ids:
-        return {}
     texts, weights = _weighted(query, expansion, weight)
-    rows = await pg.fetch("expansion", "weighted_keyword_scores", texts,
-                          list(config.collections) if config.collections else None,
-                          [uuid.UUID(i) for i in chunk_ids], BM25_K1, BM25_B, weights)
-    return {str(r["id"]): float(r["score"] or 0.0) for r in rows}
+    return await keyword_scores(pg, query, chunk_ids, config, texts=texts, weights=weights)
 
 
 def _weighted(query: str, expansion: Expansion, weight: float) -> tuple[list[str], list[float]]:

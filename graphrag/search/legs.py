@@ -61,20 +61,24 @@ async def vector_leg(pg: PostgresStore, embedding: np.ndarray, config: SearchCon
     return LegResult(hits)
 
 
-async def keyword_leg(pg: PostgresStore, query: str, config: SearchConfig) -> LegResult:
-    """BM25 (OR semantics, IDF from lexeme statistics) over the GIN-indexed tsvector."""
-    compiled = compile_filter(config.filters, first_param=6)
-    rows = await pg.fetch_filtered("search", "keyword_leg", compiled.sql, query, _collections(config),
-                                   config.overfetch, BM25_K1, BM25_B, *compiled.params)
+async def keyword_leg(pg: PostgresStore, query: str, config: SearchConfig, *, texts: list[str] | None = None,
+                      weights: list[float] | None = None) -> LegResult:
+    """BM25 (OR semantics, IDF from lexeme statistics) from the keyword postings. ``texts`` and
+    ``weights`` replace the query by weighted strings (query expansion: the query at weight 1, its
+    expansions below); each term's IDF is multiplied by its weight."""
+    compiled = compile_filter(config.filters, first_param=7)
+    rows = await pg.fetch_filtered("search", "keyword_leg", compiled.sql, texts or [query], _collections(config),
+                                   config.overfetch, BM25_K1, BM25_B, weights or [1.0], *compiled.params)
     return LegResult([(str(r["id"]), float(r["score"]), {"matched": sorted(set(r["matched"]))}) for r in rows])
 
 
-async def keyword_scores(pg: PostgresStore, query: str, chunk_ids: list[str], config: SearchConfig) -> dict[str, float]:
+async def keyword_scores(pg: PostgresStore, query: str, chunk_ids: list[str], config: SearchConfig, *,
+                         texts: list[str] | None = None, weights: list[float] | None = None) -> dict[str, float]:
     """The BM25 scores :func:`keyword_leg` would give these chunks (0 for those without a query term)."""
     if not chunk_ids:
         return {}
-    rows = await pg.fetch("search", "keyword_scores", query, _collections(config),
-                          [uuid.UUID(i) for i in chunk_ids], BM25_K1, BM25_B)
+    rows = await pg.fetch("search", "keyword_scores", texts or [query], _collections(config),
+                          [uuid.UUID(i) for i in chunk_ids], BM25_K1, BM25_B, weights or [1.0])
     return {str(r["id"]): float(r["score"] or 0.0) for r in rows}
 
 

@@ -85,7 +85,7 @@ async def test_keyword_leg_reads_the_postings_index(runtime: Runtime, collection
     sql = queries.sql("search", "keyword_leg").replace("/*FILTER*/", "TRUE")
     async with runtime.postgres.pool.acquire() as conn, conn.transaction():
         await conn.execute("SET LOCAL enable_seqscan = off")
-        plan = "\n".join(r[0] for r in await conn.fetch("EXPLAIN " + sql, "tides moon", [collection], 10,
-                                                         BM25_K1, BM25_B))
+        plan = "\n".join(r[0] for r in await conn.fetch("EXPLAIN " + sql, ["tides moon"], [collection], 10,
+                                                         BM25_K1, BM25_B, [1.0]))
     assert "chunk_postings_by_impact" in plan, plan
     assert "Seq Scan on chunks" not in plan, plan
