@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
 from graphrag.config import Settings
 from graphrag.services import manager
@@ -45,11 +46,13 @@ def services(settings: Settings) -> Iterator[Endpoints]:
         manager.down(settings)
 
 
-@pytest.fixture
-async def runtime(settings: Settings, services: Endpoints) -> AsyncIterator[object]:
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def runtime(settings: Settings, services: Endpoints, models: object) -> AsyncIterator[object]:
+    """One Runtime (pools, driver, the session's models) for the whole session: tests keep apart by
+    collection name. It lives on the session's event loop, which every test runs on (pyproject.toml)."""
     from graphrag.runtime import open_services
 
-    async with open_services(settings, start_local=False) as rt:
+    async with open_services(settings, start_local=False, models=models) as rt:  # type: ignore[arg-type]
         yield rt
 
 
@@ -72,6 +75,12 @@ async def ingestor(runtime: object, models: object) -> object:
     from graphrag.ingest.pipeline import Ingestor
 
     return Ingestor(runtime.settings, runtime.postgres, runtime.neo4j, models)  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def rt(runtime: object) -> object:
+    """The session's Runtime (it carries the session's models, so no test loads its own copy)."""
+    return runtime
 
 
 class ApiServer:

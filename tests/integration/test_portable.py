@@ -7,7 +7,6 @@ import gzip
 import io
 import json
 import subprocess
-import sys
 import tarfile
 import tempfile
 import uuid
@@ -30,6 +29,7 @@ from graphrag.portable import export_to_file, import_archive, stage
 from graphrag.runtime import Runtime
 from graphrag.search.router import SearchRouter
 from tests.conftest import REPO, ApiServer
+from tests.helpers import run_cli
 
 # People and places shared across documents, so that relations cite chunks of several documents (and,
 # with two chunks per part, of several parts); two documents have sections (several chunks each).
@@ -86,12 +86,6 @@ async def drop(rt: Runtime, collection: str) -> None:
                               ("collections", "name")):
             await conn.execute(f"DELETE FROM {table} WHERE {column} = $1", collection)
     await rt.neo4j.run("entities", "delete_collection", collection=collection)
-
-
-@pytest.fixture
-def rt(runtime: Runtime, models: Any) -> Runtime:
-    """The test runtime with the session's models (no second copy of the embedding model)."""
-    return Runtime(settings=runtime.settings, postgres=runtime.postgres, neo4j=runtime.neo4j, _models=models)
 
 
 async def _export(rt: Runtime, collection: str, path: Path, part_chunks: int = 2) -> Path:
@@ -387,8 +381,7 @@ async def test_damaged_or_foreign_archives_are_refused_with_nothing_written(
     # The CLI: one line on stderr, exit status 2.
     env = {"GRAPHRAG_HOME": str(rt.settings.home_dir), "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
-    proc = subprocess.run([sys.executable, "-m", "graphrag.cli", "import", str(tampered_sum), "--collection", target],
-                          capture_output=True, text=True, env=env, timeout=600)
+    proc = run_cli("import", str(tampered_sum), "--collection", target, env=env, replace_env=True)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("graphrag: error: the archive is damaged") and proc.stderr.count("\n") == 1
     assert set((await nothing_of(rt, target)).values()) == {0}
@@ -531,8 +524,7 @@ async def test_cli_export_import_round_trip(settings: Settings, services: Any, t
            "TRANSFORMERS_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "graphrag.cli", *args], capture_output=True, text=True,
-                              env=env, timeout=900)
+        return run_cli(*args, env=env, replace_env=True)
 
     assert cli("ingest", str(folder), "--collection", collection).returncode == 0
     out = tmp_path / "c.tar"
