@@ -9,7 +9,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -30,6 +29,7 @@ from graphrag.api.auth import digest
 from graphrag.config import Settings
 from graphrag.runtime import Runtime
 from tests.conftest import REPO, ApiServer
+from tests.helpers import run_cli
 
 KEYS = {"admin": "answer-admin-1", "reader_a": "answer-reader-a-2"}
 TEXT = {
@@ -277,8 +277,7 @@ def _ask(settings: Settings, tmp_path: Path, *args: str, model: str | None) -> s
                PYTHONPATH=str(REPO))
     if model:
         env["GRAPHRAG_ANSWER_MODEL"] = model
-    return subprocess.run([sys.executable, "-m", "graphrag.cli", "ask", *args], capture_output=True, text=True,
-                          env=env, cwd=tmp_path, timeout=300)
+    return run_cli("ask", *args, env=env, replace_env=True)
 
 
 def test_cli_ask_with_the_test_model(settings: Settings, served: dict[str, Any], tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from graphrag.client import APIError, GraphRAGClient
 from graphrag.config import Settings
 from tests.conftest import ApiServer
 from tests.serving import serve_process
+from tests.helpers import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 APEX = "# Apex Logistics Inc.\n\nApex Logistics Inc. was founded by Sarah Johnson. It builds warehouse robots."
@@ -119,8 +120,7 @@ SEARCHES = re.compile(r"graphrag\.api\.access - \w+ - POST /search 200", re.M)
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "graphrag.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=600, cwd=REPO)
+    return run_cli(*args, env=env, replace_env=True)
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from graphrag.search.expansion import (
     word_runs,
 )
 from graphrag.search.router import SearchRouter
+from tests.helpers import run_cli
 
 
 # --- pure logic ----------------------------------------------------------------------------------
@@ -186,12 +187,7 @@ async def test_rest_shows_expanded_terms(api: Any, ingestor: Ingestor, collectio
 
 
 def _cli(*args: str, env: dict[str, str]) -> Any:
-    import os
-    import subprocess
-    import sys
-
-    return subprocess.run([sys.executable, "-m", "graphrag.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=300, cwd=Path(__file__).resolve().parents[2])
+    return run_cli(*args, env=env)
 
 
 def test_cli_bad_synonym_file_fails_before_the_stores(settings: Any, tmp_path: Path) -> None:
