@@ -82,7 +82,7 @@ def test_every_search_endpoint_answers_with_the_contract_shape(client: httpx.Cli
 def test_seed_style_minimal_body_works(client: httpx.Client, corpus: dict[str, Any]) -> None:
     r = client.post("/search/hybrid", json={"query": "Copenhagen institute", "limit": 5})
     assert r.status_code == 200, r.text
-    assert len(r.json()["results"]) <= 5
+    assert 1 <= len(r.json()["results"]) <= 5  # found something, within the limit
 
 
 def test_fusion_is_chosen_per_request(client: httpx.Client, corpus: dict[str, Any]) -> None:

@@ -76,7 +76,8 @@ async def test_graph_leg_connects_a_two_hop_question(router: SearchRouter, corpu
     assert frozenset(("Apex Logistics Inc.", "Sarah Johnson")) in pairs
     auto = await router.search(query, mode="auto", limit=3, collections=[corpus])
     assert {"Apex Logistics Inc.", "Sarah Johnson"} <= set(titles(auto))
-    assert all(r["evidence_chunk_id"] for r in auto["graph_context"]["relations"])
+    relations = auto["graph_context"]["relations"]
+    assert relations and all(r["evidence_chunk_id"] for r in relations)
 
 
 async def test_filters_apply_in_every_leg_including_the_graph(router: SearchRouter, corpus: str) -> None:
@@ -131,7 +132,7 @@ async def test_options_threshold_mmr_budget_collapse_metadata_only(router: Searc
     assert len(budget["results"]) == 1
     meta = await router.search("robots", mode="auto", limit=2, collections=[corpus], metadata_only=True,
                                collapse=True, mmr_lambda=0.5)
-    assert all(h["content"] == "" for h in meta["results"])
+    assert meta["results"] and all(h["content"] == "" for h in meta["results"])
     assert len({h["document_id"] for h in meta["results"]}) == len(meta["results"])
 
 
