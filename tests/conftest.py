@@ -12,7 +12,9 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 import pytest_asyncio
 
@@ -118,10 +120,55 @@ class ApiServer:
         self.thread.join(30)
 
 
+class InProcessApi:
+    """The REST API app in this process, driven through Litestar's test client: the same app, middleware
+    and lifespan as ``graphrag serve``, without a socket or uvicorn. ``client()`` gives an httpx client
+    bound to it (as many as a test wants, sharing the one app); server errors come back as responses."""
+
+    url = "http://testserver.local"
+
+    def __init__(self, settings: Settings, models: object) -> None:
+        from litestar.testing import TestClient
+        from litestar.testing.transport import TestClientTransport
+
+        from graphrag.api import create_app
+
+        app = create_app(settings, start_local=False, models=models)  # type: ignore[arg-type]
+        self._test_client = TestClient(app, base_url=self.url, raise_server_exceptions=False)
+        self.transport = TestClientTransport(self._test_client, raise_server_exceptions=False)
+
+    def client(self, **options: Any) -> httpx.Client:
+        """A synchronous httpx client for the app (``options`` as httpx.Client takes them)."""
+        return httpx.Client(base_url=self.url, transport=self.transport, **options)  # type: ignore[arg-type]
+
+    def async_client(self, **options: Any) -> httpx.AsyncClient:
+        """An async httpx client for the app; each request runs the app on the test client's own loop."""
+        return httpx.AsyncClient(base_url=self.url, transport=self.transport, **options)  # type: ignore[arg-type]
+
+    def __enter__(self) -> InProcessApi:
+        self._test_client.__enter__()  # runs the app's lifespan: opens its stores
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._test_client.__exit__(None, None, None)
+
+
+#: The settings of the shared API: no API keys, answers from the built-in test model, no ingestion jobs
+#: (test_jobs.py decides which of its own servers runs them).
+def _api_settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"answer_model": "test", "jobs_concurrency": 0})
+
+
 @pytest.fixture(scope="session")
-def api(settings: Settings, services: Endpoints, models: object) -> Iterator[ApiServer]:
-    """The API on the test services, without API keys; answers come from the built-in test model. It runs
-    no ingestion jobs: test_jobs.py decides which of its own servers runs them (this one lives for the
-    whole session)."""
-    with ApiServer(settings.model_copy(update={"answer_model": "test", "jobs_concurrency": 0}), models) as server:
+def api(settings: Settings, services: Endpoints, models: object) -> Iterator[InProcessApi]:
+    """The API on the test services, in process (Litestar's test client), for the whole session."""
+    with InProcessApi(_api_settings(settings), models) as app:
+        yield app
+
+
+@pytest.fixture(scope="session")
+def http_api(settings: Settings, services: Endpoints, models: object) -> Iterator[ApiServer]:
+    """The same API over real HTTP (uvicorn on loopback), for what needs a socket: the Python client,
+    the schema fuzzer, the metrics and traces of the served stack, the one real-HTTP API test."""
+    with ApiServer(_api_settings(settings), models) as server:
         yield server

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from pydantic import SecretStr
 from pydantic_ai import models
@@ -30,7 +29,7 @@ from graphrag.communities.search import content_terms, global_cue, is_global_que
 from graphrag.config import Settings
 from graphrag.errors import InvalidInput
 from graphrag.runtime import Runtime, open_services
-from tests.conftest import ApiServer
+from tests.conftest import InProcessApi
 from tests.helpers import ingest_docs, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -423,8 +422,8 @@ def scoped(settings: Settings, services: object, models: object) -> Iterator[dic
     entries = [{"name": "admin", "key": KEYS["admin"]},
                {"name": "reader-a", "sha256": digest(KEYS["reader_a"]).hex(), "collections": [a], "access": "read"}]
     locked = settings.model_copy(update={"api_keys": SecretStr(json.dumps(entries))})
-    with ApiServer(locked, models) as server:
-        with httpx.Client(base_url=server.url, timeout=300, headers={"X-API-Key": KEYS["admin"]}) as c:
+    with InProcessApi(locked, models) as server:
+        with server.client(timeout=300, headers={"X-API-Key": KEYS["admin"]}) as c:
             for coll, docs in ((a, SPACE), (b, FOOD)):
                 for source, text in docs.items():
                     r = c.post("/documents", json={"text": text, "source": source, "collection": coll})
@@ -436,18 +435,18 @@ def scoped(settings: Settings, services: object, models: object) -> Iterator[dic
                     await compute_communities(rt.postgres, rt.neo4j, rt.embedders, coll)
 
         asyncio.run(compute())
-        yield {"url": server.url, "a": a, "b": b}
+        yield {"url": server.url, "api": server, "a": a, "b": b}
 
 
 def test_scoped_key_sees_only_its_collections_communities(scoped: dict[str, Any]) -> None:
     a, b = scoped["a"], scoped["b"]
     question = {"query": "Which wine regions and grapes are described?", "mode": "global", "limit": 20}
-    with httpx.Client(base_url=scoped["url"], timeout=300, headers={"X-API-Key": KEYS["admin"]}) as admin:
+    with scoped["api"].client(timeout=300, headers={"X-API-Key": KEYS["admin"]}) as admin:
         everything = admin.post("/search", json={**question, "collections": [a, b]})
         assert everything.status_code == 200, everything.text
         assert {h["collection"] for h in everything.json()["results"]} == {a, b}, "the question does reach B"
         b_ids = {h["community"]["id"] for h in everything.json()["results"] if h["collection"] == b}
-    with httpx.Client(base_url=scoped["url"], timeout=300,
+    with scoped["api"].client(timeout=300,
                       headers={"Authorization": f"Bearer {KEYS['reader_a']}"}) as reader:
         for body in (question, {**question, "mode": "auto", "query": THEMES}):
             r = reader.post("/search", json=body)

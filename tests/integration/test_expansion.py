@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from graphrag.errors import ConfigurationError, InvalidInput
@@ -176,7 +175,7 @@ async def test_entity_aliases_expand_both_ways(router: SearchRouter, ingestor: I
 
 async def test_rest_shows_expanded_terms(api: Any, ingestor: Ingestor, collection: str) -> None:
     await ingest(ingestor, collection, CARS)
-    async with httpx.AsyncClient(base_url=api.url, timeout=120) as client:
+    async with api.async_client(timeout=120) as client:
         r = await client.post("/search/keyword", json={"query": "vehicle", "collections": [collection],
                                                        "synonyms": [["vehicle", "automobile"]]})
         assert r.status_code == 200, r.text

@@ -28,7 +28,7 @@ from graphrag.models import Document
 from graphrag.portable import export_to_file, import_archive, stage
 from graphrag.runtime import Runtime
 from graphrag.search.router import SearchRouter
-from tests.conftest import REPO, ApiServer
+from tests.conftest import REPO, InProcessApi
 from tests.helpers import run_cli
 
 # People and places shared across documents, so that relations cite chunks of several documents (and,
@@ -545,11 +545,11 @@ async def test_cli_export_import_round_trip(settings: Settings, services: Any, t
 
 # --- REST -----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def keyed(settings: Settings, services: Any, models: Any) -> Iterator[ApiServer]:
+def keyed(settings: Settings, services: Any, models: Any) -> Iterator[InProcessApi]:
     keys = [{"name": "admin", "key": "admin-key-1"},
             {"name": "scoped", "key": "scoped-key-2", "collections": ["rest_scope_only"], "access": "read-write"}]
     locked = settings.model_copy(update={"api_keys": SecretStr(json.dumps(keys))})
-    with ApiServer(locked, models) as server:
+    with InProcessApi(locked, models) as server:
         yield server
 
 
@@ -562,13 +562,13 @@ def _post_archive(client: httpx.Client, data: bytes, **params: str) -> httpx.Res
                        headers={"content-type": "application/gzip"})
 
 
-async def test_rest_export_import_round_trip_scopes_and_problems(keyed: ApiServer, tmp_path: Path,
+async def test_rest_export_import_round_trip_scopes_and_problems(keyed: InProcessApi, tmp_path: Path,
                                                                  dropped: list[str]) -> None:
     admin = {"Authorization": "Bearer admin-key-1"}
     scoped = {"Authorization": "Bearer scoped-key-2"}
     collection = f"rest_{uuid.uuid4().hex[:8]}"
     dropped.append(collection)
-    with httpx.Client(base_url=keyed.url, timeout=600, headers=admin) as client:
+    with keyed.client(timeout=600, headers=admin) as client:
         for name, text in DOCS.items():
             r = client.post("/documents", json={"text": text, "source": name, "collection": collection})
             assert r.status_code == 201, r.text
@@ -600,7 +600,7 @@ async def test_rest_export_import_round_trip_scopes_and_problems(keyed: ApiServe
         assert client.get("/collections/no_such_collection_y/export").status_code == 404
         listing = client.get("/documents", params={"collection": f"{collection}_bad"}).json()
         assert listing["total"] == 0
-    with httpx.Client(base_url=keyed.url, timeout=600, headers=scoped) as client:
+    with keyed.client(timeout=600, headers=scoped) as client:
         # A scoped key exports what it may read, sees others as unknown, and may not import at all.
         assert client.get(f"/collections/{collection}/export").status_code == 404
         refused = _post_archive(client, data, collection="rest_scope_only")
