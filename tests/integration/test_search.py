@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from graphrag.ingest.pipeline import Ingestor
 from graphrag.runtime import Runtime
 from graphrag.ingest.embed import packaged_model_path
 from graphrag.search.router import SearchRouter
+from tests.helpers import ingest_docs
 
 DOCS = {
     "robotics.md": ("---\nyear: 2019\naudience: public\n---\n# Apex Logistics Inc.\n\n"
@@ -26,12 +28,11 @@ DOCS = {
 }
 
 
-@pytest.fixture
-async def corpus(tmp_path: Path, ingestor: Ingestor, collection: str) -> str:
-    for name, text in DOCS.items():
-        (tmp_path / name).write_text(text)
-    report = await ingestor.ingest_paths([tmp_path], collection=collection)
-    assert report.ingested == len(DOCS), report.failed
+@pytest.fixture(scope="module")
+async def corpus(tmp_path_factory: pytest.TempPathFactory, runtime: Runtime) -> str:
+    """DOCS in a collection of this module's own, ingested once: the tests only read it."""
+    collection = f"search_{uuid.uuid4().hex[:10]}"
+    await ingest_docs(await runtime.ingestor(), tmp_path_factory.mktemp("corpus"), collection, DOCS)
     return collection
 
 
