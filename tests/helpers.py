@@ -15,10 +15,10 @@ from typing import Any
 
 
 def run_cli(*args: str, env: Mapping[str, str] | None = None, stdin: bytes | None = None,
-            replace_env: bool = False) -> subprocess.CompletedProcess[str]:
+            replace_env: bool = False, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """``graphrag ARGS`` in this process: ``graphrag.cli.main`` with ``env`` added to the environment
-    (``replace_env``: instead of it), stdout and stderr captured, the exit code returned as a spawned
-    command's would be. It runs in a thread of its own, so that its ``asyncio.run`` works from async
+    (``replace_env``: instead of it), in ``cwd`` if given (where Settings looks for a ``.env``), stdout and
+    stderr captured, the exit code returned as a spawned command's would be. It runs in a thread of its own, so that its ``asyncio.run`` works from async
     tests too; the models and modules this process already imported are not loaded again."""
     from graphrag.cli import main
 
@@ -43,14 +43,17 @@ def run_cli(*args: str, env: Mapping[str, str] | None = None, stdin: bytes | Non
         os.environ.clear()
     os.environ.update(env or {})
     logging.getLogger().addHandler(handler)
-    saved_stdin = sys.stdin
+    saved_stdin, saved_cwd = sys.stdin, Path.cwd()
     try:
+        if cwd is not None:
+            os.chdir(cwd)
         sys.stdin = in_stream
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             worker = threading.Thread(target=call)
             worker.start()
             worker.join()
     finally:
+        os.chdir(saved_cwd)
         sys.stdin = saved_stdin
         logging.getLogger().removeHandler(handler)
         graphrag_log.setLevel(level)

@@ -277,7 +277,7 @@ def _ask(settings: Settings, tmp_path: Path, *args: str, model: str | None) -> s
                PYTHONPATH=str(REPO))
     if model:
         env["GRAPHRAG_ANSWER_MODEL"] = model
-    return run_cli("ask", *args, env=env, replace_env=True)
+    return run_cli("ask", *args, env=env, replace_env=True, cwd=tmp_path)
 
 
 def test_cli_ask_with_the_test_model(settings: Settings, served: dict[str, Any], tmp_path: Path) -> None:
