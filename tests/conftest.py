@@ -120,6 +120,26 @@ class ApiServer:
         self.thread.join(30)
 
 
+class _AppTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """Litestar's test transport as an httpx transport (sync and async), so plain httpx clients can share
+    one test client's app and lifespan; closing a client leaves the app running."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self.inner.handle_request(request)  # type: ignore[no-any-return]
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return self.inner.handle_request(request)  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        pass
+
+    async def aclose(self) -> None:
+        pass
+
+
 class InProcessApi:
     """The REST API app in this process, driven through Litestar's test client: the same app, middleware
     and lifespan as ``graphrag serve``, without a socket or uvicorn. ``client()`` gives an httpx client
@@ -135,15 +155,15 @@ class InProcessApi:
 
         app = create_app(settings, start_local=False, models=models)  # type: ignore[arg-type]
         self._test_client = TestClient(app, base_url=self.url, raise_server_exceptions=False)
-        self.transport = TestClientTransport(self._test_client, raise_server_exceptions=False)
+        self.transport = _AppTransport(TestClientTransport(self._test_client, raise_server_exceptions=False))
 
     def client(self, **options: Any) -> httpx.Client:
         """A synchronous httpx client for the app (``options`` as httpx.Client takes them)."""
-        return httpx.Client(base_url=self.url, transport=self.transport, **options)  # type: ignore[arg-type]
+        return httpx.Client(base_url=self.url, transport=self.transport, **options)
 
     def async_client(self, **options: Any) -> httpx.AsyncClient:
         """An async httpx client for the app; each request runs the app on the test client's own loop."""
-        return httpx.AsyncClient(base_url=self.url, transport=self.transport, **options)  # type: ignore[arg-type]
+        return httpx.AsyncClient(base_url=self.url, transport=self.transport, **options)
 
     def __enter__(self) -> InProcessApi:
         self._test_client.__enter__()  # runs the app's lifespan: opens its stores
