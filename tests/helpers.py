@@ -29,7 +29,8 @@ def run_cli(*args: str, env: Mapping[str, str] | None = None, stdin: bytes | Non
     handler = logging.StreamHandler(err)  # the CLI's warnings reach its stderr, as in a process of its own
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     # What the CLI's own logging.basicConfig shows: warnings, and graphrag's debug lines with -v.
-    handler.setLevel(logging.DEBUG if {"-v", "--verbose"} & set(args) else logging.WARNING)
+    verbose = bool({"-v", "--verbose"} & set(args))
+    handler.addFilter(lambda r: r.levelno >= logging.WARNING or (verbose and r.name.startswith("graphrag")))
     graphrag_log = logging.getLogger("graphrag")
     level = graphrag_log.level
 
