@@ -199,7 +199,8 @@ def test_suggest_endpoint_respects_key_scopes(server: dict[str, Any]) -> None:
         assert all(s["collections"] == [a] for s in mine)
         assert "Niels Bohr" not in [s["text"] for s in mine]
         _problem(reader.get("/suggest", params={"q": "n", "collections": b}), 403)
-    _problem(httpx.get(f"{server['url']}/suggest", params={"q": "n"}), 401)
+    with server["api"].client() as anonymous:
+        _problem(anonymous.get("/suggest", params={"q": "n"}), 401)
 
 
 def test_highlights_slice_the_hit_text_exactly(server: dict[str, Any], services: Any) -> None:
