@@ -12,8 +12,11 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
+import pytest_asyncio
 
 from graphrag.config import Settings
 from graphrag.services import manager
@@ -45,11 +48,13 @@ def services(settings: Settings) -> Iterator[Endpoints]:
         manager.down(settings)
 
 
-@pytest.fixture
-async def runtime(settings: Settings, services: Endpoints) -> AsyncIterator[object]:
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def runtime(settings: Settings, services: Endpoints, models: object) -> AsyncIterator[object]:
+    """One Runtime (pools, driver, the session's models) for the whole session: tests keep apart by
+    collection name. It lives on the session's event loop, which every test runs on (pyproject.toml)."""
     from graphrag.runtime import open_services
 
-    async with open_services(settings, start_local=False) as rt:
+    async with open_services(settings, start_local=False, models=models) as rt:  # type: ignore[arg-type]
         yield rt
 
 
@@ -72,6 +77,12 @@ async def ingestor(runtime: object, models: object) -> object:
     from graphrag.ingest.pipeline import Ingestor
 
     return Ingestor(runtime.settings, runtime.postgres, runtime.neo4j, models)  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def rt(runtime: object) -> object:
+    """The session's Runtime (it carries the session's models, so no test loads its own copy)."""
+    return runtime
 
 
 class ApiServer:
@@ -109,10 +120,75 @@ class ApiServer:
         self.thread.join(30)
 
 
+class _AppTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """Litestar's test transport as an httpx transport (sync and async), so plain httpx clients can share
+    one test client's app and lifespan; closing a client leaves the app running."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self.inner.handle_request(request)  # type: ignore[no-any-return]
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return self.inner.handle_request(request)  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        pass
+
+    async def aclose(self) -> None:
+        pass
+
+
+class InProcessApi:
+    """The REST API app in this process, driven through Litestar's test client: the same app, middleware
+    and lifespan as ``graphrag serve``, without a socket or uvicorn. ``client()`` gives an httpx client
+    bound to it (as many as a test wants, sharing the one app); server errors come back as responses."""
+
+    url = "http://testserver.local"
+
+    def __init__(self, settings: Settings, models: object) -> None:
+        from litestar.testing import TestClient
+        from litestar.testing.transport import TestClientTransport
+
+        from graphrag.api import create_app
+
+        app = create_app(settings, start_local=False, models=models)  # type: ignore[arg-type]
+        self._test_client = TestClient(app, base_url=self.url, raise_server_exceptions=False)
+        self.transport = _AppTransport(TestClientTransport(self._test_client, raise_server_exceptions=False))
+
+    def client(self, **options: Any) -> httpx.Client:
+        """A synchronous httpx client for the app (``options`` as httpx.Client takes them)."""
+        return httpx.Client(base_url=self.url, transport=self.transport, **options)
+
+    def async_client(self, **options: Any) -> httpx.AsyncClient:
+        """An async httpx client for the app; each request runs the app on the test client's own loop."""
+        return httpx.AsyncClient(base_url=self.url, transport=self.transport, **options)
+
+    def __enter__(self) -> InProcessApi:
+        self._test_client.__enter__()  # runs the app's lifespan: opens its stores
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._test_client.__exit__(None, None, None)
+
+
+#: The settings of the shared API: no API keys, answers from the built-in test model, no ingestion jobs
+#: (test_jobs.py decides which of its own servers runs them).
+def _api_settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"answer_model": "test", "jobs_concurrency": 0})
+
+
 @pytest.fixture(scope="session")
-def api(settings: Settings, services: Endpoints, models: object) -> Iterator[ApiServer]:
-    """The API on the test services, without API keys; answers come from the built-in test model. It runs
-    no ingestion jobs: test_jobs.py decides which of its own servers runs them (this one lives for the
-    whole session)."""
-    with ApiServer(settings.model_copy(update={"answer_model": "test", "jobs_concurrency": 0}), models) as server:
+def api(settings: Settings, services: Endpoints, models: object) -> Iterator[InProcessApi]:
+    """The API on the test services, in process (Litestar's test client), for the whole session."""
+    with InProcessApi(_api_settings(settings), models) as app:
+        yield app
+
+
+@pytest.fixture(scope="session")
+def http_api(settings: Settings, services: Endpoints, models: object) -> Iterator[ApiServer]:
+    """The same API over real HTTP (uvicorn on loopback), for what needs a socket: the Python client,
+    the schema fuzzer, the metrics and traces of the served stack, the one real-HTTP API test."""
+    with ApiServer(_api_settings(settings), models) as server:
         yield server

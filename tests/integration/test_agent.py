@@ -22,6 +22,7 @@ from graphrag.agent import tools as agent_tools
 from graphrag.errors import InvalidInput, NotFound
 from graphrag.ingest.pipeline import Ingestor
 from graphrag.runtime import Runtime
+from tests.helpers import ingest_docs
 
 DOCS = {
     "apex.md": ("# Apex Logistics Inc.\n\n"
@@ -45,18 +46,9 @@ def no_model_requests() -> Iterator[None]:
 @pytest.fixture
 async def corpus(tmp_path: Path, ingestor: Ingestor, runtime: Runtime, collection: str) -> dict[str, str]:
     """The three documents ingested into the test's collection; title -> source."""
-    for name, text in DOCS.items():
-        (tmp_path / name).write_text(text)
-    report = await ingestor.ingest_paths([tmp_path], collection=collection)
-    assert report.ingested == len(DOCS), report.failed
+    await ingest_docs(ingestor, tmp_path, collection, DOCS)
     listed = await documents.list_documents(runtime, collection=collection)
     return {d["title"]: d["source"] for d in listed["documents"]}
-
-
-@pytest.fixture
-def rt(runtime: Runtime, models: Any) -> Runtime:
-    # The session's models, so each test does not load its own copy (Runtime loads them on first use).
-    return Runtime(settings=runtime.settings, postgres=runtime.postgres, neo4j=runtime.neo4j, _models=models)
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -29,7 +28,8 @@ from graphrag.answer.model import AnswerModel
 from graphrag.api.auth import digest
 from graphrag.config import Settings
 from graphrag.runtime import Runtime
-from tests.conftest import REPO, ApiServer
+from tests.conftest import REPO, InProcessApi
+from tests.helpers import run_cli
 
 KEYS = {"admin": "answer-admin-1", "reader_a": "answer-reader-a-2"}
 TEXT = {
@@ -62,17 +62,17 @@ def served(settings: Settings, services: object, models: object) -> Iterator[dic
     keys = [{"name": "admin", "key": KEYS["admin"]},
             {"name": "reader-a", "sha256": digest(KEYS["reader_a"]).hex(), "collections": [a], "access": "read"}]
     configured = settings.model_copy(update={"answer_model": "test", "api_keys": SecretStr(json.dumps(keys))})
-    with ApiServer(configured, models) as server:
-        with httpx.Client(base_url=server.url, timeout=120, headers={"X-API-Key": KEYS["admin"]}) as c:
+    with InProcessApi(configured, models) as server:
+        with server.client(timeout=120, headers={"X-API-Key": KEYS["admin"]}) as c:
             for name, coll in (("A", a), ("B", b)):
                 for source, text in TEXT[name].items():
                     r = c.post("/documents", json={"text": text, "source": source, "collection": coll})
                     assert r.status_code == 201, r.text
-        yield {"url": server.url, "a": a, "b": b}
+        yield {"url": server.url, "api": server, "a": a, "b": b}
 
 
 def _client(env: dict[str, Any], who: str = "admin") -> httpx.Client:
-    return httpx.Client(base_url=env["url"], timeout=180, headers={"Authorization": f"Bearer {KEYS[who]}"})
+    return env["api"].client(timeout=180, headers={"Authorization": f"Bearer {KEYS[who]}"})
 
 
 def _events(response: httpx.Response) -> list[tuple[str, dict[str, Any]]]:
@@ -178,8 +178,8 @@ def test_scoped_key_answers_only_from_its_collections(served: dict[str, Any]) ->
 
 def test_answer_without_a_model_is_501_naming_the_setting(settings: Settings, services: object,
                                                          models: object) -> None:
-    with ApiServer(settings.model_copy(update={"answer_model": None}), models) as server, \
-            httpx.Client(base_url=server.url, timeout=60) as c:
+    with InProcessApi(settings.model_copy(update={"answer_model": None}), models) as server, \
+            server.client(timeout=60) as c:
         for headers in ({}, {"Accept": "text/event-stream"}):
             r = c.post("/answer", json={"query": QUESTION}, headers=headers)
             assert r.status_code == 501, r.text
@@ -277,8 +277,7 @@ def _ask(settings: Settings, tmp_path: Path, *args: str, model: str | None) -> s
                PYTHONPATH=str(REPO))
     if model:
         env["GRAPHRAG_ANSWER_MODEL"] = model
-    return subprocess.run([sys.executable, "-m", "graphrag.cli", "ask", *args], capture_output=True, text=True,
-                          env=env, cwd=tmp_path, timeout=300)
+    return run_cli("ask", *args, env=env, replace_env=True, cwd=tmp_path)
 
 
 def test_cli_ask_with_the_test_model(settings: Settings, served: dict[str, Any], tmp_path: Path) -> None:

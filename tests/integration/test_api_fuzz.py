@@ -27,13 +27,13 @@ from tests.conftest import ApiServer
 pytestmark = pytest.mark.slow  # fuzzing
 
 
-def test_schemathesis_finds_no_server_error_and_no_schema_violation(api: ApiServer, tmp_path: Path) -> None:
+def test_schemathesis_finds_no_server_error_and_no_schema_violation(http_api: ApiServer, tmp_path: Path) -> None:
     st = shutil.which("st", path=str(Path(sys.executable).parent)) or shutil.which("st")
     assert st, "schemathesis is part of the test extra"
     examples = os.environ.get("GRAPHRAG_FUZZ_EXAMPLES", "20")
     seed = os.environ.get("GRAPHRAG_FUZZ_SEED", "20261122")
     proc = subprocess.run(
-        [st, "run", f"{api.url}/schema/openapi.json", "--checks", "all",
+        [st, "run", f"{http_api.url}/schema/openapi.json", "--checks", "all",
          "--exclude-checks", "positive_data_acceptance,allow_header_conformance,ignored_auth,object_level_authorization",
          "--phases", "coverage,fuzzing,stateful", "--max-examples", examples, "--seed", seed,
          "--request-timeout", "60", "--workers", "1", "--no-color"],

@@ -16,7 +16,7 @@ from pydantic import SecretStr
 from graphrag.api.auth import OPEN, Principal, RateLimiter, digest, parse_keys
 from graphrag.config import Settings
 from graphrag.errors import ConfigurationError, Forbidden
-from tests.conftest import ApiServer
+from tests.conftest import InProcessApi
 
 KEYS = {"admin": "admin-secret-1", "reader_a": "reader-a-secret-2", "writer_a": "writer-a-secret-3",
         "reader_b": "reader-b-secret-4"}
@@ -76,19 +76,19 @@ def scoped(settings: Settings, services: object, models: object) -> Iterator[dic
         {"name": "reader-b", "sha256": digest(KEYS["reader_b"]).hex(), "collections": [b], "access": "read"},
     ]
     locked = settings.model_copy(update={"api_keys": SecretStr(json.dumps(entries))})
-    with ApiServer(locked, models) as server:
+    with InProcessApi(locked, models) as server:
         ids: dict[str, str] = {}
-        with httpx.Client(base_url=server.url, timeout=120, headers={"X-API-Key": KEYS["admin"]}) as c:
+        with server.client(timeout=120, headers={"X-API-Key": KEYS["admin"]}) as c:
             for name, coll in (("A", a), ("B", b)):
                 for source, text in TEXT[name].items():
                     r = c.post("/documents", json={"text": text, "source": source, "collection": coll})
                     assert r.status_code == 201, r.text
                     ids[f"{name}:{source}"] = r.json()["id"]
-        yield {"url": server.url, "a": a, "b": b, "ids": ids}
+        yield {"url": server.url, "api": server, "a": a, "b": b, "ids": ids}
 
 
 def _client(env: dict[str, Any], who: str) -> httpx.Client:
-    return httpx.Client(base_url=env["url"], timeout=120, headers={"Authorization": f"Bearer {KEYS[who]}"})
+    return env["api"].client(timeout=120, headers={"Authorization": f"Bearer {KEYS[who]}"})
 
 
 def _problem(r: httpx.Response, status: int, *words: str) -> None:
@@ -177,7 +177,7 @@ def test_keys_never_reach_logs_or_errors(scoped: dict[str, Any], caplog: pytest.
 def test_rate_limit_per_key(settings: Settings, services: object, models: object) -> None:
     limited = settings.model_copy(update={"api_keys": SecretStr("rl-key-1,rl-key-2"),
                                           "rate_limit_per_minute": 1.0, "rate_limit_burst": 2})
-    with ApiServer(limited, models) as server, httpx.Client(base_url=server.url, timeout=60) as c:
+    with InProcessApi(limited, models) as server, server.client(timeout=60) as c:
         one, two = {"X-API-Key": "rl-key-1"}, {"X-API-Key": "rl-key-2"}
         assert [c.get("/stats", headers=one).status_code for _ in range(2)] == [200, 200]
         r = c.get("/stats", headers=one)

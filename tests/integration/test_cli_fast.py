@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "graphrag.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=300, cwd=REPO)
+    """``graphrag ARGS`` in this process."""
+    return run_cli(*args, env=env)
 
 
 def test_version_comes_from_the_package_metadata() -> None:
@@ -74,7 +75,11 @@ async def test_cheap_commands_load_no_model(settings: Any, services: Any, ingest
     assert (await ingestor.ingest_paths([tmp_path], collection=collection)).ingested == 1
     env = {"GRAPHRAG_HOME": str(settings.home_dir), **NO_MODELS}
 
-    found = cli("search", "lighthouse harbour", "--mode", "keyword", "--collection", collection, "--json", env=env)
+    # The one CLI call of the suite made as a real process (the console entry, environment and exit code
+    # end to end); the others call graphrag.cli.main in the test's process, which loads nothing twice.
+    found = subprocess.run([sys.executable, "-m", "graphrag.cli", "search", "lighthouse harbour", "--mode", "keyword",
+                            "--collection", collection, "--json"], capture_output=True, text=True,
+                           env={**os.environ, **env}, timeout=300, cwd=REPO)
     assert found.returncode == 0, found.stderr
     body = json.loads(found.stdout)
     assert [r["title"] for r in body["results"]] == ["Harbours"]

@@ -20,16 +20,17 @@ from graphrag.api.running import find_server, read_record, record_path
 from graphrag.api.schemas import DocumentDetail, Hit, IngestedDocument, SearchResponse
 from graphrag.client import APIError, GraphRAGClient
 from graphrag.config import Settings
-from tests.conftest import ApiServer
+from tests.conftest import InProcessApi
 from tests.serving import serve_process
+from tests.helpers import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 APEX = "# Apex Logistics Inc.\n\nApex Logistics Inc. was founded by Sarah Johnson. It builds warehouse robots."
 TEA = "# Tea\n\nGreen tea is produced in China and Japan from unoxidised leaves."
 
 
-async def test_client_round_trip(api: ApiServer, collection: str, tmp_path: Path) -> None:
-    async with GraphRAGClient(api.url) as client:
+async def test_client_round_trip(api: InProcessApi, collection: str, tmp_path: Path) -> None:
+    async with GraphRAGClient(api.url, transport=api.transport) as client:
         assert (await client.health()).status == "ok"
         assert (await client.ready()).ready
 
@@ -75,8 +76,8 @@ async def test_client_round_trip(api: ApiServer, collection: str, tmp_path: Path
         assert missing.value.request_id
 
 
-async def test_client_raises_problem_details(api: ApiServer, collection: str) -> None:
-    async with GraphRAGClient(api.url) as client:
+async def test_client_raises_problem_details(api: InProcessApi, collection: str) -> None:
+    async with GraphRAGClient(api.url, transport=api.transport) as client:
         with pytest.raises(APIError) as bad:
             await client.search("   ")
         assert bad.value.status_code == 400 and "query" in bad.value.detail
@@ -98,13 +99,13 @@ async def test_client_raises_problem_details(api: ApiServer, collection: str) ->
 
 async def test_client_keys(settings: Settings, services: object, models: object, collection: str) -> None:
     keys = json.dumps([{"name": "reader", "key": "client-reader-key", "collections": [collection], "access": "read"}])
-    with ApiServer(settings.model_copy(update={"api_keys": SecretStr(keys)}), models) as server:
-        async with GraphRAGClient(server.url) as anonymous:
+    with InProcessApi(settings.model_copy(update={"api_keys": SecretStr(keys)}), models) as server:
+        async with GraphRAGClient(server.url, transport=server.transport) as anonymous:
             assert (await anonymous.health()).status == "ok"  # open without a key
             with pytest.raises(APIError) as refused:
                 await anonymous.stats()
             assert refused.value.status_code == 401 and "API key is required" in refused.value.detail
-        async with GraphRAGClient(server.url, api_key="client-reader-key") as reader:
+        async with GraphRAGClient(server.url, api_key="client-reader-key", transport=server.transport) as reader:
             assert set((await reader.stats()).collections) <= {collection}
             with pytest.raises(APIError) as forbidden:
                 await reader.add_document("some text", collection=collection)
@@ -119,8 +120,7 @@ SEARCHES = re.compile(r"graphrag\.api\.access - \w+ - POST /search 200", re.M)
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "graphrag.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=600, cwd=REPO)
+    return run_cli(*args, env=env, replace_env=True)
 
 
 @pytest.fixture

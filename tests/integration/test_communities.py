@@ -7,16 +7,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import os
 import random
-import subprocess
-import sys
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from pydantic import SecretStr
 from pydantic_ai import models
@@ -32,7 +29,8 @@ from graphrag.communities.search import content_terms, global_cue, is_global_que
 from graphrag.config import Settings
 from graphrag.errors import InvalidInput
 from graphrag.runtime import Runtime, open_services
-from tests.conftest import ApiServer
+from tests.conftest import InProcessApi
+from tests.helpers import ingest_docs, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_EVAL = REPO.parent / "shared" / "eval"
@@ -114,20 +112,6 @@ def no_model_requests() -> Iterator[None]:
     models.ALLOW_MODEL_REQUESTS = False
     yield
     models.ALLOW_MODEL_REQUESTS = before
-
-
-@pytest.fixture
-def rt(runtime: Runtime, models: Any) -> Runtime:
-    # The session's models, so each test does not load its own copy.
-    return Runtime(settings=runtime.settings, postgres=runtime.postgres, neo4j=runtime.neo4j, _models=models)
-
-
-async def _ingest(rt: Runtime, folder: Path, collection: str, docs: dict[str, str]) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, text in docs.items():
-        (folder / name).write_text(text)
-    report = await (await rt.ingestor()).ingest_paths([folder], collection=collection)
-    assert report.ingested == len(docs) and not report.failed, report.failed
 
 
 async def _details(rt: Runtime, collection: str) -> list[dict[str, Any]]:
@@ -236,7 +220,7 @@ def test_keyword_overlap_ignores_generic_words() -> None:
 
 async def test_communities_are_computed_stored_embedded_and_searched(rt: Runtime, collection: str,
                                                                      tmp_path: Path) -> None:
-    await _ingest(rt, tmp_path / "docs", collection, {**SPACE, **FOOD})
+    await ingest_docs(await rt.ingestor(), tmp_path / "docs", collection, {**SPACE, **FOOD})
     router = await rt.router()
     before = await router.search(FACTUAL, mode="auto", collections=[collection], limit=5)
     empty = await router.search(THEMES, mode="global", collections=[collection])
@@ -259,7 +243,9 @@ async def test_communities_are_computed_stored_embedded_and_searched(rt: Runtime
     assert any(food_names & {e["name"] for e in d["entities"]} for d in details if d["level"] == 0)
     for d in details:
         assert d["report"] and d["title"] and d["chunk_ids"] and d["computed_at"]
-        assert all(f"[chunk {c}]" in d["report"] for c in d["chunk_ids"] if f"[chunk {c}]" in d["report"])
+        # A chunk the report cites is one of the community's own.
+        cited = set(re.findall(r"\[chunk ([^\]]+)\]", d["report"]))
+        assert cited and cited <= {str(c) for c in d["chunk_ids"]}, d["report"]
         if d["level"] == 1:
             parent = by_id[d["parent"]]
             assert parent["level"] == 0 and {e["id"] for e in d["entities"]} <= {e["id"] for e in parent["entities"]}
@@ -304,11 +290,11 @@ async def test_communities_are_computed_stored_embedded_and_searched(rt: Runtime
     assert {d["id"]: d["report"] for d in details_again} == {d["id"]: d["report"] for d in details}
 
     # A change to the collection marks the reports stale until they are computed again.
-    await _ingest(rt, tmp_path / "more", collection, {"comets.md": "# Comets\n\nHalley's Comet returns every 76 years."})
+    await ingest_docs(await rt.ingestor(), tmp_path / "more", collection, {"comets.md": "# Comets\n\nHalley's Comet returns every 76 years."})
     listed = await list_communities(rt.postgres, rt.neo4j, [collection])
     assert listed and all(c["stale"] for c in listed)
     stale = await router.search("wine", mode="global", collections=[collection], limit=2)
-    assert all(h["community"]["stale"] for h in stale["results"])
+    assert stale["results"] and all(h["community"]["stale"] for h in stale["results"])
     await compute_communities(rt.postgres, rt.neo4j, rt.embedders, collection)
     assert not any(c["stale"] for c in await list_communities(rt.postgres, rt.neo4j, [collection]))
 
@@ -324,7 +310,7 @@ def _report_writer(messages: list[ModelMessage], info: AgentInfo) -> ModelRespon
 
 
 async def test_reports_written_by_a_model_keep_their_evidence(rt: Runtime, collection: str, tmp_path: Path) -> None:
-    await _ingest(rt, tmp_path / "docs", collection, SPACE)
+    await ingest_docs(await rt.ingestor(), tmp_path / "docs", collection, SPACE)
     summary = await compute_communities(rt.postgres, rt.neo4j, rt.embedders, collection,
                                         report_model=FunctionModel(_report_writer), report_limit=3)
     details = await _details(rt, collection)
@@ -355,7 +341,7 @@ def _map_reduce_model(calls: list[str]) -> FunctionModel:
 
 
 async def test_global_answer_maps_each_report_then_reduces(rt: Runtime, collection: str, tmp_path: Path) -> None:
-    await _ingest(rt, tmp_path / "docs", collection, {**SPACE, **FOOD})
+    await ingest_docs(await rt.ingestor(), tmp_path / "docs", collection, {**SPACE, **FOOD})
     await compute_communities(rt.postgres, rt.neo4j, rt.embedders, collection)
     reports = (await (await rt.router()).search(THEMES, mode="global", collections=[collection], limit=8))["results"]
     assert len(reports) >= 3
@@ -376,16 +362,11 @@ async def test_global_answer_maps_each_report_then_reduces(rt: Runtime, collecti
     assert plain.communities == [r["community"]["id"] for r in reports[:5]]
 
 
-def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "graphrag.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=300, cwd=REPO)
-
-
 async def test_cli_and_agent_tool_read_the_communities(rt: Runtime, collection: str, tmp_path: Path) -> None:
     from graphrag.agent import AgentDeps
     from graphrag.agent import tools as agent_tools
 
-    await _ingest(rt, tmp_path / "docs", collection, FOOD)
+    await ingest_docs(await rt.ingestor(), tmp_path / "docs", collection, FOOD)
     deps = AgentDeps(rt, collections=[collection])
     assert (await agent_tools.global_search(deps, THEMES)).warnings, "no communities yet: the tool says so"
     summary = await compute_communities(rt.postgres, rt.neo4j, rt.embedders, collection)
@@ -400,16 +381,16 @@ async def test_cli_and_agent_tool_read_the_communities(rt: Runtime, collection: 
     # `graphrag communities --show` reads the stored communities without loading a model.
     env = {"GRAPHRAG_HOME": str(rt.settings.home_dir), "GRAPHRAG_SPACY_MODEL": "/nonexistent/spacy-model",
            "GRAPHRAG_EMBEDDING_MODEL": "sentence-transformers:/nonexistent/embedding-model"}
-    shown = await asyncio.to_thread(_cli, "communities", "--collection", collection, "--show", "--json", env=env)
+    shown = await asyncio.to_thread(run_cli, "communities", "--collection", collection, "--show", "--json", env=env)
     assert shown.returncode == 0, shown.stderr
     listed = json.loads(shown.stdout)
     assert len(listed) == summary["communities"] and {c["level"] for c in listed} == {0, 1}
-    text = await asyncio.to_thread(_cli, "communities", "--collection", collection, "--show", "--level", "0", env=env)
+    text = await asyncio.to_thread(run_cli, "communities", "--collection", collection, "--show", "--level", "0", env=env)
     assert text.returncode == 0, text.stderr
     assert len([line for line in text.stdout.splitlines() if line.startswith("L0 ")]) == summary["levels"]["0"]
-    missing = await asyncio.to_thread(_cli, "communities", "--collection", "no_such_collection_here", env=env)
+    missing = await asyncio.to_thread(run_cli, "communities", "--collection", "no_such_collection_here", env=env)
     assert missing.returncode == 2 and "unknown collection" in missing.stderr and missing.stderr.count("\n") == 1
-    bad = await asyncio.to_thread(_cli, "communities", "--collection", collection, "--levels", "9", env=env)
+    bad = await asyncio.to_thread(run_cli, "communities", "--collection", collection, "--levels", "9", env=env)
     assert bad.returncode == 2
 
 
@@ -419,12 +400,12 @@ async def test_ingest_can_recompute_the_communities(rt: Runtime, collection: str
     for name, text in SPACE.items():
         (folder / name).write_text(text)
     env = {"GRAPHRAG_HOME": str(rt.settings.home_dir), "GRAPHRAG_COMMUNITIES_AFTER_INGEST": "true"}
-    done = await asyncio.to_thread(_cli, "ingest", str(folder), "--collection", collection, "--json", env=env)
+    done = await asyncio.to_thread(run_cli, "ingest", str(folder), "--collection", collection, "--json", env=env)
     assert done.returncode == 0, done.stderr
     listed = await list_communities(rt.postgres, rt.neo4j, [collection])
     assert listed and not any(c["stale"] for c in listed)
     # An unchanged re-ingest computes nothing: the communities keep their computation time.
-    again = await asyncio.to_thread(_cli, "ingest", str(folder), "--collection", collection, "--json", env=env)
+    again = await asyncio.to_thread(run_cli, "ingest", str(folder), "--collection", collection, "--json", env=env)
     assert again.returncode == 0 and json.loads(again.stdout)["unchanged"] == len(SPACE)
     assert {c["computed_at"] for c in await list_communities(rt.postgres, rt.neo4j, [collection])} == \
         {c["computed_at"] for c in listed}
@@ -441,8 +422,8 @@ def scoped(settings: Settings, services: object, models: object) -> Iterator[dic
     entries = [{"name": "admin", "key": KEYS["admin"]},
                {"name": "reader-a", "sha256": digest(KEYS["reader_a"]).hex(), "collections": [a], "access": "read"}]
     locked = settings.model_copy(update={"api_keys": SecretStr(json.dumps(entries))})
-    with ApiServer(locked, models) as server:
-        with httpx.Client(base_url=server.url, timeout=300, headers={"X-API-Key": KEYS["admin"]}) as c:
+    with InProcessApi(locked, models) as server:
+        with server.client(timeout=300, headers={"X-API-Key": KEYS["admin"]}) as c:
             for coll, docs in ((a, SPACE), (b, FOOD)):
                 for source, text in docs.items():
                     r = c.post("/documents", json={"text": text, "source": source, "collection": coll})
@@ -454,18 +435,18 @@ def scoped(settings: Settings, services: object, models: object) -> Iterator[dic
                     await compute_communities(rt.postgres, rt.neo4j, rt.embedders, coll)
 
         asyncio.run(compute())
-        yield {"url": server.url, "a": a, "b": b}
+        yield {"url": server.url, "api": server, "a": a, "b": b}
 
 
 def test_scoped_key_sees_only_its_collections_communities(scoped: dict[str, Any]) -> None:
     a, b = scoped["a"], scoped["b"]
     question = {"query": "Which wine regions and grapes are described?", "mode": "global", "limit": 20}
-    with httpx.Client(base_url=scoped["url"], timeout=300, headers={"X-API-Key": KEYS["admin"]}) as admin:
+    with scoped["api"].client(timeout=300, headers={"X-API-Key": KEYS["admin"]}) as admin:
         everything = admin.post("/search", json={**question, "collections": [a, b]})
         assert everything.status_code == 200, everything.text
         assert {h["collection"] for h in everything.json()["results"]} == {a, b}, "the question does reach B"
         b_ids = {h["community"]["id"] for h in everything.json()["results"] if h["collection"] == b}
-    with httpx.Client(base_url=scoped["url"], timeout=300,
+    with scoped["api"].client(timeout=300,
                       headers={"Authorization": f"Bearer {KEYS['reader_a']}"}) as reader:
         for body in (question, {**question, "mode": "auto", "query": THEMES}):
             r = reader.post("/search", json=body)
@@ -486,7 +467,7 @@ async def test_browser_queries_show_the_communities(rt: Runtime, collection: str
 
     from graphrag.stores import queries
 
-    await _ingest(rt, tmp_path / "docs", collection, SPACE)
+    await ingest_docs(await rt.ingestor(), tmp_path / "docs", collection, SPACE)
     summary = await compute_communities(rt.postgres, rt.neo4j, rt.embedders, collection)
     params = {"collection": collection, "entity": "jet propulsion LABORATORY", "limit": 50}
 
@@ -513,7 +494,7 @@ async def test_answer_to_a_corpus_level_question_cites_community_reports(rt: Run
     from graphrag.answer.model import AnswerModel
     from graphrag.answer.service import AnswerOptions, complete, prepare
 
-    await _ingest(rt, tmp_path / "docs", collection, {**SPACE, **FOOD})
+    await ingest_docs(await rt.ingestor(), tmp_path / "docs", collection, {**SPACE, **FOOD})
     await compute_communities(rt.postgres, rt.neo4j, rt.embedders, collection)
     calls: list[str] = []
     options = AnswerOptions(mode="auto", limit=8, collections=[collection])

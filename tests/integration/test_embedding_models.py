@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from graphrag.models import Document
 from graphrag.runtime import Runtime
 from graphrag.search.router import SearchRouter
 from tests.fake_embeddings import FakeEmbeddings
+from tests.helpers import run_cli
 
 DOCS = {
     "Rivers": "The Danube flows through Vienna and Budapest before it reaches the Black Sea.",
@@ -314,8 +314,7 @@ def test_cli_reembed_and_status_show_the_model(tmp_path: Path, settings: Setting
            "GRAPHRAG_EMBEDDING_API_KEY": "sk-test"}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "graphrag.cli", *args], env=env, capture_output=True,
-                              text=True, timeout=300)
+        return run_cli(*args, env=env)
 
     assert cli("ingest", str(tmp_path), "--collection", collection, "--text-config", "simple", "--json").returncode == 0
     moved = cli("reembed", "--collection", collection, "--model", FAKE_MODEL, "--json")

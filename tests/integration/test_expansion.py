@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from graphrag.errors import ConfigurationError, InvalidInput
@@ -22,6 +21,7 @@ from graphrag.search.expansion import (
     word_runs,
 )
 from graphrag.search.router import SearchRouter
+from tests.helpers import run_cli
 
 
 # --- pure logic ----------------------------------------------------------------------------------
@@ -175,7 +175,7 @@ async def test_entity_aliases_expand_both_ways(router: SearchRouter, ingestor: I
 
 async def test_rest_shows_expanded_terms(api: Any, ingestor: Ingestor, collection: str) -> None:
     await ingest(ingestor, collection, CARS)
-    async with httpx.AsyncClient(base_url=api.url, timeout=120) as client:
+    async with api.async_client(timeout=120) as client:
         r = await client.post("/search/keyword", json={"query": "vehicle", "collections": [collection],
                                                        "synonyms": [["vehicle", "automobile"]]})
         assert r.status_code == 200, r.text
@@ -186,12 +186,7 @@ async def test_rest_shows_expanded_terms(api: Any, ingestor: Ingestor, collectio
 
 
 def _cli(*args: str, env: dict[str, str]) -> Any:
-    import os
-    import subprocess
-    import sys
-
-    return subprocess.run([sys.executable, "-m", "graphrag.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=300, cwd=Path(__file__).resolve().parents[2])
+    return run_cli(*args, env=env)
 
 
 def test_cli_bad_synonym_file_fails_before_the_stores(settings: Any, tmp_path: Path) -> None:

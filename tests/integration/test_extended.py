@@ -6,7 +6,6 @@ import copy
 import uuid
 from typing import Any
 
-import httpx
 import pydantic_ai.models
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
@@ -234,7 +233,7 @@ def test_extractive_representer_embeds_propositions_under_the_title(models: Any)
 async def test_rest_search_reports_what_matched(api: Any, runtime: Runtime, ingestor: Ingestor,
                                                collection: str) -> None:
     await ingest(ingestor, collection)
-    async with httpx.AsyncClient(base_url=api.url, timeout=120) as client:
+    async with api.async_client(timeout=120) as client:
         r = await client.post("/search", json={"query": "insurance premiums stayed flat", "extended": True,
                                                "collections": [collection], "limit": 2})
         assert r.status_code == 200, r.text
@@ -256,7 +255,7 @@ async def test_extended_search_with_highlights_full_documents_formats_and_tools(
     take ``extended`` and ``expand``."""
     ids = await ingest(ingestor, collection)
     query = {"query": "insurance premiums stayed flat", "extended": True, "collections": [collection], "limit": 2}
-    async with httpx.AsyncClient(base_url=api.url, timeout=120) as client:
+    async with api.async_client(timeout=120) as client:
         lit = (await client.post("/search", json={**query, "highlight": True})).json()["results"][0]
         whole = (await client.post("/search", json={**query, "full_document_threshold": 0})).json()["results"][0]
         voice = await client.post("/search", json={**query, "format": "voice", "expand": True})

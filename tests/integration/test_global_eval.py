@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from pydantic_ai import models
@@ -207,15 +206,11 @@ async def test_chunk_answer_reads_numbered_passages() -> None:
     assert "[1] Spawn threads.\n\n[2] Use channels." in seen[0] and QUESTION.question in seen[0]
 
 
-@pytest.fixture
-def rt(runtime: Runtime, models: Any) -> Runtime:
-    return Runtime(settings=runtime.settings, postgres=runtime.postgres, neo4j=runtime.neo4j, _models=models)
-
-
 async def test_evidence_comes_from_the_real_stores(rt: Runtime, collection: str, tmp_path: Path) -> None:
-    from tests.integration.test_communities import SPACE, _ingest
+    from tests.helpers import ingest_docs
+    from tests.integration.test_communities import SPACE
 
-    await _ingest(rt, tmp_path / "docs", collection, SPACE)
+    await ingest_docs(await rt.ingestor(), tmp_path / "docs", collection, SPACE)
     await compute_communities(rt.postgres, rt.neo4j, rt.embedders, collection)
     level0 = {c["id"] for c in await list_communities(rt.postgres, rt.neo4j, [collection], level=0)}
     sources = {str(tmp_path / "docs" / name) for name in SPACE}

@@ -6,7 +6,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from graphrag.runtime import Runtime
 from graphrag.stores.neo4j import GraphWrites
 
 from .test_loaders_chunkers import make_docx, make_pdf
+from tests.helpers import run_cli
 
 APPLE = "Tim Cook leads Apple Inc. in Cupertino, California. Apple makes the iPhone."
 MICROSOFT = "Satya Nadella runs Microsoft in Redmond. Microsoft competes with Apple."
@@ -169,8 +169,7 @@ async def test_bad_inputs_are_reported_and_do_not_stop_the_rest(tmp_path: Path, 
 
 def _cli(settings_home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "GRAPHRAG_HOME": str(settings_home)}
-    return subprocess.run([sys.executable, "-m", "graphrag.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+    return run_cli(*args, env=env)
 
 
 def test_cli_ingest_json_status_and_exit_codes(tmp_path: Path, settings: Any, services: Any,

@@ -69,12 +69,12 @@ def leg_count(samples: Samples, leg: str, mode: str) -> float:
 
 
 @pytest.fixture(scope="module")
-def corpus(api: ApiServer) -> Iterator[dict[str, Any]]:
+def corpus(http_api: ApiServer) -> Iterator[dict[str, Any]]:
     """Two documents posted into a collection of this module's own, with the metrics around it."""
     collection = f"obs_{uuid.uuid4().hex[:10]}"
-    before, _ = scrape(api.url)
+    before, _ = scrape(http_api.url)
     posted = []
-    with httpx.Client(base_url=api.url, timeout=120) as client:
+    with httpx.Client(base_url=http_api.url, timeout=120) as client:
         for source, text in DOCS.items():
             r = client.post("/documents", json={"text": text, "source": source, "collection": collection})
             assert r.status_code == 201, r.text
@@ -82,7 +82,7 @@ def corpus(api: ApiServer) -> Iterator[dict[str, Any]]:
         again = client.post("/documents", json={"text": DOCS["curie.md"], "source": "curie.md",
                                                 "collection": collection})
         assert again.status_code == 200 and again.json()["status"] == "unchanged"
-    after, _ = scrape(api.url)
+    after, _ = scrape(http_api.url)
     yield {"collection": collection, "posted": posted, "before": before, "after": after}
 
 
@@ -99,10 +99,10 @@ def test_ingestion_is_counted(corpus: dict[str, Any]) -> None:
     assert requests(after, "POST", "/documents", 201) - requests(before, "POST", "/documents", 201) == 2
 
 
-def test_requests_per_route_and_leg_latency_per_leg_and_mode(api: ApiServer, corpus: dict[str, Any]) -> None:
+def test_requests_per_route_and_leg_latency_per_leg_and_mode(http_api: ApiServer, corpus: dict[str, Any]) -> None:
     body = {"query": "Who discovered polonium?", "limit": 3, "collections": [corpus["collection"]]}
-    before, _ = scrape(api.url)
-    with httpx.Client(base_url=api.url, timeout=120) as client:
+    before, _ = scrape(http_api.url)
+    with httpx.Client(base_url=http_api.url, timeout=120) as client:
         for path, times, extra in (("/search/keyword", 3, {}), ("/search/hybrid", 2, {}),
                                    ("/search", 1, {"graph_leg": "always"})):
             for _ in range(times):
@@ -110,7 +110,7 @@ def test_requests_per_route_and_leg_latency_per_leg_and_mode(api: ApiServer, cor
                 assert r.status_code == 200, r.text
         for posted in corpus["posted"]:
             assert client.get(f"/documents/{posted['id']}").status_code == 200
-    after, types = scrape(api.url)
+    after, types = scrape(http_api.url)
 
     def delta(fn: Any, *args: Any) -> float:
         return fn(after, *args) - fn(before, *args)
@@ -135,7 +135,7 @@ def test_requests_per_route_and_leg_latency_per_leg_and_mode(api: ApiServer, cor
         before, "graphrag_search_leg_duration_seconds_sum", leg="keyword", mode="keyword")
 
 
-async def test_leg_timeouts_and_errors_are_counted(api: ApiServer, runtime: Any, models: Any,
+async def test_leg_timeouts_and_errors_are_counted(http_api: ApiServer, runtime: Any, models: Any,
                                                    corpus: dict[str, Any]) -> None:
     """A real router whose legs are made to fail (the test hook the fault tests use): its reports reach
     the process's metrics, which the API serves."""
@@ -147,12 +147,12 @@ async def test_leg_timeouts_and_errors_are_counted(api: ApiServer, runtime: Any,
 
     router = SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
     router.leg_overrides = {"keyword": slow, "vector": broken}
-    before, _ = scrape(api.url)
+    before, _ = scrape(http_api.url)
     response = await router.search("polonium", mode="hybrid", limit=3, collections=[corpus["collection"]],
                                    leg_timeout_s=0.2)
     assert response["legs"]["keyword"]["status"] == "timeout"
     assert response["legs"]["vector"]["status"] == "error"
-    after, _ = scrape(api.url)
+    after, _ = scrape(http_api.url)
 
     def delta(name: str, leg: str) -> float:
         return value(after, name, leg=leg, mode="hybrid") - value(before, name, leg=leg, mode="hybrid")
@@ -166,7 +166,7 @@ async def test_leg_timeouts_and_errors_are_counted(api: ApiServer, runtime: Any,
     assert delta("graphrag_search_leg_duration_seconds_count", "vector") == 1
 
 
-async def test_outbox_backlog_gauge_reads_the_outbox(api: ApiServer, runtime: Any) -> None:
+async def test_outbox_backlog_gauge_reads_the_outbox(http_api: ApiServer, runtime: Any) -> None:
     outbox: GraphOutbox = runtime.outbox
     # A pending entry not due for an hour: the API's drainer leaves it (and what queues behind it) alone.
     async with runtime.postgres.pool.acquire() as conn, conn.transaction():
@@ -174,7 +174,7 @@ async def test_outbox_backlog_gauge_reads_the_outbox(api: ApiServer, runtime: An
         await conn.execute(queries.sql("outbox", "retry_later"), entry, "held back by a test", 3600.0)
     try:
         first = await outbox.summary()
-        samples, types = scrape(api.url)
+        samples, types = scrape(http_api.url)
         last = await outbox.summary()
     finally:
         async with runtime.postgres.pool.acquire() as conn:
@@ -183,7 +183,7 @@ async def test_outbox_backlog_gauge_reads_the_outbox(api: ApiServer, runtime: An
     pending = value(samples, "graphrag_outbox_pending_entries")
     assert pending >= 1 and pending in (first["pending"], last["pending"])
     assert value(samples, "graphrag_outbox_failed_entries") in (first["failed"], last["failed"])
-    cleared, _ = scrape(api.url)
+    cleared, _ = scrape(http_api.url)
     assert value(cleared, "graphrag_outbox_pending_entries") == (await outbox.summary())["pending"] < pending
 
 

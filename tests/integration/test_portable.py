@@ -7,7 +7,6 @@ import gzip
 import io
 import json
 import subprocess
-import sys
 import tarfile
 import tempfile
 import uuid
@@ -29,7 +28,8 @@ from graphrag.models import Document
 from graphrag.portable import export_to_file, import_archive, stage
 from graphrag.runtime import Runtime
 from graphrag.search.router import SearchRouter
-from tests.conftest import REPO, ApiServer
+from tests.conftest import REPO, InProcessApi
+from tests.helpers import run_cli
 
 # People and places shared across documents, so that relations cite chunks of several documents (and,
 # with two chunks per part, of several parts); two documents have sections (several chunks each).
@@ -86,12 +86,6 @@ async def drop(rt: Runtime, collection: str) -> None:
                               ("collections", "name")):
             await conn.execute(f"DELETE FROM {table} WHERE {column} = $1", collection)
     await rt.neo4j.run("entities", "delete_collection", collection=collection)
-
-
-@pytest.fixture
-def rt(runtime: Runtime, models: Any) -> Runtime:
-    """The test runtime with the session's models (no second copy of the embedding model)."""
-    return Runtime(settings=runtime.settings, postgres=runtime.postgres, neo4j=runtime.neo4j, _models=models)
 
 
 async def _export(rt: Runtime, collection: str, path: Path, part_chunks: int = 2) -> Path:
@@ -387,8 +381,7 @@ async def test_damaged_or_foreign_archives_are_refused_with_nothing_written(
     # The CLI: one line on stderr, exit status 2.
     env = {"GRAPHRAG_HOME": str(rt.settings.home_dir), "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
-    proc = subprocess.run([sys.executable, "-m", "graphrag.cli", "import", str(tampered_sum), "--collection", target],
-                          capture_output=True, text=True, env=env, timeout=600)
+    proc = run_cli("import", str(tampered_sum), "--collection", target, env=env, replace_env=True)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("graphrag: error: the archive is damaged") and proc.stderr.count("\n") == 1
     assert set((await nothing_of(rt, target)).values()) == {0}
@@ -531,8 +524,7 @@ async def test_cli_export_import_round_trip(settings: Settings, services: Any, t
            "TRANSFORMERS_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "graphrag.cli", *args], capture_output=True, text=True,
-                              env=env, timeout=900)
+        return run_cli(*args, env=env, replace_env=True)
 
     assert cli("ingest", str(folder), "--collection", collection).returncode == 0
     out = tmp_path / "c.tar"
@@ -553,11 +545,11 @@ async def test_cli_export_import_round_trip(settings: Settings, services: Any, t
 
 # --- REST -----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def keyed(settings: Settings, services: Any, models: Any) -> Iterator[ApiServer]:
+def keyed(settings: Settings, services: Any, models: Any) -> Iterator[InProcessApi]:
     keys = [{"name": "admin", "key": "admin-key-1"},
             {"name": "scoped", "key": "scoped-key-2", "collections": ["rest_scope_only"], "access": "read-write"}]
     locked = settings.model_copy(update={"api_keys": SecretStr(json.dumps(keys))})
-    with ApiServer(locked, models) as server:
+    with InProcessApi(locked, models) as server:
         yield server
 
 
@@ -570,13 +562,13 @@ def _post_archive(client: httpx.Client, data: bytes, **params: str) -> httpx.Res
                        headers={"content-type": "application/gzip"})
 
 
-async def test_rest_export_import_round_trip_scopes_and_problems(keyed: ApiServer, tmp_path: Path,
+async def test_rest_export_import_round_trip_scopes_and_problems(keyed: InProcessApi, tmp_path: Path,
                                                                  dropped: list[str]) -> None:
     admin = {"Authorization": "Bearer admin-key-1"}
     scoped = {"Authorization": "Bearer scoped-key-2"}
     collection = f"rest_{uuid.uuid4().hex[:8]}"
     dropped.append(collection)
-    with httpx.Client(base_url=keyed.url, timeout=600, headers=admin) as client:
+    with keyed.client(timeout=600, headers=admin) as client:
         for name, text in DOCS.items():
             r = client.post("/documents", json={"text": text, "source": name, "collection": collection})
             assert r.status_code == 201, r.text
@@ -608,7 +600,7 @@ async def test_rest_export_import_round_trip_scopes_and_problems(keyed: ApiServe
         assert client.get("/collections/no_such_collection_y/export").status_code == 404
         listing = client.get("/documents", params={"collection": f"{collection}_bad"}).json()
         assert listing["total"] == 0
-    with httpx.Client(base_url=keyed.url, timeout=600, headers=scoped) as client:
+    with keyed.client(timeout=600, headers=scoped) as client:
         # A scoped key exports what it may read, sees others as unknown, and may not import at all.
         assert client.get(f"/collections/{collection}/export").status_code == 404
         refused = _post_archive(client, data, collection="rest_scope_only")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from graphrag.health import collect_status
 from graphrag.ingest.pipeline import Ingestor
 from graphrag.runtime import Runtime
+from tests.helpers import run_cli
 
 DOCS = {
     "a.md": "# Harbour Survey\n\nIngrid Lund surveyed the harbour of Bergen with the Norwegian Coastal Agency.",
@@ -31,8 +31,7 @@ async def _cypher(rt: Runtime, statement: str, **params: Any) -> list[dict[str, 
 
 def _cli(settings: Any, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "GRAPHRAG_HOME": str(settings.home_dir), "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "graphrag.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=600, check=False)
+    return run_cli(*args, env=env)
 
 
 async def test_repair_reconciles_drift_in_both_directions(tmp_path: Path, ingestor: Ingestor, runtime: Runtime,

@@ -24,7 +24,7 @@ from graphrag.ingest.pipeline import Ingestor
 from graphrag.models import Document
 from graphrag.runtime import Runtime
 from graphrag.search.suggest import suggest
-from tests.conftest import ApiServer
+from tests.conftest import InProcessApi
 
 KEYS = {"admin": "suggest-admin-1", "reader_a": "suggest-reader-a-2"}
 CURIE = ("# Marie Curie\n\nMarie Curie discovered radium in Paris with Pierre Curie. Her study of radioactive "
@@ -161,7 +161,7 @@ def server(settings: Settings, services: object, models: object) -> Iterator[dic
     entries = [{"name": "admin", "key": KEYS["admin"]},
                {"name": "reader-a", "sha256": digest(KEYS["reader_a"]).hex(), "collections": [a], "access": "read"}]
     locked = settings.model_copy(update={"api_keys": SecretStr(json.dumps(entries))})
-    with ApiServer(locked, models) as api, httpx.Client(base_url=api.url, timeout=180,
+    with InProcessApi(locked, models) as api, api.client(timeout=180,
                                                         headers={"X-API-Key": KEYS["admin"]}) as c:
         ids = {}
         for coll, source, text in ((a, "curie.md", CURIE), (a, "eniac.md", LINKED), (a, "log.md", LONG),
@@ -169,11 +169,11 @@ def server(settings: Settings, services: object, models: object) -> Iterator[dic
             r = c.post("/documents", json={"text": text, "source": source, "collection": coll})
             assert r.status_code == 201, r.text
             ids[source] = r.json()["id"]
-        yield {"url": api.url, "a": a, "b": b, "ids": ids}
+        yield {"url": api.url, "api": api, "a": a, "b": b, "ids": ids}
 
 
 def _client(env: dict[str, Any], who: str = "admin") -> httpx.Client:
-    return httpx.Client(base_url=env["url"], timeout=180, headers={"X-API-Key": KEYS[who]})
+    return env["api"].client(timeout=180, headers={"X-API-Key": KEYS[who]})
 
 
 def _problem(r: httpx.Response, status: int) -> None:
@@ -199,7 +199,8 @@ def test_suggest_endpoint_respects_key_scopes(server: dict[str, Any]) -> None:
         assert all(s["collections"] == [a] for s in mine)
         assert "Niels Bohr" not in [s["text"] for s in mine]
         _problem(reader.get("/suggest", params={"q": "n", "collections": b}), 403)
-    _problem(httpx.get(f"{server['url']}/suggest", params={"q": "n"}), 401)
+    with server["api"].client() as anonymous:
+        _problem(anonymous.get("/suggest", params={"q": "n"}), 401)
 
 
 def test_highlights_slice_the_hit_text_exactly(server: dict[str, Any], services: Any) -> None:

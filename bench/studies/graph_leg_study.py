@@ -1,3 +1,4 @@
+# One-off study, as run at commit e259858 (2026-11-23); not maintained: check out that commit to run it.
 """Graph leg study: quality, the leg's own latency and its store round trips, per variant of search options.
 
 Runs every judged query of a BEIR folder (already ingested into ``--collection``) through

@@ -1,3 +1,4 @@
+# One-off study, as run at commit 500c7d4 (2026-11-23); not maintained: check out that commit to run it.
 """Extraction speed, this tree against a git revision, interleaved in one process (same load for both).
 
 Chunks a folder with the ingestion chunker, then times ``extract_many`` of the current extractor

@@ -1,3 +1,4 @@
+# One-off study, as run at commit c846e87 (2026-11-23); not maintained: check out that commit to run it.
 """Load-robust cost of the graph leg: Neo4j database hits and client CPU time per graph search.
 
 Wall-clock latency on a shared, loaded machine says little; these two measures do not depend on

@@ -1,3 +1,4 @@
+# One-off study, as run at commit 162cd5b (2026-11-23); not maintained: check out that commit to run it.
 """Back-to-back A/B of the graph leg: this checkout against another (the old design), same collection.
 
 Runs ``bench/graph_leg_study.py`` alternately from each code tree (``--old`` is a plain copy of the

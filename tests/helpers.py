@@ -1,0 +1,87 @@
+"""Helpers the integration tests share: the CLI run in this process, and writing and ingesting a corpus."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+
+def run_cli(*args: str, env: Mapping[str, str] | None = None, stdin: bytes | None = None,
+            replace_env: bool = False, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``graphrag ARGS`` in this process: ``graphrag.cli.main`` with ``env`` added to the environment
+    (``replace_env``: instead of it), in ``cwd`` if given (where Settings looks for a ``.env``), stdout and
+    stderr captured, the exit code returned as a spawned command's would be. It runs in a thread of its own, so that its ``asyncio.run`` works from async
+    tests too; the models and modules this process already imported are not loaded again."""
+    from graphrag.cli import main
+
+    saved_env = dict(os.environ)
+    out, err = io.StringIO(), io.StringIO()
+    in_stream = io.TextIOWrapper(io.BytesIO(stdin or b""))
+    code: list[int] = []
+    handler = logging.StreamHandler(err)  # the CLI's warnings reach its stderr, as in a process of its own
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    # What the CLI's own logging.basicConfig shows: warnings, and graphrag's debug lines with -v.
+    verbose = bool({"-v", "--verbose"} & set(args))
+    handler.addFilter(lambda r: r.levelno >= logging.WARNING or (verbose and r.name.startswith("graphrag")))
+    graphrag_log = logging.getLogger("graphrag")
+    level = graphrag_log.level
+
+    def call() -> None:
+        try:
+            code.append(main(list(args)))
+        except SystemExit as exc:  # argparse: --help, --version, usage errors
+            code.append(exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2))
+            if isinstance(exc.code, str):
+                err.write(exc.code + "\n")
+
+    if replace_env:
+        os.environ.clear()
+    os.environ.update(env or {})
+    logging.getLogger().addHandler(handler)
+    saved_stdin, saved_cwd = sys.stdin, Path.cwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.stdin = in_stream
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            worker = threading.Thread(target=call)
+            worker.start()
+            worker.join()
+    finally:
+        os.chdir(saved_cwd)
+        sys.stdin = saved_stdin
+        logging.getLogger().removeHandler(handler)
+        graphrag_log.setLevel(level)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    assert code, "the CLI raised: " + err.getvalue()
+    return subprocess.CompletedProcess(["graphrag", *args], code[0], out.getvalue(), err.getvalue())
+
+
+def write_docs(folder: Path, docs: Mapping[str, str]) -> Path:
+    """Write ``docs`` (file name -> text) into ``folder`` (created if missing); returns the folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in docs.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+async def ingest_docs(ingestor: Any, folder: Path, collection: str, docs: Mapping[str, str],
+                      **options: Any) -> Any:
+    """Write ``docs`` into ``folder``, ingest the folder into ``collection`` and check every document
+    went in; returns the ingestion report."""
+    write_docs(folder, docs)
+    report = await ingestor.ingest_paths([folder], collection=collection, **options)
+    assert report.ingested == len(docs) and not report.failed, report.failed
+    return report
+
+
+__all__: Sequence[str] = ("ingest_docs", "run_cli", "write_docs")
