@@ -57,7 +57,7 @@ from graphrag.search.router import SearchRouter  # noqa: E402
 from graphrag.stores import queries as named  # noqa: E402
 
 MODES = ("vector", "keyword", "hybrid", "graph", "auto")
-LEG_INDEX = {"vector_leg": "chunks_embedding_hnsw", "keyword_leg": "chunks_tsv_gin", "chunk_rows": "chunks_pkey"}
+LEG_INDEX = {"vector_leg": "chunks_embedding_hnsw", "keyword_leg": "chunk_postings_by_impact", "chunk_rows": "chunks_pkey"}
 
 
 # -- helpers ---------------------------------------------------------------------------------------
@@ -112,10 +112,12 @@ class Recorder:
         self._pg_ff, self._pg_f, self._neo_run = pg.fetch_filtered, pg.fetch, neo.run
 
         async def fetch_filtered(file: str, name: str, condition: str, *args: Any,
-                                 local_settings: dict[str, str] | None = None) -> Any:
+                                 local_settings: dict[str, str] | None = None, dim: int | None = None) -> Any:
             text = named.sql(file, name).replace("/*FILTER*/", condition)
+            if dim is not None:
+                text = named.with_dimension(text, dim)
             self.pg.append((name, text, args, local_settings))
-            return await self._pg_ff(file, name, condition, *args, local_settings=local_settings)
+            return await self._pg_ff(file, name, condition, *args, local_settings=local_settings, dim=dim)
 
         async def fetch(file: str, name: str, *args: Any) -> Any:
             self.pg.append((name, named.sql(file, name), args, None))
