@@ -18,6 +18,7 @@ from graphrag.errors import ConfigurationError, InvalidInput, NotFound, ServiceU
 from graphrag.models import is_collection_name
 from graphrag.observability import tracing
 from graphrag.stores import queries
+from graphrag.stores.repo import PgQueries, UnitOfWork
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,23 @@ class PostgresStore:
     def __init__(self, pool: asyncpg.Pool, dsn: str) -> None:
         self.pool = pool
         self._dsn = dsn
+        #: The typed statements, each call on a pooled connection of its own.
+        self.q = PgQueries(pool)
+
+    @asynccontextmanager
+    async def unit_of_work(self, *, isolation: str | None = None) -> AsyncIterator[UnitOfWork]:
+        """One connection and one transaction, with the typed statements bound to it: everything done
+        through the yielded object commits together, or rolls back when the block raises."""
+        async with self.pool.acquire() as conn, conn.transaction(**({"isolation": isolation} if isolation else {})):
+            yield UnitOfWork(conn)
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[UnitOfWork]:
+        """One pooled connection with the typed statements bound to it, outside a transaction (session
+        state such as advisory locks lives as long as the block); open transactions with
+        ``uow.conn.transaction()`` inside it."""
+        async with self.pool.acquire() as conn:
+            yield UnitOfWork(conn)
 
     @classmethod
     async def connect(cls, dsn: str, *, min_size: int = 1, max_size: int = 10,

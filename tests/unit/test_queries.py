@@ -38,3 +38,29 @@ def test_shared_fragments_are_included_by_name() -> None:
     # Both BM25 statements score with the one set of statistics.
     for name in ("keyword_leg", "keyword_scores"):
         assert "INCLUDE" not in queries.sql("search", name) and "lexeme_stats" in queries.sql("search", name)
+
+
+def test_named_parameters_compile_to_positional() -> None:
+    text, params = queries.compile_named(
+        "SELECT :a::text, ':not' AS s -- :nor\n, arr[1:n], :b, :a /* :no */ FROM t WHERE x = $$ :q $$")
+    assert params == ("a", "b")
+    assert text == "SELECT $1::text, ':not' AS s -- :nor\n, arr[1:n], $2, $1 /* :no */ FROM t WHERE x = $$ :q $$"
+    assert queries.compile_named("SELECT $1") == ("SELECT $1", ())
+    with pytest.raises(queries.ParameterError, match="mixes"):
+        queries.compile_named("SELECT :a, $1")
+
+
+def test_binding_by_name_names_missing_and_unknown_parameters() -> None:
+    st = queries.statement("jobs", "heartbeat")
+    assert st.params == ("id", "claim") and "$2" in st.text and ":id" not in st.text
+    assert st.bind({"claim": 2, "id": 1}) == [1, 2]
+    with pytest.raises(queries.ParameterError, match=r"sql/jobs.sql heartbeat: missing :claim; unknown :nope"):
+        st.bind({"id": 1, "nope": 3})
+
+
+def test_cypher_parameters_are_checked_by_name() -> None:
+    assert queries.cypher_parameters("MATCH (n {id: $id}) // $not\nRETURN '$no', $x") == {"id", "x"}
+    name = queries.names("cypher", "admin")[0]
+    wanted = queries.cypher_parameters(queries.cypher("admin", name))
+    with pytest.raises(queries.ParameterError, match="unknown \\$bogus"):
+        queries.checked_cypher("admin", name, {**{p: 1 for p in wanted}, "bogus": 1})

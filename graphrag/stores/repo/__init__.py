@@ -1,0 +1,30 @@
+"""Typed repositories: one method per SQL statement, grouped by area.
+
+Only ``graphrag/stores`` knows statement names and query text. Code elsewhere uses
+``postgres.q.<area>.<method>(...)`` (each call on a pooled connection of its own) or, for several
+statements in one transaction, ``async with postgres.unit_of_work() as uow: uow.<area>.<method>(...)``.
+"""
+
+from __future__ import annotations
+
+import asyncpg
+
+from graphrag.stores.repo.base import Sql, Target
+from graphrag.stores.repo.jobs import JobsQueries
+
+
+class PgQueries:
+    """Every area's typed statements, bound to one target (the pool, or a unit of work's connection)."""
+
+    def __init__(self, target: Target) -> None:
+        self.sql = Sql(target)
+        self.jobs = JobsQueries(self.sql)
+
+
+class UnitOfWork(PgQueries):
+    """The typed statements bound to one connection inside one transaction (see
+    :meth:`graphrag.stores.postgres.PostgresStore.unit_of_work`)."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        super().__init__(conn)
+        self.conn = conn
