@@ -78,7 +78,7 @@ async def _chunk_texts(rt: Runtime, chunk_ids: list[str], collection: str) -> di
     """Chunk provenance from PostgreSQL (the source of truth), limited to the entity's collection."""
     if not chunk_ids:
         return {}
-    rows = await rt.postgres.fetch("documents", "chunks_by_id", [uuid.UUID(c) for c in chunk_ids], [collection])
+    rows = await rt.postgres.q.documents.chunks_by_id([uuid.UUID(c) for c in chunk_ids], [collection])
     return {
         str(r["id"]): {
             "chunk_id": str(r["id"]),

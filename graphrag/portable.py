@@ -76,7 +76,7 @@ from graphrag.ingest.pipeline import entity_id
 from graphrag.models import entity_vector_slot, is_collection_name
 from graphrag.runtime import Runtime
 from graphrag.stores import queries
-from graphrag.stores.postgres import CHUNK_COLUMNS, CollectionRecord, ModelRecord, PostgresStore
+from graphrag.stores.postgres import CHUNK_COLUMNS, CollectionRecord, ModelRecord
 
 log = logging.getLogger(__name__)
 
@@ -374,12 +374,12 @@ async def prepare_export(rt: Runtime, collection: str, *, compression: str = "gz
     drained = await rt.outbox.drain()
     if drained.error and drained.pending:
         raise ServiceUnavailable(f"Neo4j is not accepting writes ({drained.error}); an export needs the graph")
-    pg = (await rt.postgres.fetch("documents", "collection_totals", collection))[0]
+    pg = await rt.postgres.q.documents.totals(collection)
     graph = (await rt.neo4j.run("portable", "graph_counts", collection=collection))[0]
-    if (pg["documents"], pg["chunks"]) != (graph["documents"], graph["chunks"]):
+    if (pg.documents, pg.chunks) != (graph["documents"], graph["chunks"]):
         raise CollectionDrift(
-            f"collection {collection!r} differs between the stores (PostgreSQL {pg['documents']} documents, "
-            f"{pg['chunks']} chunks; Neo4j {graph['documents']}, {graph['chunks']}): run "
+            f"collection {collection!r} differs between the stores (PostgreSQL {pg.documents} documents, "
+            f"{pg.chunks} chunks; Neo4j {graph['documents']}, {graph['chunks']}): run "
             f"`graphrag repair --collection {collection}` first")
     return CollectionExport(rt, info, compression, part_chunks)
 
@@ -685,7 +685,8 @@ class _Importer:
         part = await asyncio.to_thread(self._build, rows)
         docs = rows["documents"]
         new_ids = [row[0] for row in part["doc_rows"]]
-        async with self.rt.postgres.pool.acquire() as conn, conn.transaction():
+        async with self.rt.postgres.unit_of_work() as uow:
+            conn = uow.conn
             await conn.execute(queries.sql("collections", "lock_collection_shared"), self.target)
             current = await conn.fetchrow(queries.sql("collections", "collection_model"), self.target)
             if current is None or current["embedding_model"] != self.model.name:
@@ -694,7 +695,7 @@ class _Importer:
             replaced = [r["id"] for r in await conn.fetch(_sql("replaced_documents"), self.target, new_ids,
                                                           [d["source"] for d in docs])]
             if replaced:
-                await PostgresStore.update_stats(conn, replaced, add=False)
+                await uow.documents.stats_subtract(replaced)
                 await conn.execute(_sql("delete_documents"), replaced)
             await conn.copy_records_to_table("documents", records=part["doc_rows"], columns=list(DOCUMENT_COLUMNS))
             if part["chunk_rows"]:
@@ -702,9 +703,9 @@ class _Importer:
             if part["rep_rows"]:
                 await conn.copy_records_to_table("representations", records=part["rep_rows"],
                                                  columns=list(extended.REPRESENTATION_COLUMNS))
-            await PostgresStore.update_stats(conn, new_ids, add=True)
+            await uow.documents.stats_add(new_ids)
             remove = sorted({str(i) for i in replaced} | {str(i) for i in new_ids})
-            await GraphOutbox.enqueue_replace(conn, self.target, remove, part["graph_docs"], part["next_pairs"],
+            await GraphOutbox.enqueue_replace(uow, self.target, remove, part["graph_docs"], part["next_pairs"],
                                               part["entities"], part["mentions"], part["relations"])
         self.report.replaced += len(replaced)
         self.report.parts += 1
@@ -882,8 +883,8 @@ async def import_archive(rt: Runtime, path: Path, *, collection: str | None = No
 
 
 async def _add_totals(rt: Runtime, report: ImportReport) -> None:
-    row = (await rt.postgres.fetch("documents", "collection_totals", report.collection))[0]
-    totals: dict[str, int | None] = {"documents": row["documents"], "chunks": row["chunks"], "entities": None,
+    row = await rt.postgres.q.documents.totals(report.collection)
+    totals: dict[str, int | None] = {"documents": row.documents, "chunks": row.chunks, "entities": None,
                                      "relations": None}
     try:
         graph = (await rt.neo4j.run("ingest", "collection_graph_counts", collection=report.collection))[0]

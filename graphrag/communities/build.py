@@ -127,7 +127,7 @@ def _materials(clusters: list[Cluster], info: dict[str, EntityInfo],
 async def _chunk_texts(postgres: PostgresStore, collection: str, ids: list[str]) -> dict[str, str]:
     texts: dict[str, str] = {}
     for k in range(0, len(ids), 5000):
-        rows = await postgres.fetch("documents", "chunks_by_id", [uuid.UUID(i) for i in ids[k:k + 5000]], [collection])
+        rows = await postgres.q.documents.chunks_by_id([uuid.UUID(i) for i in ids[k:k + 5000]], [collection])
         texts.update({str(r["id"]): r["content"] for r in rows})
     return texts
 

@@ -211,7 +211,7 @@ async def _first_chunks(postgres: Any, details: list[dict[str, Any]]) -> dict[st
     wanted = {c for d in details for c in d["chunk_ids"]}
     if not wanted:
         return {}
-    rows = await postgres.fetch("documents", "chunks_by_id", [uuid.UUID(c) for c in sorted(wanted)],
+    rows = await postgres.q.documents.chunks_by_id([uuid.UUID(c) for c in sorted(wanted)],
                                 sorted({d["collection"] for d in details}))
     found = {str(r["id"]): {"chunk_id": str(r["id"]), "document_id": str(r["document_id"]), "source": r["source"]}
              for r in rows}

@@ -19,6 +19,7 @@ from graphrag.models import is_collection_name
 from graphrag.observability import tracing
 from graphrag.stores import queries
 from graphrag.stores.repo import PgQueries, UnitOfWork
+from graphrag.stores.repo.documents import CHUNK_COLUMNS as _CHUNK_COLUMNS
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +178,10 @@ class PostgresStore:
         done = {r["version"] for r in rows}
         return [v for v, _ in queries.migrations() if v not in done]
 
+    async def applied_migrations(self) -> list[str]:
+        """Versions of the applied migrations, in order."""
+        return [r["version"] for r in await self.pool.fetch(queries.sql("migrations", "applied_migrations"))]
+
     async def health(self) -> PostgresHealth:
         """Version and pgvector version, or the reason the server cannot be reached."""
         try:
@@ -220,43 +225,22 @@ class PostgresStore:
     # -- documents and chunks -----------------------------------------------------------------
     async def existing_documents(self, collection: str, sources: list[str]) -> dict[str, tuple[uuid.UUID, str]]:
         """``source -> (id, content_hash)`` for the given sources that are already stored."""
-        rows = await self.fetch("documents", "existing_documents", collection, sources)
+        rows = await self.q.documents.existing(collection, sources)
         return {r["source"]: (r["id"], r["content_hash"]) for r in rows}
 
     @staticmethod
-    async def upsert_document(conn: asyncpg.Connection, row: DocumentRow) -> tuple[uuid.UUID, bool]:
-        """Insert or update the document row inside the caller's transaction; returns (id, inserted)."""
-        rec = await conn.fetchrow(
-            queries.sql("documents", "upsert_document"), row.collection, row.source, row.title, row.content_hash,
-            json.dumps(row.metadata), list(row.tags),
-        )
-        assert rec is not None
-        return rec["id"], bool(rec["inserted"])
-
-    @staticmethod
-    async def replace_chunks(conn: asyncpg.Connection, document_id: uuid.UUID, rows: list[tuple[Any, ...]]) -> None:
-        """Delete a document's chunks and COPY the new ones in (inside the caller's transaction)."""
-        await conn.execute(queries.sql("documents", "delete_chunks_of_document"), document_id)
-        if rows:
-            await conn.copy_records_to_table("chunks", records=rows, columns=list(CHUNK_COLUMNS))
-
-    @staticmethod
-    async def update_stats(conn: asyncpg.Connection, document_ids: list[uuid.UUID], *, add: bool) -> None:
-        """Add or subtract the documents' current chunks to/from the BM25 statistics."""
-        await conn.execute(queries.sql("documents", "stats_add" if add else "stats_subtract"), document_ids)
-
-    async def delete_documents(self, ids: list[uuid.UUID], conn: asyncpg.Connection) -> list[str]:
-        """Delete documents (chunks cascade) inside the caller's transaction; returns their sources."""
-        await self.update_stats(conn, ids, add=False)
-        rows = await conn.fetch(queries.sql("documents", "delete_documents"), ids)
-        return [r["source"] for r in rows]
+    async def upsert_document(uow: PgQueries, row: DocumentRow) -> tuple[uuid.UUID, bool]:
+        """Insert or update the document row inside the caller's unit of work; returns (id, inserted)."""
+        return await uow.documents.upsert(collection=row.collection, source=row.source, title=row.title,
+                                          content_hash=row.content_hash, metadata=json.dumps(row.metadata),
+                                          tags=list(row.tags))
 
     async def collection_counts(self) -> dict[str, dict[str, int]]:
-        rows = await self.fetch("documents", "collection_counts")
+        rows = await self.q.documents.counts()
         return {r["collection"]: {"documents": r["documents"], "chunks": r["chunks"]} for r in rows}
 
     async def document_ids(self, collection: str) -> set[str]:
-        return {str(r["id"]) for r in await self.fetch("documents", "document_ids", collection)}
+        return {str(i) for i in await self.q.documents.ids(collection)}
 
     # -- collections and their embedding models -------------------------------------------------
     async def register_model(self, name: str, provider: str, spec: str, dim: int,
@@ -299,10 +283,7 @@ class PostgresStore:
         await self.fetch("collections", "create_collection", name, model, text_config)
 
 
-CHUNK_COLUMNS = (
-    "id", "document_id", "collection", "chunk_index", "content", "heading_path", "char_start", "char_end",
-    "token_count", "has_code", "metadata", "embedding", "embedding_model", "text_config",
-)
+CHUNK_COLUMNS = _CHUNK_COLUMNS
 
 
 @dataclass(frozen=True)

@@ -147,7 +147,7 @@ async def test_collections_on_two_models_live_side_by_side(
 
 
 async def _drop(runtime: Runtime, collection: str) -> None:
-    ids = [r["id"] for r in await runtime.postgres.fetch("documents", "document_ids", collection)]
+    ids = await runtime.postgres.q.documents.ids(collection)
     if ids:
         await runtime.deleter()._delete_ids(ids)
 
@@ -168,7 +168,7 @@ async def test_endpoint_errors_are_retried_then_clear(
             await ingest(runtime, fake_models, down)
     finally:
         fake.fail_after = None
-    assert not await runtime.postgres.fetch("documents", "document_ids", down)
+    assert not await runtime.postgres.q.documents.ids(down)
     assert not await runtime.neo4j.run("entities", "entities_by_name", query="Danube", k=5, collections=[down])
 
 
@@ -178,7 +178,7 @@ async def test_wrong_dimension_is_a_clear_error_and_writes_nothing(
     wrong = IngestModels(fake_settings(settings, fake, embedding_model="openai:fake-32", embedding_dim=32))
     with pytest.raises(ConfigurationError, match="answered 64-dim vectors for openai:fake-32, expected 32"):
         await ingest(runtime, wrong, collection)
-    assert not await runtime.postgres.fetch("documents", "document_ids", collection)
+    assert not await runtime.postgres.q.documents.ids(collection)
     # A model whose answers change dimension after it was recorded: refused, nothing written.
     other = f"{collection}_b"
     assert (await ingest(runtime, fake_models, other)).ingested == len(DOCS)
@@ -193,8 +193,7 @@ async def test_wrong_dimension_is_a_clear_error_and_writes_nothing(
         assert report.ingested == 0 and "expected 64" in report.failed[0]["error"]
     finally:
         fake.answer_dim = None
-    rows = await runtime.postgres.fetch("documents", "document_by_source", other, "new.txt")
-    assert rows == []
+    assert await runtime.postgres.q.documents.by_source(other, "new.txt") is None
 
 
 async def test_reembed_switches_atomically_while_searches_run(

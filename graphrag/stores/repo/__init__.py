@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncpg
 
 from graphrag.stores.repo.base import Sql, Target
+from graphrag.stores.repo.documents import DocumentsQueries
 from graphrag.stores.repo.jobs import JobsQueries
+from graphrag.stores.repo.outbox import OutboxQueries
 
 
 class PgQueries:
@@ -18,7 +20,9 @@ class PgQueries:
 
     def __init__(self, target: Target) -> None:
         self.sql = Sql(target)
+        self.documents = DocumentsQueries(self.sql)
         self.jobs = JobsQueries(self.sql)
+        self.outbox = OutboxQueries(self.sql)
 
 
 class UnitOfWork(PgQueries):

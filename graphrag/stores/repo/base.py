@@ -60,6 +60,12 @@ class Sql:
             await self.target.executemany(st.text, [st.bind(r) for r in rows])
 
 
+    async def copy(self, table: str, records: list[tuple[Any, ...]], columns: list[str]) -> None:
+        """COPY rows into a table (the bulk path of writes; no statement text)."""
+        with span(f"copy.{table}"):
+            await self.target.copy_records_to_table(table, records=records, columns=columns)
+
+
 class Area:
     """Base of a typed repository: the statements of one area, bound to one :class:`Sql`."""
 
