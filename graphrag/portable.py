@@ -76,6 +76,7 @@ from graphrag.ingest.pipeline import entity_id
 from graphrag.models import entity_vector_slot, is_collection_name
 from graphrag.runtime import Runtime
 from graphrag.stores import queries
+from graphrag.stores.repo import PgQueries
 from graphrag.stores.postgres import CHUNK_COLUMNS, CollectionRecord, ModelRecord
 
 log = logging.getLogger(__name__)
@@ -168,21 +169,21 @@ class CollectionExport:
             raise
 
     async def _stream(self, writer: ArchiveWriter, started: float) -> AsyncIterator[bytes]:
-        pool = self.rt.postgres.pool
-        async with pool.acquire() as conn:
+        async with self.rt.postgres.connection() as session:
+            conn = session.conn
             # Session-level shared lock before the snapshot: a re-embed's switch (exclusive) cannot fall
             # between the vectors read here and the model recorded beside them.
             await conn.execute(_sql("lock_collection"), self.collection)
             try:
                 async with conn.transaction(isolation="repeatable_read", readonly=True):
-                    info = (await _collection_info(conn, [self.collection])).get(self.collection)
+                    info = (await _collection_info(session, [self.collection])).get(self.collection)
                     if info is None:
                         raise NotFound(f"unknown collection {self.collection!r}")
                     description = {
                         "format": FORMAT, "format_version": FORMAT_VERSION, "graphrag_version": __version__,
                         "collection": self.collection, "embedding_model": describe_model(info.model),
                         "text_config": info.text_config, "vector_encoding": VECTOR_ENCODING,
-                        "extended": await extended.collection_mode(conn, self.collection),
+                        "extended": await extended.collection_mode(session, self.collection),
                     }
                     writer.add(HEADER, json.dumps(description, indent=2, sort_keys=True).encode("utf-8"))
                     yield writer.take()
@@ -319,8 +320,8 @@ class _RelationFeed:
             await self._session.close()
 
 
-async def _collection_info(conn: Any, names: list[str]) -> dict[str, CollectionRecord]:
-    rows = await conn.fetch(queries.sql("collections", "collection_info"), names)
+async def _collection_info(session: PgQueries, names: list[str]) -> dict[str, CollectionRecord]:
+    rows = await session.collections.info(names)
     return {r["name"]: CollectionRecord.of(r) for r in rows}
 
 
@@ -618,8 +619,7 @@ async def _check_target(rt: Runtime, target: str, model: ModelRecord,
                         text_config: str) -> tuple[CollectionRecord | None, ModelRecord | None]:
     """Can this deployment hold the archive under ``target``? Read-only; returns the target's record and
     this deployment's record of the archive's model (each None when there is none yet)."""
-    ok = (await rt.postgres.fetch("collections", "text_config_exists", text_config))[0]["ok"]
-    if not ok:
+    if not await rt.postgres.q.collections.text_config_exists(text_config):
         raise InvalidInput(f"the archive's text-search configuration {text_config!r} does not exist on this "
                            "PostgreSQL")
     info = (await rt.postgres.collection_info([target])).get(target)
@@ -687,8 +687,8 @@ class _Importer:
         new_ids = [row[0] for row in part["doc_rows"]]
         async with self.rt.postgres.unit_of_work() as uow:
             conn = uow.conn
-            await conn.execute(queries.sql("collections", "lock_collection_shared"), self.target)
-            current = await conn.fetchrow(queries.sql("collections", "collection_model"), self.target)
+            await uow.collections.lock_shared(self.target)
+            current = await uow.collections.current_model(self.target)
             if current is None or current["embedding_model"] != self.model.name:
                 raise ServiceUnavailable(f"collection {self.target!r} moved to another embedding model during this "
                                          "import; run the import again")
@@ -844,13 +844,13 @@ async def import_archive(rt: Runtime, path: Path, *, collection: str | None = No
     # archive's machine had it.
     await embedders.register(rt.postgres, embedder)
     await rt.postgres.create_collection(target, model.name, header["text_config"])
-    async with rt.postgres.pool.acquire() as conn:
-        if manifest.counts.get("representations"):
-            await extended.ensure_index(conn, model.dim)
-        # Later ingests into the collection keep making representations as the archive's did; a mode the
-        # target recorded already stays (the import replaces some of its documents, not its settings).
-        if mode is not None and await extended.collection_mode(conn, target) is None:
-            await extended.record_mode(conn, target, mode)
+    session = rt.postgres.q
+    if manifest.counts.get("representations"):
+        await extended.ensure_index(session, model.dim)
+    # Later ingests into the collection keep making representations as the archive's did; a mode the
+    # target recorded already stays (the import replaces some of its documents, not its settings).
+    if mode is not None and await extended.collection_mode(session, target) is None:
+        await extended.record_mode(session, target, mode)
     try:
         await rt.neo4j.ensure_entity_vector_index(model.name, model.dim)
     except ServiceUnavailable as exc:  # graph writes wait in the outbox; the index comes with the next start

@@ -40,8 +40,8 @@ from graphrag.ingest.aliases import add_aliases
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.models import Chunk, Document, Extraction, entity_vector_slot, is_collection_name
 from graphrag.observability import events
-from graphrag.stores import queries
 from graphrag.stores.neo4j import GraphWrites, Neo4jStore
+from graphrag.stores.repo import UnitOfWork
 from graphrag.stores.postgres import DocumentRow, PostgresStore
 
 log = logging.getLogger(__name__)
@@ -368,14 +368,14 @@ class Ingestor:
     async def _extended_mode(self, collection: str, requested: str | None, explicit: bool, dim: int) -> str | None:
         """The collection's extended mode for this ingest: the one asked for (then recorded), else the
         recorded one. Makes the representations' vector index of the dimension when a mode is on."""
-        async with self.postgres.pool.acquire() as conn:
-            recorded = await extended.collection_mode(conn, collection)
+        async with self.postgres.connection() as session:
+            recorded = await extended.collection_mode(session, collection)
             mode = requested if explicit else recorded
             if explicit and mode != recorded:
-                await extended.record_mode(conn, collection, mode)
+                await extended.record_mode(session, collection, mode)
             if mode is not None:
                 self.models.representer(mode)
-                await extended.ensure_index(conn, dim)
+                await extended.ensure_index(session, dim)
         return mode
 
     async def delete(self, *, collection: str, document_id: str | None = None, source: str | None = None,
@@ -650,9 +650,8 @@ class Ingestor:
         text_config = batch[0].text_config
         doc_ids: list[str] = []
         async with self.postgres.unit_of_work() as uow:
-            conn = uow.conn
             # One transaction: the rows, the statistics, the terms and the outbox entry.
-            await _check_collection_model(conn, collection, model)
+            await _check_collection_model(uow, collection, model)
             payload = _GraphPayload(collection)
             outcomes = []
             written_reps = 0
@@ -670,15 +669,15 @@ class Ingestor:
                 if item.representations is not None or not inserted:
                     # Stale ones go even when none are made (the collection's mode was turned off).
                     written_reps += await extended.replace_representations(
-                        conn, collection=collection, document_id=doc_id, chunk_ids=chunk_ids,
+                        uow, collection=collection, document_id=doc_id, chunk_ids=chunk_ids,
                         reps=item.representations or [], model=model, text_config=text_config,
                         generator=self.models.representer(item.extended).generator if item.extended else "")
                 doc_ids.append(str(doc_id))
                 payload.add(str(doc_id), item, [str(c) for c in chunk_ids], self._entity_vectors, model)
                 outcomes.append((item, inserted, str(doc_id)))
             await uow.documents.stats_add(ids)
-            await terms.replace(conn, {doc_id: terms.extraction_terms(item.row.title, item.extraction)
-                                       for item, (doc_id, _) in zip(batch, upserted, strict=True)})
+            await terms.replace(uow.conn, {doc_id: terms.extraction_terms(item.row.title, item.extraction)
+                                           for item, (doc_id, _) in zip(batch, upserted, strict=True)})
             # The graph work commits with the chunks (outbox); every id is removed first on apply, so
             # updates take back their old graph and a replayed entry can never double up.
             await GraphOutbox.enqueue_replace(uow, collection, doc_ids, payload.docs, payload.next_pairs,
@@ -808,11 +807,11 @@ class _GraphPayload:
         return list(self.entities.values())
 
 
-async def _check_collection_model(conn: Any, collection: str, model: str) -> None:
+async def _check_collection_model(uow: UnitOfWork, collection: str, model: str) -> None:
     """Inside the write's transaction, under the collection's shared lock: the collection still uses
     the model these chunks were embedded with (a re-embed may have switched it meanwhile)."""
-    await conn.execute(queries.sql("collections", "lock_collection_shared"), collection)
-    row = await conn.fetchrow(queries.sql("collections", "collection_model"), collection)
+    await uow.collections.lock_shared(collection)
+    row = await uow.collections.current_model(collection)
     if row is not None and row["embedding_model"] != model:
         raise ServiceUnavailable(f"collection {collection!r} moved to the embedding model {row['embedding_model']} "
                                  "during this ingest; run the ingest again")

@@ -246,18 +246,18 @@ class PostgresStore:
     async def register_model(self, name: str, provider: str, spec: str, dim: int,
                              base_url: str | None) -> ModelRecord:
         """Record a model on first use (and make its dimension's vector index); returns what is recorded."""
-        rows = await self.fetch("collections", "register_model", name, provider, spec, dim, base_url)
-        record = ModelRecord.of(rows[0])
-        await self.fetch("collections", "ensure_vector_index", record.dim)
+        record = ModelRecord.of(await self.q.collections.register_model(
+            name=name, provider=provider, spec=spec, dim=dim, base_url=base_url))
+        await self.q.collections.ensure_vector_index(record.dim)
         return record
 
     async def model(self, name: str) -> ModelRecord | None:
-        rows = await self.fetch("collections", "model_by_name", name)
-        return ModelRecord.of(rows[0]) if rows else None
+        row = await self.q.collections.model(name)
+        return ModelRecord.of(row) if row is not None else None
 
     async def collection_info(self, names: list[str] | None) -> dict[str, CollectionRecord]:
         """The recorded model and text-search configuration of these collections (all when None)."""
-        rows = await self.fetch("collections", "collection_info", names)
+        rows = await self.q.collections.info(names)
         return {r["name"]: CollectionRecord.of(r) for r in rows}
 
     async def require_collections(self, names: list[str] | tuple[str, ...] | None) -> None:
@@ -276,11 +276,10 @@ class PostgresStore:
 
     async def create_collection(self, name: str, model: str, text_config: str) -> None:
         """Record a new collection (a no-op when it exists); an unknown configuration is a clear error."""
-        rows = await self.fetch("collections", "text_config_exists", text_config)
-        if not rows[0]["ok"]:
+        if not await self.q.collections.text_config_exists(text_config):
             raise InvalidInput(f"unknown text-search configuration {text_config!r} "
                                "(see `SELECT cfgname FROM pg_ts_config` for the ones this server has)")
-        await self.fetch("collections", "create_collection", name, model, text_config)
+        await self.q.collections.create(name, model, text_config)
 
 
 CHUNK_COLUMNS = _CHUNK_COLUMNS

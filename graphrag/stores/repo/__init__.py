@@ -10,9 +10,11 @@ from __future__ import annotations
 import asyncpg
 
 from graphrag.stores.repo.base import Sql, Target
+from graphrag.stores.repo.collections import CollectionsQueries
 from graphrag.stores.repo.documents import DocumentsQueries
 from graphrag.stores.repo.jobs import JobsQueries
 from graphrag.stores.repo.outbox import OutboxQueries
+from graphrag.stores.repo.representations import RepresentationsQueries
 
 
 class PgQueries:
@@ -20,9 +22,11 @@ class PgQueries:
 
     def __init__(self, target: Target) -> None:
         self.sql = Sql(target)
+        self.collections = CollectionsQueries(self.sql)
         self.documents = DocumentsQueries(self.sql)
         self.jobs = JobsQueries(self.sql)
         self.outbox = OutboxQueries(self.sql)
+        self.representations = RepresentationsQueries(self.sql)
 
 
 class UnitOfWork(PgQueries):

@@ -19,45 +19,55 @@ def span(summary: str) -> Any:
 
 
 class Sql:
-    """Runs ``sql/<file>.sql`` statements; values are keyword arguments checked against the statement."""
+    """Runs ``sql/<file>.sql`` statements; values are keyword arguments checked against the statement.
+
+    Positional values (``*args``) are accepted only by statements still written with ``$n`` (the
+    search files, which move to names with the search code).
+    """
 
     def __init__(self, target: Target) -> None:
         self.target = target
 
     @staticmethod
-    def _prepare(file: str, name: str, params: dict[str, Any]) -> tuple[queries.Statement, list[Any]]:
+    def _prepare(file: str, name: str, args: tuple[Any, ...],
+                 params: dict[str, Any]) -> tuple[queries.Statement, list[Any]]:
         st = queries.statement(file, name)
+        if args:
+            if st.params or params:
+                raise queries.ParameterError(f"sql/{file}.sql {name} takes its values by name")
+            return st, list(args)
         return st, st.bind(params)
 
-    async def fetch(self, file: str, name: str, /, **params: Any) -> list[asyncpg.Record]:
+    async def fetch(self, file: str, name: str, /, *args: Any, **params: Any) -> list[asyncpg.Record]:
         """The statement's rows."""
-        st, args = self._prepare(file, name, params)
+        st, values = self._prepare(file, name, args, params)
         with span(st.summary):
-            return await self.target.fetch(st.text, *args)
+            return await self.target.fetch(st.text, *values)
 
-    async def fetchrow(self, file: str, name: str, /, **params: Any) -> asyncpg.Record | None:
+    async def fetchrow(self, file: str, name: str, /, *args: Any, **params: Any) -> asyncpg.Record | None:
         """The statement's first row, or None."""
-        st, args = self._prepare(file, name, params)
+        st, values = self._prepare(file, name, args, params)
         with span(st.summary):
-            return await self.target.fetchrow(st.text, *args)
+            return await self.target.fetchrow(st.text, *values)
 
-    async def fetchval(self, file: str, name: str, /, **params: Any) -> Any:
+    async def fetchval(self, file: str, name: str, /, *args: Any, **params: Any) -> Any:
         """The first column of the statement's first row."""
-        st, args = self._prepare(file, name, params)
+        st, values = self._prepare(file, name, args, params)
         with span(st.summary):
-            return await self.target.fetchval(st.text, *args)
+            return await self.target.fetchval(st.text, *values)
 
-    async def execute(self, file: str, name: str, /, **params: Any) -> str:
+    async def execute(self, file: str, name: str, /, *args: Any, **params: Any) -> str:
         """Run the statement; its status string (``"DELETE 3"``)."""
-        st, args = self._prepare(file, name, params)
+        st, values = self._prepare(file, name, args, params)
         with span(st.summary):
-            return await self.target.execute(st.text, *args)
+            return await self.target.execute(st.text, *values)
 
-    async def executemany(self, file: str, name: str, rows: list[dict[str, Any]]) -> None:
-        """Run the statement once per row of named values."""
+    async def executemany(self, file: str, name: str, rows: list[dict[str, Any]] | list[tuple[Any, ...]]) -> None:
+        """Run the statement once per row: named values (dicts), or positional ones for a ``$n`` statement."""
         st = queries.statement(file, name)
+        bound = [st.bind(r) if isinstance(r, dict) else self._prepare(file, name, tuple(r), {})[1] for r in rows]
         with span(st.summary):
-            await self.target.executemany(st.text, [st.bind(r) for r in rows])
+            await self.target.executemany(st.text, bound)
 
 
     async def copy(self, table: str, records: list[tuple[Any, ...]], columns: list[str]) -> None:
