@@ -233,7 +233,7 @@ class CollectionExport:
         chunk_rows = await conn.fetch(_sql("export_chunks"), doc_ids)
         rep_rows = await conn.fetch(_sql("export_representations"), doc_ids)
         chunk_ids = [str(r["id"]) for r in chunk_rows]
-        rows = (await self.rt.neo4j.run("portable", "export_mentions", chunk_ids=chunk_ids)) if chunk_ids else []
+        rows = (await self.rt.neo4j.q.portable.mentions(chunk_ids)) if chunk_ids else []
         mentions = sorted(({"chunk_id": r["chunk_id"], "entity_key": key, "count": count, "label": label}
                            for r in rows for key, count, label in r["mentions"]),
                           key=lambda m: (m["chunk_id"], m["entity_key"]))
@@ -245,8 +245,7 @@ class CollectionExport:
             wanted.setdefault(r["source_key"], None)
             wanted.setdefault(r["target_key"], None)
         new_keys = [k for k in wanted if k not in emitted]
-        entities = (await self.rt.neo4j.run("portable", "export_entities", keys=new_keys,
-                                            collection=self.collection, property=prop) if new_keys else [])
+        entities = (await self.rt.neo4j.q.portable.entities(new_keys, self.collection, prop) if new_keys else [])
         entities.sort(key=lambda e: e["key"])
         emitted.update(new_keys)
         model = info.model.name
@@ -376,7 +375,7 @@ async def prepare_export(rt: Runtime, collection: str, *, compression: str = "gz
     if drained.error and drained.pending:
         raise ServiceUnavailable(f"Neo4j is not accepting writes ({drained.error}); an export needs the graph")
     pg = await rt.postgres.q.documents.totals(collection)
-    graph = (await rt.neo4j.run("portable", "graph_counts", collection=collection))[0]
+    graph = await rt.neo4j.q.portable.counts(collection)
     if (pg.documents, pg.chunks) != (graph["documents"], graph["chunks"]):
         raise CollectionDrift(
             f"collection {collection!r} differs between the stores (PostgreSQL {pg.documents} documents, "
@@ -887,7 +886,7 @@ async def _add_totals(rt: Runtime, report: ImportReport) -> None:
     totals: dict[str, int | None] = {"documents": row.documents, "chunks": row.chunks, "entities": None,
                                      "relations": None}
     try:
-        graph = (await rt.neo4j.run("ingest", "collection_graph_counts", collection=report.collection))[0]
+        graph = await rt.neo4j.q.ingest.collection_graph_counts(report.collection)
         totals.update(entities=graph["entities"], relations=graph["relations"])
     except Exception as exc:  # noqa: BLE001 - the counts are information; Neo4j may be away
         log.info("graph totals not read: %s", one_line(exc))

@@ -267,7 +267,7 @@ class Ingestor:
         totals: dict[str, int | None] = {"documents": row.documents, "chunks": row.chunks,
                                          "entities": None, "relations": None}
         try:
-            graph = (await self.graph.store.run("ingest", "collection_graph_counts", collection=collection))[0]
+            graph = await self.graph.store.q.ingest.collection_graph_counts(collection)
             totals.update(entities=graph["entities"], relations=graph["relations"])
         except Exception as exc:  # noqa: BLE001 - the counts are information; Neo4j may be away
             log.info("graph totals not read: %s", one_line(exc))

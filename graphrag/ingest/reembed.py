@@ -136,11 +136,10 @@ async def _embed_entities(neo4j: Neo4jStore, embedder: Embedder, collection: str
     prop = entity_vector_slot(embedder.name)[0]
     embedded = 0
     try:
-        while rows := await neo4j.run("entities", "entities_without_vector", collection=collection,
-                                      property=prop, limit=_ENTITY_BATCH):
+        while rows := await neo4j.q.entities.without_vector(collection, prop, _ENTITY_BATCH):
             vectors = await asyncio.to_thread(embedder.encode, [r["name"] or "" for r in rows])
-            await neo4j.run("entities", "set_entity_vectors", property=prop,
-                            rows=[{"id": r["id"], "vector": v.tolist()} for r, v in zip(rows, vectors, strict=True)])
+            await neo4j.q.entities.set_vectors(
+                prop, [{"id": r["id"], "vector": v.tolist()} for r, v in zip(rows, vectors, strict=True)])
             embedded += len(rows)
     except ServiceUnavailable as exc:
         raise ServiceUnavailable(f"Neo4j is unavailable, so entity vectors cannot be re-embedded ({one_line(exc)}); "
@@ -168,8 +167,7 @@ async def _drop_old_entity_vectors(neo4j: Neo4jStore, collection: str, old: str,
     if old_prop == new_prop:
         return
     try:
-        while (await neo4j.run("entities", "drop_entity_vectors", collection=collection, property=old_prop)
-               )[0]["cleared"]:
+        while await neo4j.q.entities.drop_vectors(collection, old_prop):
             pass
     except ServiceUnavailable as exc:
         log.warning("old entity vectors of %s not removed: %s", collection, one_line(exc))

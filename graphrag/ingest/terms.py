@@ -118,8 +118,7 @@ async def rebuild(postgres: Any, neo4j: Any, collection: str, *, page: int = 500
     docs = await postgres.fetch("suggest", "documents_without_terms", collection)
     for k in range(0, len(docs), page):
         part = docs[k:k + page]
-        rows = await neo4j.run("suggest", "document_entities", collection=collection,
-                               document_ids=[str(d["id"]) for d in part])
+        rows = await neo4j.q.suggest.document_entities(collection, [str(d["id"]) for d in part])
         named: dict[str, list[tuple[str, str, int]]] = {}
         for r in rows:
             if r["name"]:

@@ -11,6 +11,7 @@ import asyncpg
 
 from graphrag.stores.repo.base import Sql, Target
 from graphrag.stores.repo.collections import CollectionsQueries
+from graphrag.stores.repo.communities import CommunitiesQueries
 from graphrag.stores.repo.documents import DocumentsQueries
 from graphrag.stores.repo.jobs import JobsQueries
 from graphrag.stores.repo.outbox import OutboxQueries
@@ -23,6 +24,7 @@ class PgQueries:
     def __init__(self, target: Target) -> None:
         self.sql = Sql(target)
         self.collections = CollectionsQueries(self.sql)
+        self.communities = CommunitiesQueries(self.sql)
         self.documents = DocumentsQueries(self.sql)
         self.jobs = JobsQueries(self.sql)
         self.outbox = OutboxQueries(self.sql)
