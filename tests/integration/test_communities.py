@@ -132,7 +132,7 @@ async def _ingest(rt: Runtime, folder: Path, collection: str, docs: dict[str, st
 
 async def _details(rt: Runtime, collection: str) -> list[dict[str, Any]]:
     listed = await list_communities(rt.postgres, rt.neo4j, [collection], limit=1000)
-    return await rt.neo4j.run("communities", "community_details", ids=[c["id"] for c in listed], entities=100)
+    return await rt.neo4j.q.communities.details([c["id"] for c in listed], 100)
 
 
 # --- pure logic ----------------------------------------------------------------------------------

@@ -177,8 +177,9 @@ async def _explain_legs(runtime: Runtime, corpus: str, models: Any) -> None:
     async with runtime.postgres.pool.acquire() as conn, conn.transaction():
         await conn.execute("SET LOCAL enable_seqscan = off")
         await conn.execute("SET LOCAL enable_sort = off")
-        plan = await conn.fetch(queries.with_dimension(queries.sql("search", "explain_vector_leg"), 384), embedding,
-                                [corpus], models.embedder.model_name, 5)
+        # The product's own vector leg (graphrag/search/legs.py), no filter, under EXPLAIN.
+        leg = queries.with_dimension(queries.sql("search", "vector_leg").replace("/*FILTER*/", "TRUE"), 384)
+        plan = await conn.fetch("EXPLAIN " + leg, embedding, [corpus], models.embedder.model_name, 5)
         text = "\n".join(r[0] for r in plan)
         assert "chunks_embedding_hnsw" in text, text
         # On a tiny collection the b-tree on collection is as cheap as the GIN index, and which one the

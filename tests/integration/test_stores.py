@@ -8,6 +8,7 @@ import uuid
 
 from graphrag.runtime import Runtime
 from graphrag.stores import queries
+from graphrag.stores.neo4j import GraphWrites
 
 MODEL = "test-model"
 
@@ -75,36 +76,38 @@ async def test_hnsw_cosine_query_returns_nearest_and_uses_index(runtime: Runtime
 
 
 async def test_neo4j_constraints_and_indexes_exist(runtime: Runtime) -> None:
-    indexes = {r["name"]: r for r in await runtime.neo4j.run("admin", "list_indexes")}
+    # Everything cypher/schema.cypher creates is there and online (the readiness check's own look-up).
+    assert await runtime.neo4j.missing_schema() == []
+    indexes = {r["name"]: r for r in await runtime.neo4j.q.admin.indexes()}
     assert indexes["entity_embedding"]["type"] == "VECTOR"
     assert indexes["entity_name"]["type"] == "FULLTEXT"
-    assert all(indexes[n]["state"] == "ONLINE" for n in ("entity_embedding", "entity_name"))
-    constraints = {r["name"]: r for r in await runtime.neo4j.run("admin", "list_constraints")}
+    # A uniqueness constraint is backed by a range index of the same name.
     for name, label in (("document_id", "Document"), ("chunk_id", "Chunk"), ("entity_id", "Entity")):
-        assert constraints[name]["type"] == "UNIQUENESS"
-        assert constraints[name]["labelsOrTypes"] == [label]
+        assert indexes[name]["type"] == "RANGE" and indexes[name]["labelsOrTypes"] == [label]
 
 
 async def test_neo4j_vector_and_fulltext_indexes_answer(runtime: Runtime, collection: str) -> None:
+    # Entities written by the product's graph write (the outbox's), read by the product's name search.
     entities = [
-        {"id": str(uuid.uuid4()), "collection": collection, "name": name, "label": "ORG",
-         "key": name.lower(), "vectors": {"embedding": _basis(i)}}
+        {"id": str(uuid.uuid4()), "collection": collection, "name": name, "label": "ORG", "key": name.lower(),
+         "norm": name.lower(), "aliases": [], "vectors": {"embedding": _basis(i)}}
         for i, name in enumerate(["Acme Rockets", "Globex Corporation", "Initech Software"])
     ]
-    await runtime.neo4j.run("entities", "upsert_entities", entities=entities)
+    await GraphWrites(runtime.neo4j).replace_documents([], [], [], entities, [], [])
     try:
-        await runtime.neo4j.run("admin", "await_indexes", seconds=60)
-        by_vector = await runtime.neo4j.run(
-            "entities", "entities_by_vector", k=10, embedding=_basis(1), collections=[collection],
-            index="entity_embedding",
-        )
-        assert by_vector[0]["name"] == "Globex Corporation"
-        by_name = await runtime.neo4j.run(
-            "entities", "entities_by_name", query="initech", k=5, collections=[collection]
-        )
+        await runtime.neo4j.q.admin.await_indexes(60)
+        by_name = await runtime.neo4j.q.entities.search("initech", [collection], 5)
         assert [r["name"] for r in by_name] == ["Initech Software"]
+        # The vector index the entity vectors go to answers too (a test's own query: search reads it
+        # through graph_leg's statements).
+        nearest = await runtime.neo4j.driver.execute_query(
+            "CALL db.index.vector.queryNodes('entity_embedding', 10, $embedding) YIELD node, score "
+            "WHERE node.collection = $collection RETURN node.name AS name ORDER BY score DESC",
+            {"embedding": _basis(1), "collection": collection}, database_=runtime.neo4j.database)
+        assert nearest.records[0]["name"] == "Globex Corporation"
     finally:
-        await runtime.neo4j.run("entities", "delete_collection", collection=collection)
+        await runtime.neo4j.driver.execute_query("MATCH (n) WHERE n.collection = $collection DETACH DELETE n",
+                                                 {"collection": collection}, database_=runtime.neo4j.database)
 
 
 async def test_a_named_advisory_lock_admits_one_holder_at_a_time(runtime: Runtime) -> None:

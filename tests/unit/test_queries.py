@@ -18,8 +18,8 @@ def test_duplicate_names_are_rejected() -> None:
 
 
 def test_unknown_statement_names_the_file() -> None:
-    with pytest.raises(KeyError, match="sql/chunks.sql"):
-        queries.sql("chunks", "no_such_statement")
+    with pytest.raises(KeyError, match="sql/documents.sql"):
+        queries.sql("documents", "no_such_statement")
 
 
 def test_schema_script_and_migrations_load() -> None:
