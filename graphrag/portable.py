@@ -75,7 +75,6 @@ from graphrag.ingest.outbox import GraphOutbox
 from graphrag.ingest.pipeline import entity_id
 from graphrag.models import entity_vector_slot, is_collection_name
 from graphrag.runtime import Runtime
-from graphrag.stores import queries
 from graphrag.stores.repo import PgQueries
 from graphrag.stores.postgres import CHUNK_COLUMNS, CollectionRecord, ModelRecord
 
@@ -94,10 +93,6 @@ class CollectionDrift(ServiceError):
 
     status_code = 409
     title = "Conflict"
-
-
-def _sql(name: str) -> str:
-    return queries.sql("portable", name)
 
 
 def _json(value: Any) -> Any:
@@ -170,12 +165,11 @@ class CollectionExport:
 
     async def _stream(self, writer: ArchiveWriter, started: float) -> AsyncIterator[bytes]:
         async with self.rt.postgres.connection() as session:
-            conn = session.conn
             # Session-level shared lock before the snapshot: a re-embed's switch (exclusive) cannot fall
             # between the vectors read here and the model recorded beside them.
-            await conn.execute(_sql("lock_collection"), self.collection)
+            await session.portable.lock_shared(self.collection)
             try:
-                async with conn.transaction(isolation="repeatable_read", readonly=True):
+                async with session.conn.transaction(isolation="repeatable_read", readonly=True):
                     info = (await _collection_info(session, [self.collection])).get(self.collection)
                     if info is None:
                         raise NotFound(f"unknown collection {self.collection!r}")
@@ -187,7 +181,7 @@ class CollectionExport:
                     }
                     writer.add(HEADER, json.dumps(description, indent=2, sort_keys=True).encode("utf-8"))
                     yield writer.take()
-                    async for data in self._parts(conn, writer, info):
+                    async for data in self._parts(session, writer, info):
                         yield data
                     manifest = {**description, "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
                                 "entity_vector_property": entity_vector_slot(info.model.name)[0],
@@ -200,25 +194,25 @@ class CollectionExport:
                     yield tail
             finally:
                 try:
-                    await conn.execute(_sql("unlock_collection"), self.collection)
+                    await session.portable.unlock_shared(self.collection)
                 except Exception as exc:  # noqa: BLE001 - the pool's reset releases it too
                     log.info("collection lock of the export not released here: %s", one_line(exc))
 
-    async def _parts(self, conn: Any, writer: ArchiveWriter, info: CollectionRecord) -> AsyncIterator[bytes]:
+    async def _parts(self, session: PgQueries, writer: ArchiveWriter, info: CollectionRecord) -> AsyncIterator[bytes]:
         prop = entity_vector_slot(info.model.name)[0]
         relations = _RelationFeed(self.rt, self.collection)
         emitted: set[str] = set()  # entity keys written so far (each entity once, in its first part)
         try:
             docs: list[Any] = []
             size = 0
-            async for row in conn.cursor(_sql("export_documents"), self.collection, prefetch=512):
+            async for row in session.portable.documents(self.collection, prefetch=512):
                 docs.append(row)
                 size += row["chunk_count"]
                 if size >= self.part_chunks:
-                    yield await self._part(conn, writer, info, prop, docs, relations, emitted)
+                    yield await self._part(session, writer, info, prop, docs, relations, emitted)
                     docs, size = [], 0
             if docs:
-                yield await self._part(conn, writer, info, prop, docs, relations, emitted)
+                yield await self._part(session, writer, info, prop, docs, relations, emitted)
             left = await relations.rest()
             if left:
                 log.warning("%s relation(s) of %s cite no chunk of the collection and were left out", left,
@@ -226,12 +220,12 @@ class CollectionExport:
         finally:
             await relations.close()
 
-    async def _part(self, conn: Any, writer: ArchiveWriter, info: CollectionRecord, prop: str, docs: list[Any],
+    async def _part(self, session: PgQueries, writer: ArchiveWriter, info: CollectionRecord, prop: str, docs: list[Any],
                     relations: _RelationFeed, emitted: set[str]) -> bytes:
         part = self.report.parts + 1
         doc_ids = [r["id"] for r in docs]
-        chunk_rows = await conn.fetch(_sql("export_chunks"), doc_ids)
-        rep_rows = await conn.fetch(_sql("export_representations"), doc_ids)
+        chunk_rows = await session.portable.chunks(doc_ids)
+        rep_rows = await session.portable.representations(doc_ids)
         chunk_ids = [str(r["id"]) for r in chunk_rows]
         rows = (await self.rt.neo4j.q.portable.mentions(chunk_ids)) if chunk_ids else []
         mentions = sorted(({"chunk_id": r["chunk_id"], "entity_key": key, "count": count, "label": label}
@@ -291,10 +285,7 @@ class _RelationFeed:
         self._result: Any = None
 
     async def _open(self) -> None:
-        store = self.rt.neo4j
-        self._session = store.driver.session(database=store.database, fetch_size=2000)
-        self._result = await self._session.run(queries.cypher("portable", "export_relations"),
-                                               collection=self.collection)
+        self._session, self._result = await self.rt.neo4j.q.portable.open_relations(self.collection, 2000)
 
     async def until(self, last_document: str) -> list[dict[str, Any]]:
         """The next relations whose last evidence document sorts at or before ``last_document``."""
@@ -685,23 +676,20 @@ class _Importer:
         docs = rows["documents"]
         new_ids = [row[0] for row in part["doc_rows"]]
         async with self.rt.postgres.unit_of_work() as uow:
-            conn = uow.conn
             await uow.collections.lock_shared(self.target)
             current = await uow.collections.current_model(self.target)
             if current is None or current["embedding_model"] != self.model.name:
                 raise ServiceUnavailable(f"collection {self.target!r} moved to another embedding model during this "
                                          "import; run the import again")
-            replaced = [r["id"] for r in await conn.fetch(_sql("replaced_documents"), self.target, new_ids,
-                                                          [d["source"] for d in docs])]
+            replaced = await uow.portable.replaced_documents(self.target, new_ids, [d["source"] for d in docs])
             if replaced:
                 await uow.documents.stats_subtract(replaced)
-                await conn.execute(_sql("delete_documents"), replaced)
-            await conn.copy_records_to_table("documents", records=part["doc_rows"], columns=list(DOCUMENT_COLUMNS))
+                await uow.portable.delete_documents(replaced)
+            await uow.sql.copy("documents", part["doc_rows"], list(DOCUMENT_COLUMNS))
             if part["chunk_rows"]:
-                await conn.copy_records_to_table("chunks", records=part["chunk_rows"], columns=list(CHUNK_COLUMNS))
+                await uow.sql.copy("chunks", part["chunk_rows"], list(CHUNK_COLUMNS))
             if part["rep_rows"]:
-                await conn.copy_records_to_table("representations", records=part["rep_rows"],
-                                                 columns=list(extended.REPRESENTATION_COLUMNS))
+                await uow.sql.copy("representations", part["rep_rows"], list(extended.REPRESENTATION_COLUMNS))
             await uow.documents.stats_add(new_ids)
             remove = sorted({str(i) for i in replaced} | {str(i) for i in new_ids})
             await GraphOutbox.enqueue_replace(uow, self.target, remove, part["graph_docs"], part["next_pairs"],
@@ -813,9 +801,10 @@ async def import_archive(rt: Runtime, path: Path, *, collection: str | None = No
     loop = asyncio.get_running_loop()
 
     async def foreign(doc_ids: list[uuid.UUID], chunk_ids: list[uuid.UUID]) -> str | None:
-        for name, values in (("foreign_documents", doc_ids), ("foreign_chunks", chunk_ids)):
+        portable = rt.postgres.q.portable
+        for check, values in ((portable.foreign_document, doc_ids), (portable.foreign_chunk, chunk_ids)):
             if values:
-                row = (await rt.postgres.fetch("portable", name, values, target) or [None])[0]
+                row = await check(values, target)
                 if row is not None:
                     return (f"id {row['id']} already belongs to collection {row['collection']!r} here; "
                             "import under another name (--collection NEW)")

@@ -15,6 +15,7 @@ from graphrag.stores.repo.communities import CommunitiesQueries
 from graphrag.stores.repo.documents import DocumentsQueries
 from graphrag.stores.repo.jobs import JobsQueries
 from graphrag.stores.repo.outbox import OutboxQueries
+from graphrag.stores.repo.portable import PortableQueries
 from graphrag.stores.repo.representations import RepresentationsQueries
 
 
@@ -28,6 +29,7 @@ class PgQueries:
         self.documents = DocumentsQueries(self.sql)
         self.jobs = JobsQueries(self.sql)
         self.outbox = OutboxQueries(self.sql)
+        self.portable = PortableQueries(self.sql)
         self.representations = RepresentationsQueries(self.sql)
 
 

@@ -70,6 +70,12 @@ class Sql:
             await self.target.executemany(st.text, bound)
 
 
+    def cursor(self, file: str, name: str, /, *, prefetch: int, **params: Any) -> Any:
+        """A server-side cursor over the statement's rows (``async for``); the target must be a connection
+        inside a transaction."""
+        st, values = self._prepare(file, name, (), params)
+        return self.target.cursor(st.text, *values, prefetch=prefetch)
+
     async def copy(self, table: str, records: list[tuple[Any, ...]], columns: list[str]) -> None:
         """COPY rows into a table (the bulk path of writes; no statement text)."""
         with span(f"copy.{table}"):

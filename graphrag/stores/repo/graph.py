@@ -229,6 +229,19 @@ class PortableGraph(GraphArea):
     async def mentions(self, chunk_ids: list[str]) -> list[Row]:
         return await self._cypher.run("portable", "export_mentions", chunk_ids=chunk_ids)
 
+    async def open_relations(self, collection: str, fetch_size: int) -> tuple[Any, Any]:
+        """``(session, result)`` streaming every relation of the collection in evidence order; the caller
+        reads ``result`` and closes ``session``."""
+        store = self._cypher.store
+        session = store.driver.session(database=store.database, fetch_size=fetch_size)
+        try:
+            params = {"collection": collection}
+            result = await session.run(queries.checked_cypher("portable", "export_relations", params), params)
+        except BaseException:
+            await session.close()
+            raise
+        return session, result
+
     async def entities(self, keys: list[str], collection: str, prop: str) -> list[Row]:
         """The entities of ``keys`` with their vector in property ``prop``."""
         return await self._cypher.run("portable", "export_entities", keys=keys, collection=collection,
