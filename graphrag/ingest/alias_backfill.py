@@ -53,11 +53,10 @@ async def backfill_aliases(postgres: PostgresStore, neo4j: Neo4jStore, collectio
     started = time.perf_counter()
     report = AliasReport(collection)
     after: uuid.UUID | None = None
-    while ids := [r["id"] for r in await postgres.fetch("expansion", "collection_document_ids", collection, after,
-                                                        PAGE)]:
+    while ids := await postgres.q.aliases.document_ids(collection, after, PAGE):
         after = ids[-1]
         texts: dict[str, list[str]] = {}
-        for row in await postgres.fetch("expansion", "chunk_texts", ids):
+        for row in await postgres.q.aliases.chunk_texts(ids):
             texts.setdefault(str(row["document_id"]), []).append(row["content"])
         keyed = await neo4j.q.aliases.document_entity_keys([str(i) for i in ids], collection)
 

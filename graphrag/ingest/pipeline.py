@@ -434,7 +434,7 @@ class Ingestor:
                 payload.add(str(doc_id), item, chunk_ids[doc_id], self._entity_vectors,
                             item.space.name if item.space else self.models.embedder.name)
             async with self.postgres.unit_of_work() as uow:
-                await terms.replace(uow.conn, {doc_id: terms.extraction_terms(item.row.title, item.extraction)
+                await terms.replace(uow, {doc_id: terms.extraction_terms(item.row.title, item.extraction)
                                            for doc_id, item in zip([d for d in docs if d in chunk_ids], items,
                                                                    strict=True)})
                 for collection, payload in by_collection.items():
@@ -676,7 +676,7 @@ class Ingestor:
                 payload.add(str(doc_id), item, [str(c) for c in chunk_ids], self._entity_vectors, model)
                 outcomes.append((item, inserted, str(doc_id)))
             await uow.documents.stats_add(ids)
-            await terms.replace(uow.conn, {doc_id: terms.extraction_terms(item.row.title, item.extraction)
+            await terms.replace(uow, {doc_id: terms.extraction_terms(item.row.title, item.extraction)
                                            for item, (doc_id, _) in zip(batch, upserted, strict=True)})
             # The graph work commits with the chunks (outbox); every id is removed first on apply, so
             # updates take back their old graph and a replayed entry can never double up.
@@ -712,7 +712,7 @@ class Ingestor:
     async def _delete_ids(self, ids: list[uuid.UUID]) -> int:
         async with self.postgres.unit_of_work() as uow:
             rows = await uow.documents.collections_of(ids)
-            await terms.remove(uow.conn, ids)  # before the cascade takes the documents' terms away
+            await terms.remove(uow, ids)  # before the cascade takes the documents' terms away
             deleted = await uow.documents.delete(ids)
             for r in rows:
                 await GraphOutbox.enqueue_remove(uow, r["collection"], [str(i) for i in r["ids"]])

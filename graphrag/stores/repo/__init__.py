@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncpg
 
+from graphrag.stores.repo.aliases import AliasesQueries
 from graphrag.stores.repo.base import Sql, Target
 from graphrag.stores.repo.collections import CollectionsQueries
 from graphrag.stores.repo.communities import CommunitiesQueries
@@ -17,6 +18,7 @@ from graphrag.stores.repo.jobs import JobsQueries
 from graphrag.stores.repo.outbox import OutboxQueries
 from graphrag.stores.repo.portable import PortableQueries
 from graphrag.stores.repo.representations import RepresentationsQueries
+from graphrag.stores.repo.terms import TermsQueries
 
 
 class PgQueries:
@@ -24,6 +26,7 @@ class PgQueries:
 
     def __init__(self, target: Target) -> None:
         self.sql = Sql(target)
+        self.aliases = AliasesQueries(self.sql)
         self.collections = CollectionsQueries(self.sql)
         self.communities = CommunitiesQueries(self.sql)
         self.documents = DocumentsQueries(self.sql)
@@ -31,6 +34,7 @@ class PgQueries:
         self.outbox = OutboxQueries(self.sql)
         self.portable = PortableQueries(self.sql)
         self.representations = RepresentationsQueries(self.sql)
+        self.terms = TermsQueries(self.sql)
 
 
 class UnitOfWork(PgQueries):
