@@ -134,26 +134,24 @@ class PostgresStore:
         an error, because silently diverging schemas are worse than a stop.
         """
         applied_now: list[str] = []
-        async with self.pool.acquire() as conn:
-            async with conn.transaction():
-                await conn.execute(queries.sql("migrations", "lock_migrations"))
-                await conn.execute(queries.sql("migrations", "create_migrations_table"))
-                done = {
-                    r["version"]: r["checksum"]
-                    for r in await conn.fetch(queries.sql("migrations", "applied_migrations"))
-                }
-                for version, text in queries.migrations():
-                    checksum = hashlib.sha256(text.encode()).hexdigest()
-                    if version in done:
-                        if done[version] != checksum:
-                            raise ConfigurationError(
-                                f"migration {version} changed after it was applied; restore it or add a new one"
-                            )
-                        continue
-                    log.info("applying migration %s", version)
-                    await conn.execute(text)
-                    await conn.execute(queries.sql("migrations", "record_migration"), version, checksum)
-                    applied_now.append(version)
+        async with self.unit_of_work() as uow:
+            conn, sql = uow.conn, uow.sql
+            # One transaction under the migrations lock.
+            await sql.execute("migrations", "lock_migrations")
+            await sql.execute("migrations", "create_migrations_table")
+            done = {r["version"]: r["checksum"] for r in await sql.fetch("migrations", "applied_migrations")}
+            for version, text in queries.migrations():
+                checksum = hashlib.sha256(text.encode()).hexdigest()
+                if version in done:
+                    if done[version] != checksum:
+                        raise ConfigurationError(
+                            f"migration {version} changed after it was applied; restore it or add a new one"
+                        )
+                    continue
+                log.info("applying migration %s", version)
+                await conn.execute(text)
+                await sql.execute("migrations", "record_migration", version=version, checksum=checksum)
+                applied_now.append(version)
         if applied_now:
             # Connections opened before CREATE EXTENSION lack the vector codec.
             await self.pool.expire_connections()
@@ -163,40 +161,42 @@ class PostgresStore:
     async def advisory_lock(self, name: str) -> AsyncIterator[None]:
         """Hold the session-level advisory lock ``name`` (waiting for it): one holder at a time across
         every process that shares this database (API workers, replicas, the CLI)."""
-        async with self.pool.acquire() as conn:
-            await conn.execute(queries.sql("migrations", "advisory_lock"), name)
+        async with self.connection() as session:
+            await session.sql.fetchval("migrations", "advisory_lock", name=name)
             try:
                 yield
             finally:
-                await conn.execute(queries.sql("migrations", "advisory_unlock"), name)
+                await session.sql.fetchval("migrations", "advisory_unlock", name=name)
 
     async def pending_migrations(self) -> list[str]:
         """Versions in ``sql/migrations`` not yet applied (used by readiness checks)."""
-        async with self.pool.acquire() as conn:
-            await conn.execute(queries.sql("migrations", "create_migrations_table"))
-            rows = await conn.fetch(queries.sql("migrations", "applied_migrations"))
-        done = {r["version"] for r in rows}
+        await self.q.sql.execute("migrations", "create_migrations_table")
+        done = {r["version"] for r in await self.q.sql.fetch("migrations", "applied_migrations")}
         return [v for v, _ in queries.migrations() if v not in done]
 
     async def applied_migrations(self) -> list[str]:
         """Versions of the applied migrations, in order."""
-        return [r["version"] for r in await self.pool.fetch(queries.sql("migrations", "applied_migrations"))]
+        return [r["version"] for r in await self.q.sql.fetch("migrations", "applied_migrations")]
 
     async def health(self) -> PostgresHealth:
         """Version and pgvector version, or the reason the server cannot be reached."""
         try:
-            async with self.pool.acquire() as conn:
-                version = await conn.fetchval(queries.sql("health", "server_version"))
-                pgvector = await conn.fetchval(queries.sql("health", "pgvector_version"))
+            async with self.connection() as session:
+                version = await session.sql.fetchval("health", "server_version")
+                pgvector = await session.sql.fetchval("health", "pgvector_version")
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
             return PostgresHealth(ok=False, error=str(exc))
         return PostgresHealth(ok=True, version=str(version), pgvector=str(pgvector or ""))
 
     async def fetch(self, file: str, name: str, *args: Any) -> list[asyncpg.Record]:
-        """Run the named statement and return its rows."""
+        """Run a statement written with positional ``$n`` (the search path's files) and return its rows.
+        Everything else goes through the typed methods of :attr:`q`."""
+        st = queries.statement(file, name)
+        if st.params:
+            raise queries.ParameterError(f"sql/{file}.sql {name} takes its values by name: use its typed method")
         with _span(file, name):
             async with self.pool.acquire() as conn:
-                return await conn.fetch(queries.sql(file, name), *args)
+                return await conn.fetch(st.text, *args)
 
     async def fetch_filtered(self, file: str, name: str, condition: str, *args: Any,
                              local_settings: dict[str, str] | None = None,

@@ -64,3 +64,15 @@ def test_cypher_parameters_are_checked_by_name() -> None:
     wanted = queries.cypher_parameters(queries.cypher("admin", name))
     with pytest.raises(queries.ParameterError, match="unknown \\$bogus"):
         queries.checked_cypher("admin", name, {**{p: 1 for p in wanted}, "bogus": 1})
+
+
+def test_positional_values_only_for_positional_statements() -> None:
+    from graphrag.stores.repo.base import Sql
+
+    # A named statement refuses positional values; a $n statement (the search path's) takes them in order.
+    with pytest.raises(queries.ParameterError, match="takes its values by name"):
+        Sql._prepare("jobs", "heartbeat", (1, 2), {})
+    st, values = Sql._prepare("extended", "chunks_to_represent", (["a"],), {})
+    assert st.params == () and values == [["a"]]
+    with pytest.raises(queries.ParameterError, match="missing :id"):
+        Sql._prepare("jobs", "heartbeat", (), {"claim": 2})
