@@ -421,7 +421,7 @@ async def test_title_keys_are_backfilled_on_graphs_written_before_them(
     assert keys["Apex Logistics Inc."] == "apex logistics" and keys["Sarah Johnson"] == "sarah johnson"
     assert await backfill_title_keys(runtime.neo4j) == 0  # idempotent
     # At start-up it runs once per graph: the marker the runtime left makes it a lookup.
-    assert await runtime.neo4j.run("ingest", "backfill_done", backfill="document_title_norm")
+    assert await runtime.neo4j.q.ingest.backfill_done("document_title_norm")
     await runtime.neo4j.driver.execute_query("MATCH (d:Document {collection: $c}) REMOVE d.title_norm", c=corpus)
     await run_backfills(runtime.neo4j)
     records, _, _ = await runtime.neo4j.driver.execute_query(
