@@ -435,8 +435,8 @@ class Ingestor:
                             item.space.name if item.space else self.models.embedder.name)
             async with self.postgres.unit_of_work() as uow:
                 await terms.replace(uow, {doc_id: terms.extraction_terms(item.row.title, item.extraction)
-                                           for doc_id, item in zip([d for d in docs if d in chunk_ids], items,
-                                                                   strict=True)})
+                                      for doc_id, item in zip([d for d in docs if d in chunk_ids], items,
+                                                              strict=True)})
                 for collection, payload in by_collection.items():
                     await GraphOutbox.enqueue_replace(uow, collection, [d["id"] for d in payload.docs], payload.docs,
                                                       payload.next_pairs, payload.entity_list(), payload.mentions,
@@ -677,7 +677,7 @@ class Ingestor:
                 outcomes.append((item, inserted, str(doc_id)))
             await uow.documents.stats_add(ids)
             await terms.replace(uow, {doc_id: terms.extraction_terms(item.row.title, item.extraction)
-                                           for item, (doc_id, _) in zip(batch, upserted, strict=True)})
+                                      for item, (doc_id, _) in zip(batch, upserted, strict=True)})
             # The graph work commits with the chunks (outbox); every id is removed first on apply, so
             # updates take back their old graph and a replayed entry can never double up.
             await GraphOutbox.enqueue_replace(uow, collection, doc_ids, payload.docs, payload.next_pairs,
