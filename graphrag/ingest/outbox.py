@@ -113,7 +113,8 @@ class GraphOutbox:
     @staticmethod
     async def enqueue_remove(uow: PgQueries, collection: str, doc_ids: list[str]) -> int:
         """Record "remove these documents from the graph" in the caller's transaction."""
-        return await uow.outbox.enqueue(collection=collection, op="remove", document_ids=[uuid.UUID(d) for d in doc_ids],
+        return await uow.outbox.enqueue(collection=collection, op="remove",
+                                        document_ids=[uuid.UUID(d) for d in doc_ids],
                                         payload=json.dumps({"doc_ids": doc_ids}), vectors=None)
 
     # -- applying ----------------------------------------------------------------------------------
