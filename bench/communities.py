@@ -49,8 +49,8 @@ async def main() -> None:
     settings = Settings()
     async with open_services(settings) as rt:
         result: dict[str, Any] = {"collection": args.collection, "machine": await machine(rt)}
-        totals = (await rt.postgres.fetch("documents", "collection_totals", args.collection))[0]
-        result["documents"], result["chunks"] = totals["documents"], totals["chunks"]
+        totals = await rt.postgres.q.documents.totals(args.collection)
+        result["documents"], result["chunks"] = totals.documents, totals.chunks
         t0 = time.perf_counter()
         await asyncio.to_thread(lambda: rt.embedders.default)
         result["model_load_s"] = round(time.perf_counter() - t0, 3)

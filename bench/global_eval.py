@@ -309,7 +309,7 @@ class Lookup:
         self.source.update(known_sources or {})
         missing = sorted({c for c in chunk_ids if c not in self.source})
         if missing:
-            rows = await self.rt.postgres.fetch("documents", "chunks_by_id", [uuid.UUID(c) for c in missing],
+            rows = await self.rt.postgres.q.documents.chunks_by_id([uuid.UUID(c) for c in missing],
                                                 [self.collection])
             self.source.update({str(r["id"]): r["source"] for r in rows})
         todo = sorted({c for c in chunk_ids if c not in self.communities})
@@ -413,8 +413,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         }
         print("ingesting", corpus_docs, flush=True)
         result["ingest"] = await ensure_corpus(rt, corpus_docs, args.collection)
-        totals_row = (await rt.postgres.fetch("documents", "collection_totals", args.collection))[0]
-        result["corpus"].update(documents=totals_row["documents"], chunks=totals_row["chunks"])
+        totals_row = await rt.postgres.q.documents.totals(args.collection)
+        result["corpus"].update(documents=totals_row.documents, chunks=totals_row.chunks)
         print("communities", flush=True)
         result["communities"] = await ensure_communities(rt, args.collection, args.recompute)
         level0 = (await _cypher(rt, "level0_communities", collection=args.collection))[0]["communities"]

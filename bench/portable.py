@@ -41,9 +41,9 @@ def peak_rss_mb() -> float:
 
 
 async def counts(rt: Any, collection: str) -> dict[str, int]:
-    pg = (await rt.postgres.fetch("documents", "collection_totals", collection))[0]
+    pg = await rt.postgres.q.documents.totals(collection)
     graph = (await GraphWrites(rt.neo4j).collection_counts()).get(collection, {})
-    return {"documents": pg["documents"], "chunks": pg["chunks"], **graph}
+    return {"documents": pg.documents, "chunks": pg.chunks, **graph}
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:

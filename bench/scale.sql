@@ -93,3 +93,7 @@ JOIN documents d ON d.id = c.document_id
 JOIN documents sd ON sd.collection = $2 AND sd.source = d.metadata ->> 'src'
 JOIN chunks s ON s.document_id = sd.id AND s.chunk_index = c.chunk_index
 WHERE c.collection = $1;
+
+-- name: set_local
+-- One setting for the rest of the transaction (the plans of bench/search.py under a leg's settings).
+SELECT set_config($1, $2, true);

@@ -145,7 +145,7 @@ async def plans(rt: Any, router: SearchRouter, collection: str, query: str) -> d
             continue
         async with rt.postgres.pool.acquire() as conn, conn.transaction():
             for key, value in (settings or {}).items():
-                await conn.execute(named.sql("health", "set_local"), key, value)
+                await conn.execute(bench_sql("scale", "set_local"), key, value)
             rows = await conn.fetch("EXPLAIN (ANALYZE, BUFFERS) " + text, *args)
         plan = "\n".join(r[0] for r in rows)
         entry: dict[str, Any] = {"settings": settings or {}, "plan": plan}

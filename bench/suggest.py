@@ -105,13 +105,13 @@ async def plan(pg: Any, collection: str, prefix: str, limit: int, analyze_only: 
 
 
 async def table_info(pg: Any, collection: str) -> dict[str, Any]:
-    kinds = await pg.fetch("suggest", "counts", collection)
+    kinds = await pg.q.terms.counts(collection)
     sizes = await pg.pool.fetch("SELECT relname, pg_total_relation_size(oid) AS bytes FROM pg_class "
                                 "WHERE relname = ANY($1::text[])",
                                 ["suggest_terms", "suggest_terms_key", "suggest_terms_prefix", "suggest_terms_popular",
                                  "document_terms", "document_terms_pkey"])
     chunks = await pg.pool.fetchval("SELECT count(*) FROM chunks WHERE collection = $1", collection)
-    return {"chunks": chunks, "terms": {r["kind"]: r["terms"] for r in kinds},
+    return {"chunks": chunks, "terms": kinds,
             "table_bytes_all_collections": {r["relname"]: r["bytes"] for r in sizes}}
 
 

@@ -5,14 +5,8 @@ ALTER CURRENT USER SET PASSWORD FROM $old TO $new;
 // name: components
 CALL dbms.components() YIELD name, versions, edition RETURN name, versions[0] AS version, edition;
 
-// name: ping
-RETURN 1 AS ok;
-
 // name: await_indexes
 CALL db.awaitIndexes($seconds);
 
 // name: list_indexes
 SHOW INDEXES YIELD name, type, state, labelsOrTypes, properties RETURN name, type, state, labelsOrTypes, properties;
-
-// name: list_constraints
-SHOW CONSTRAINTS YIELD name, type, labelsOrTypes, properties RETURN name, type, labelsOrTypes, properties;

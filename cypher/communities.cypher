@@ -73,13 +73,6 @@ RETURN c.id AS id, c.collection AS collection, c.level AS level, c.title AS titl
 ORDER BY c.collection, c.level, c.rank DESC, c.id
 LIMIT $limit;
 
-// name: community_counts
-MATCH (c:Community)
-WHERE $collections IS NULL OR c.collection IN $collections
-RETURN c.collection AS collection, c.level AS level, count(c) AS communities,
-       min(c.signature) AS signature, toString(max(c.computed_at)) AS computed_at
-ORDER BY collection, level;
-
 // name: global_scan
 // Exact similarity of every community report of the named collections to the query (there are far
 // fewer communities than chunks). vector.similarity.cosine is (1 + cos) / 2, like the index's score.

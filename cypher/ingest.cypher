@@ -106,10 +106,6 @@ RETURN COUNT { MATCH (e:Entity) WHERE e.collection = $collection } AS entities,
 // name: document_ids
 MATCH (d:Document) WHERE d.collection = $collection RETURN d.id AS id;
 
-// name: entity_mentions_of_chunks
-MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) WHERE c.id IN $chunk_ids
-RETURN c.id AS chunk_id, e.name AS name, e.label AS label, m.count AS count;
-
 // name: chunk_ids_of_collection
 // For repair: every document of a collection with its chunk ids (documents without chunks included).
 MATCH (d:Document) WHERE d.collection = $collection

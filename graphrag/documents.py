@@ -119,8 +119,8 @@ async def _upload_source(rt: Runtime, collection: str, name: str, digest: str, r
     """The source of an upload without an explicit one (the rule in :func:`add_file`)."""
     if replace:
         return name
-    rows = await rt.postgres.fetch("documents", "upload_identity", collection, name)
-    if not rows or rows[0]["file_sha256"] == digest:
+    stored, sha256 = await rt.postgres.q.documents.upload_sha256(collection, name)
+    if not stored or sha256 == digest:
         return name
     return f"{name}#{digest[:12]}"
 
@@ -193,14 +193,14 @@ async def _ingest_one(rt: Runtime, doc: Document, collection: str | None, tags: 
         status = "unchanged"
         found = await rt.postgres.existing_documents(collection, [doc.source])
         doc_id = str(found[doc.source][0])
-    counts = (await rt.postgres.fetch("documents", "document_chunk_count", uuid.UUID(doc_id)))[0]
+    chunk_count = await rt.postgres.q.documents.chunk_count(uuid.UUID(doc_id))
     return {
         "id": doc_id,
         "collection": collection,
         "source": doc.source,
         "title": doc.title,
         "status": status,
-        "chunks": counts["chunks"],
+        "chunks": chunk_count,
         "entities": report.entities,
         "relations": report.relations,
         "seconds": report.seconds,
@@ -216,11 +216,11 @@ async def list_documents(rt: Runtime, *, collection: str | None = None, limit: i
         raise InvalidInput(f"limit must be an integer from 1 to {MAX_PAGE}")
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise InvalidInput("offset must be a non-negative integer")
-    rows = await rt.postgres.fetch("documents", "list_documents", scope, limit, offset)
+    rows = await rt.postgres.q.documents.page(scope, limit, offset)
     if rows:
         total = rows[0]["total"]
     else:
-        total = (await rt.postgres.fetch("documents", "count_documents", scope))[0]["total"]
+        total = await rt.postgres.q.documents.count(scope)
     return {
         "documents": [{**_doc_row(r), "chunks": r["chunks"]} for r in rows],
         "total": total,
@@ -232,11 +232,11 @@ async def list_documents(rt: Runtime, *, collection: str | None = None, limit: i
 async def get_document(rt: Runtime, document_id: str, *, chunks: bool = True) -> dict[str, Any]:
     """A document with its chunks (in order)."""
     doc_uuid = _uuid(document_id)
-    rows = await rt.postgres.fetch("documents", "document_by_id", doc_uuid)
-    if not rows:
+    row = await rt.postgres.q.documents.by_id(doc_uuid)
+    if row is None:
         raise NotFound(f"no document with id {document_id!r}")
-    out = _doc_row(rows[0])
-    chunk_rows = await rt.postgres.fetch("documents", "document_chunks", doc_uuid)
+    out = _doc_row(row)
+    chunk_rows = await rt.postgres.q.documents.chunks_of(doc_uuid)
     out["chunk_count"] = len(chunk_rows)
     out["chunks"] = [
         {
@@ -257,8 +257,8 @@ async def get_document(rt: Runtime, document_id: str, *, chunks: bool = True) ->
 async def delete_document(rt: Runtime, document_id: str) -> dict[str, Any]:
     """Remove a document from both stores."""
     doc_uuid = _uuid(document_id)
-    rows = await rt.postgres.fetch("documents", "document_by_id", doc_uuid)
-    if not rows:
+    row = await rt.postgres.q.documents.by_id(doc_uuid)
+    if row is None:
         raise NotFound(f"no document with id {document_id!r}")
-    await rt.deleter().delete(collection=rows[0]["collection"], document_id=str(doc_uuid))
+    await rt.deleter().delete(collection=row["collection"], document_id=str(doc_uuid))
     return {"id": str(doc_uuid), "deleted": True}

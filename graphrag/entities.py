@@ -36,7 +36,7 @@ async def search_entities(rt: Runtime, q: str, *, collection: str | None = None,
     query = lucene_query(q)
     if not query:
         return {"query": q, "entities": []}
-    rows = await rt.neo4j.run("entities", "search_entities", query=query, collections=scope, k=limit)
+    rows = await rt.neo4j.q.entities.search(query, scope, limit)
     return {"query": q, "entities": [{**r, "score": round(float(r["score"]), 4)} for r in rows]}
 
 
@@ -48,12 +48,11 @@ async def get_entity(rt: Runtime, entity_id: str, *, relations: int = 25, mentio
         uuid.UUID(str(entity_id))
     except ValueError:
         raise NotFound(f"no entity with id {entity_id!r}") from None
-    found = await rt.neo4j.run("entities", "entity_detail", id=str(entity_id))
-    if not found or not visible(found[0]["collection"]):
+    entity = await rt.neo4j.q.entities.detail(str(entity_id))
+    if entity is None or not visible(entity["collection"]):
         raise NotFound(f"no entity with id {entity_id!r}")
-    entity = found[0]
-    rels = await rt.neo4j.run("entities", "entity_relations", id=str(entity_id), k=relations, evidence=3)
-    ments = await rt.neo4j.run("entities", "entity_mentions", id=str(entity_id), k=mentions)
+    rels = await rt.neo4j.q.entities.relations(str(entity_id), k=relations, evidence=3)
+    ments = await rt.neo4j.q.entities.mentions(str(entity_id), k=mentions)
     chunk_ids = list({m["chunk_id"] for m in ments} | {c for r in rels for c in r["evidence_chunk_ids"]})
     texts = await _chunk_texts(rt, chunk_ids, entity["collection"])
     return {
@@ -78,7 +77,7 @@ async def _chunk_texts(rt: Runtime, chunk_ids: list[str], collection: str) -> di
     """Chunk provenance from PostgreSQL (the source of truth), limited to the entity's collection."""
     if not chunk_ids:
         return {}
-    rows = await rt.postgres.fetch("documents", "chunks_by_id", [uuid.UUID(c) for c in chunk_ids], [collection])
+    rows = await rt.postgres.q.documents.chunks_by_id([uuid.UUID(c) for c in chunk_ids], [collection])
     return {
         str(r["id"]): {
             "chunk_id": str(r["id"]),

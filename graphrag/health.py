@@ -38,7 +38,7 @@ async def collect_status(rt: Runtime) -> dict[str, Any]:
         if graph_error is None and (pg["documents"] != gr["graph_documents"] or pg["chunks"] != gr["graph_chunks"]):
             pg_ids = await rt.postgres.document_ids(name)
             graph_ids = await graph.document_ids(name)
-            pending = {str(r["id"]) for r in await rt.postgres.fetch("outbox", "pending_documents", name)}
+            pending = await rt.postgres.q.outbox.pending_documents(name)
             drift.append({
                 "collection": name,
                 "awaiting_graph_writes": len(pending),  # drift the outbox will close by itself

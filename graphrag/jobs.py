@@ -154,9 +154,9 @@ class JobQueue:
 
     async def enqueue(self, request: IngestRequest) -> dict[str, Any]:
         """Store a job (queued); returns its client view."""
-        rows = await self.postgres.fetch("jobs", "enqueue", request.kind, request.collection,
-                                         json.dumps(request.options()), request.content)
-        return job_body(rows[0])
+        row = await self.postgres.q.jobs.enqueue(kind=request.kind, collection=request.collection,
+                                                 options=json.dumps(request.options()), content=request.content)
+        return job_body(row)
 
     async def get(self, job_id: str) -> dict[str, Any]:
         """A job's client view; NotFound for an unknown (or malformed) id."""
@@ -164,46 +164,45 @@ class JobQueue:
             key = uuid.UUID(str(job_id))
         except ValueError:
             raise NotFound(f"no job with id {job_id!r}") from None
-        rows = await self.postgres.fetch("jobs", "get_job", key)
-        if not rows:
+        row = await self.postgres.q.jobs.get(key)
+        if row is None:
             raise NotFound(f"no job with id {job_id!r}")
-        return job_body(rows[0])
+        return job_body(row)
 
     async def list(self, *, collections: list[str] | tuple[str, ...] | None = None, status: str | None = None,
                    limit: int = 50, offset: int = 0) -> dict[str, Any]:
         """A page of jobs, newest first, of ``collections`` (None = all) and ``status`` (None = any)."""
         scope = list(collections) if collections is not None else None
-        rows = await self.postgres.fetch("jobs", "list_jobs", scope, status, limit, offset)
+        rows = await self.postgres.q.jobs.page(collections=scope, status=status, limit=limit, offset=offset)
         if rows:
             total = rows[0]["total"]
         else:
-            total = (await self.postgres.fetch("jobs", "count_jobs", scope, status))[0]["total"]
+            total = await self.postgres.q.jobs.count(collections=scope, status=status)
         return {"jobs": [job_body(r) for r in rows], "total": total, "limit": limit, "offset": offset}
 
     async def claim(self, token: uuid.UUID) -> ClaimedJob | None:
         """The oldest due queued job, now running under ``token``; None when there is none."""
-        rows = await self.postgres.fetch("jobs", "claim", token)
-        if not rows:
+        row = await self.postgres.q.jobs.claim(token)
+        if row is None:
             return None
-        row = rows[0]
         return ClaimedJob(row["id"], token, row["attempts"], IngestRequest.of_row(row))
 
     async def heartbeat(self, job: ClaimedJob) -> bool:
         """Renew the lease; False when it was lost (the job was queued again meanwhile)."""
-        return bool(await self.postgres.fetch("jobs", "heartbeat", job.id, job.claim))
+        return await self.postgres.q.jobs.heartbeat(job.id, job.claim)
 
     async def done(self, job: ClaimedJob, result: dict[str, Any]) -> bool:
-        return bool(await self.postgres.fetch("jobs", "finish_done", job.id, job.claim, json.dumps(result)))
+        return await self.postgres.q.jobs.finish_done(job.id, job.claim, json.dumps(result))
 
     async def failed(self, job: ClaimedJob, error: dict[str, Any]) -> bool:
-        return bool(await self.postgres.fetch("jobs", "finish_failed", job.id, job.claim, json.dumps(error)))
+        return await self.postgres.q.jobs.finish_failed(job.id, job.claim, json.dumps(error))
 
     async def retry_later(self, job: ClaimedJob, delay_s: float, reason: str) -> bool:
-        return bool(await self.postgres.fetch("jobs", "retry_later", job.id, job.claim, delay_s, reason))
+        return await self.postgres.q.jobs.retry_later(job.id, job.claim, delay_s, reason)
 
     async def release(self, job: ClaimedJob) -> bool:
         """Queue an interrupted job again without counting the attempt (graceful shutdown)."""
-        return bool(await self.postgres.fetch("jobs", "release", job.id, job.claim))
+        return await self.postgres.q.jobs.release(job.id, job.claim)
 
     async def requeue_stale(self, lease_s: float, max_attempts: int) -> "builtins.list[tuple[str, str]]":
         """Queue again (or fail, after ``max_attempts``) running jobs without a heartbeat for
@@ -211,11 +210,11 @@ class JobQueue:
         error = {"type": "about:blank", "title": "Service unavailable", "status": 503,
                  "detail": f"the process running this job stopped (crash or kill) on each of {max_attempts} "
                            "attempts; post the document again"}
-        rows = await self.postgres.fetch("jobs", "requeue_stale", lease_s, max_attempts, json.dumps(error))
-        return [(str(r["id"]), r["status"]) for r in rows]
+        rows = await self.postgres.q.jobs.requeue_stale(lease_s, max_attempts, json.dumps(error))
+        return [(str(job_id), status) for job_id, status in rows]
 
     async def purge(self, retention_h: float) -> None:
-        await self.postgres.fetch("jobs", "purge_finished", retention_h)
+        await self.postgres.q.jobs.purge_finished(retention_h)
 
 
 def backoff(attempts: int) -> float:

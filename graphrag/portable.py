@@ -75,8 +75,8 @@ from graphrag.ingest.outbox import GraphOutbox
 from graphrag.ingest.pipeline import entity_id
 from graphrag.models import entity_vector_slot, is_collection_name
 from graphrag.runtime import Runtime
-from graphrag.stores import queries
-from graphrag.stores.postgres import CHUNK_COLUMNS, CollectionRecord, ModelRecord, PostgresStore
+from graphrag.stores.repo import PgQueries
+from graphrag.stores.postgres import CHUNK_COLUMNS, CollectionRecord, ModelRecord
 
 log = logging.getLogger(__name__)
 
@@ -93,10 +93,6 @@ class CollectionDrift(ServiceError):
 
     status_code = 409
     title = "Conflict"
-
-
-def _sql(name: str) -> str:
-    return queries.sql("portable", name)
 
 
 def _json(value: Any) -> Any:
@@ -168,25 +164,24 @@ class CollectionExport:
             raise
 
     async def _stream(self, writer: ArchiveWriter, started: float) -> AsyncIterator[bytes]:
-        pool = self.rt.postgres.pool
-        async with pool.acquire() as conn:
+        async with self.rt.postgres.connection() as session:
             # Session-level shared lock before the snapshot: a re-embed's switch (exclusive) cannot fall
             # between the vectors read here and the model recorded beside them.
-            await conn.execute(_sql("lock_collection"), self.collection)
+            await session.portable.lock_shared(self.collection)
             try:
-                async with conn.transaction(isolation="repeatable_read", readonly=True):
-                    info = (await _collection_info(conn, [self.collection])).get(self.collection)
+                async with session.conn.transaction(isolation="repeatable_read", readonly=True):
+                    info = (await _collection_info(session, [self.collection])).get(self.collection)
                     if info is None:
                         raise NotFound(f"unknown collection {self.collection!r}")
                     description = {
                         "format": FORMAT, "format_version": FORMAT_VERSION, "graphrag_version": __version__,
                         "collection": self.collection, "embedding_model": describe_model(info.model),
                         "text_config": info.text_config, "vector_encoding": VECTOR_ENCODING,
-                        "extended": await extended.collection_mode(conn, self.collection),
+                        "extended": await extended.collection_mode(session, self.collection),
                     }
                     writer.add(HEADER, json.dumps(description, indent=2, sort_keys=True).encode("utf-8"))
                     yield writer.take()
-                    async for data in self._parts(conn, writer, info):
+                    async for data in self._parts(session, writer, info):
                         yield data
                     manifest = {**description, "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
                                 "entity_vector_property": entity_vector_slot(info.model.name)[0],
@@ -199,25 +194,25 @@ class CollectionExport:
                     yield tail
             finally:
                 try:
-                    await conn.execute(_sql("unlock_collection"), self.collection)
+                    await session.portable.unlock_shared(self.collection)
                 except Exception as exc:  # noqa: BLE001 - the pool's reset releases it too
                     log.info("collection lock of the export not released here: %s", one_line(exc))
 
-    async def _parts(self, conn: Any, writer: ArchiveWriter, info: CollectionRecord) -> AsyncIterator[bytes]:
+    async def _parts(self, session: PgQueries, writer: ArchiveWriter, info: CollectionRecord) -> AsyncIterator[bytes]:
         prop = entity_vector_slot(info.model.name)[0]
         relations = _RelationFeed(self.rt, self.collection)
         emitted: set[str] = set()  # entity keys written so far (each entity once, in its first part)
         try:
             docs: list[Any] = []
             size = 0
-            async for row in conn.cursor(_sql("export_documents"), self.collection, prefetch=512):
+            async for row in session.portable.documents(self.collection, prefetch=512):
                 docs.append(row)
                 size += row["chunk_count"]
                 if size >= self.part_chunks:
-                    yield await self._part(conn, writer, info, prop, docs, relations, emitted)
+                    yield await self._part(session, writer, info, prop, docs, relations, emitted)
                     docs, size = [], 0
             if docs:
-                yield await self._part(conn, writer, info, prop, docs, relations, emitted)
+                yield await self._part(session, writer, info, prop, docs, relations, emitted)
             left = await relations.rest()
             if left:
                 log.warning("%s relation(s) of %s cite no chunk of the collection and were left out", left,
@@ -225,14 +220,14 @@ class CollectionExport:
         finally:
             await relations.close()
 
-    async def _part(self, conn: Any, writer: ArchiveWriter, info: CollectionRecord, prop: str, docs: list[Any],
+    async def _part(self, session: PgQueries, writer: ArchiveWriter, info: CollectionRecord, prop: str, docs: list[Any],
                     relations: _RelationFeed, emitted: set[str]) -> bytes:
         part = self.report.parts + 1
         doc_ids = [r["id"] for r in docs]
-        chunk_rows = await conn.fetch(_sql("export_chunks"), doc_ids)
-        rep_rows = await conn.fetch(_sql("export_representations"), doc_ids)
+        chunk_rows = await session.portable.chunks(doc_ids)
+        rep_rows = await session.portable.representations(doc_ids)
         chunk_ids = [str(r["id"]) for r in chunk_rows]
-        rows = (await self.rt.neo4j.run("portable", "export_mentions", chunk_ids=chunk_ids)) if chunk_ids else []
+        rows = (await self.rt.neo4j.q.portable.mentions(chunk_ids)) if chunk_ids else []
         mentions = sorted(({"chunk_id": r["chunk_id"], "entity_key": key, "count": count, "label": label}
                            for r in rows for key, count, label in r["mentions"]),
                           key=lambda m: (m["chunk_id"], m["entity_key"]))
@@ -244,8 +239,7 @@ class CollectionExport:
             wanted.setdefault(r["source_key"], None)
             wanted.setdefault(r["target_key"], None)
         new_keys = [k for k in wanted if k not in emitted]
-        entities = (await self.rt.neo4j.run("portable", "export_entities", keys=new_keys,
-                                            collection=self.collection, property=prop) if new_keys else [])
+        entities = (await self.rt.neo4j.q.portable.entities(new_keys, self.collection, prop) if new_keys else [])
         entities.sort(key=lambda e: e["key"])
         emitted.update(new_keys)
         model = info.model.name
@@ -291,10 +285,7 @@ class _RelationFeed:
         self._result: Any = None
 
     async def _open(self) -> None:
-        store = self.rt.neo4j
-        self._session = store.driver.session(database=store.database, fetch_size=2000)
-        self._result = await self._session.run(queries.cypher("portable", "export_relations"),
-                                               collection=self.collection)
+        self._session, self._result = await self.rt.neo4j.q.portable.open_relations(self.collection, 2000)
 
     async def until(self, last_document: str) -> list[dict[str, Any]]:
         """The next relations whose last evidence document sorts at or before ``last_document``."""
@@ -319,8 +310,8 @@ class _RelationFeed:
             await self._session.close()
 
 
-async def _collection_info(conn: Any, names: list[str]) -> dict[str, CollectionRecord]:
-    rows = await conn.fetch(queries.sql("collections", "collection_info"), names)
+async def _collection_info(session: PgQueries, names: list[str]) -> dict[str, CollectionRecord]:
+    rows = await session.collections.info(names)
     return {r["name"]: CollectionRecord.of(r) for r in rows}
 
 
@@ -374,12 +365,12 @@ async def prepare_export(rt: Runtime, collection: str, *, compression: str = "gz
     drained = await rt.outbox.drain()
     if drained.error and drained.pending:
         raise ServiceUnavailable(f"Neo4j is not accepting writes ({drained.error}); an export needs the graph")
-    pg = (await rt.postgres.fetch("documents", "collection_totals", collection))[0]
-    graph = (await rt.neo4j.run("portable", "graph_counts", collection=collection))[0]
-    if (pg["documents"], pg["chunks"]) != (graph["documents"], graph["chunks"]):
+    pg = await rt.postgres.q.documents.totals(collection)
+    graph = await rt.neo4j.q.portable.counts(collection)
+    if (pg.documents, pg.chunks) != (graph["documents"], graph["chunks"]):
         raise CollectionDrift(
-            f"collection {collection!r} differs between the stores (PostgreSQL {pg['documents']} documents, "
-            f"{pg['chunks']} chunks; Neo4j {graph['documents']}, {graph['chunks']}): run "
+            f"collection {collection!r} differs between the stores (PostgreSQL {pg.documents} documents, "
+            f"{pg.chunks} chunks; Neo4j {graph['documents']}, {graph['chunks']}): run "
             f"`graphrag repair --collection {collection}` first")
     return CollectionExport(rt, info, compression, part_chunks)
 
@@ -618,8 +609,7 @@ async def _check_target(rt: Runtime, target: str, model: ModelRecord,
                         text_config: str) -> tuple[CollectionRecord | None, ModelRecord | None]:
     """Can this deployment hold the archive under ``target``? Read-only; returns the target's record and
     this deployment's record of the archive's model (each None when there is none yet)."""
-    ok = (await rt.postgres.fetch("collections", "text_config_exists", text_config))[0]["ok"]
-    if not ok:
+    if not await rt.postgres.q.collections.text_config_exists(text_config):
         raise InvalidInput(f"the archive's text-search configuration {text_config!r} does not exist on this "
                            "PostgreSQL")
     info = (await rt.postgres.collection_info([target])).get(target)
@@ -685,26 +675,24 @@ class _Importer:
         part = await asyncio.to_thread(self._build, rows)
         docs = rows["documents"]
         new_ids = [row[0] for row in part["doc_rows"]]
-        async with self.rt.postgres.pool.acquire() as conn, conn.transaction():
-            await conn.execute(queries.sql("collections", "lock_collection_shared"), self.target)
-            current = await conn.fetchrow(queries.sql("collections", "collection_model"), self.target)
+        async with self.rt.postgres.unit_of_work() as uow:
+            await uow.collections.lock_shared(self.target)
+            current = await uow.collections.current_model(self.target)
             if current is None or current["embedding_model"] != self.model.name:
                 raise ServiceUnavailable(f"collection {self.target!r} moved to another embedding model during this "
                                          "import; run the import again")
-            replaced = [r["id"] for r in await conn.fetch(_sql("replaced_documents"), self.target, new_ids,
-                                                          [d["source"] for d in docs])]
+            replaced = await uow.portable.replaced_documents(self.target, new_ids, [d["source"] for d in docs])
             if replaced:
-                await PostgresStore.update_stats(conn, replaced, add=False)
-                await conn.execute(_sql("delete_documents"), replaced)
-            await conn.copy_records_to_table("documents", records=part["doc_rows"], columns=list(DOCUMENT_COLUMNS))
+                await uow.documents.stats_subtract(replaced)
+                await uow.portable.delete_documents(replaced)
+            await uow.sql.copy("documents", part["doc_rows"], list(DOCUMENT_COLUMNS))
             if part["chunk_rows"]:
-                await conn.copy_records_to_table("chunks", records=part["chunk_rows"], columns=list(CHUNK_COLUMNS))
+                await uow.sql.copy("chunks", part["chunk_rows"], list(CHUNK_COLUMNS))
             if part["rep_rows"]:
-                await conn.copy_records_to_table("representations", records=part["rep_rows"],
-                                                 columns=list(extended.REPRESENTATION_COLUMNS))
-            await PostgresStore.update_stats(conn, new_ids, add=True)
+                await uow.sql.copy("representations", part["rep_rows"], list(extended.REPRESENTATION_COLUMNS))
+            await uow.documents.stats_add(new_ids)
             remove = sorted({str(i) for i in replaced} | {str(i) for i in new_ids})
-            await GraphOutbox.enqueue_replace(conn, self.target, remove, part["graph_docs"], part["next_pairs"],
+            await GraphOutbox.enqueue_replace(uow, self.target, remove, part["graph_docs"], part["next_pairs"],
                                               part["entities"], part["mentions"], part["relations"])
         self.report.replaced += len(replaced)
         self.report.parts += 1
@@ -813,9 +801,10 @@ async def import_archive(rt: Runtime, path: Path, *, collection: str | None = No
     loop = asyncio.get_running_loop()
 
     async def foreign(doc_ids: list[uuid.UUID], chunk_ids: list[uuid.UUID]) -> str | None:
-        for name, values in (("foreign_documents", doc_ids), ("foreign_chunks", chunk_ids)):
+        portable = rt.postgres.q.portable
+        for check, values in ((portable.foreign_document, doc_ids), (portable.foreign_chunk, chunk_ids)):
             if values:
-                row = (await rt.postgres.fetch("portable", name, values, target) or [None])[0]
+                row = await check(values, target)
                 if row is not None:
                     return (f"id {row['id']} already belongs to collection {row['collection']!r} here; "
                             "import under another name (--collection NEW)")
@@ -843,13 +832,13 @@ async def import_archive(rt: Runtime, path: Path, *, collection: str | None = No
     # archive's machine had it.
     await embedders.register(rt.postgres, embedder)
     await rt.postgres.create_collection(target, model.name, header["text_config"])
-    async with rt.postgres.pool.acquire() as conn:
-        if manifest.counts.get("representations"):
-            await extended.ensure_index(conn, model.dim)
-        # Later ingests into the collection keep making representations as the archive's did; a mode the
-        # target recorded already stays (the import replaces some of its documents, not its settings).
-        if mode is not None and await extended.collection_mode(conn, target) is None:
-            await extended.record_mode(conn, target, mode)
+    session = rt.postgres.q
+    if manifest.counts.get("representations"):
+        await extended.ensure_index(session, model.dim)
+    # Later ingests into the collection keep making representations as the archive's did; a mode the
+    # target recorded already stays (the import replaces some of its documents, not its settings).
+    if mode is not None and await extended.collection_mode(session, target) is None:
+        await extended.record_mode(session, target, mode)
     try:
         await rt.neo4j.ensure_entity_vector_index(model.name, model.dim)
     except ServiceUnavailable as exc:  # graph writes wait in the outbox; the index comes with the next start
@@ -882,11 +871,11 @@ async def import_archive(rt: Runtime, path: Path, *, collection: str | None = No
 
 
 async def _add_totals(rt: Runtime, report: ImportReport) -> None:
-    row = (await rt.postgres.fetch("documents", "collection_totals", report.collection))[0]
-    totals: dict[str, int | None] = {"documents": row["documents"], "chunks": row["chunks"], "entities": None,
+    row = await rt.postgres.q.documents.totals(report.collection)
+    totals: dict[str, int | None] = {"documents": row.documents, "chunks": row.chunks, "entities": None,
                                      "relations": None}
     try:
-        graph = (await rt.neo4j.run("ingest", "collection_graph_counts", collection=report.collection))[0]
+        graph = await rt.neo4j.q.ingest.collection_graph_counts(report.collection)
         totals.update(entities=graph["entities"], relations=graph["relations"])
     except Exception as exc:  # noqa: BLE001 - the counts are information; Neo4j may be away
         log.info("graph totals not read: %s", one_line(exc))

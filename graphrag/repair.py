@@ -21,33 +21,31 @@ async def repair(rt: Runtime, collection: str | None = None) -> dict[str, Any]:
     if drained.error and drained.pending:
         raise ServiceUnavailable(f"Neo4j is not accepting writes ({drained.error}); repair needs it")
     graph = GraphWrites(rt.neo4j)
-    names = [collection] if collection else [r["collection"] for r in await rt.postgres.fetch("documents", "collections")]
-    graph_names = {r["collection"] for r in await rt.neo4j.run("ingest", "collection_counts")}
+    names = [collection] if collection else await rt.postgres.q.documents.collections()
+    graph_names = {r["collection"] for r in await rt.neo4j.q.ingest.collection_counts()}
     if not collection:
         names = sorted(set(names) | graph_names)
     report: dict[str, Any] = {"applied_pending": drained.applied, "collections": {}}
     for name in names:
-        pg = {str(r["document_id"]): list(r["chunk_ids"])
-              for r in await rt.postgres.fetch("documents", "chunk_ids_of_collection", name)}
+        pg = await rt.postgres.q.documents.chunk_ids(name)
         pg_docs = await rt.postgres.document_ids(name)
-        gr = {r["document_id"]: sorted(r["chunk_ids"])
-              for r in await rt.neo4j.run("ingest", "chunk_ids_of_collection", collection=name)}
+        gr = await rt.neo4j.q.ingest.chunk_ids(name)
         extra = sorted(set(gr) - pg_docs)
-        set_aside = {str(r["id"]) for r in await rt.postgres.fetch("outbox", "failed_documents", name)}
+        set_aside = await rt.postgres.q.outbox.failed_documents(name)
         rebuild = sorted(d for d in pg if d not in gr or sorted(pg[d]) != gr[d] or d in set_aside)
         if extra:
             await graph.remove_documents(extra)
-        stray = [r["id"] for r in await rt.neo4j.run("ingest", "stray_chunks", collection=name)]
+        stray = await rt.neo4j.q.ingest.stray_chunks(name)
         if stray:
-            await rt.neo4j.run("ingest", "delete_stray_chunks", ids=stray)
+            await rt.neo4j.q.ingest.delete_stray_chunks(stray)
         rebuilt = 0
         if rebuild:
             # Set-aside entries are superseded by the rebuild (which sets aside anew if Neo4j refuses again).
-            await rt.postgres.fetch("outbox", "clear_failed", name)
+            await rt.postgres.q.outbox.clear_failed(name)
             ingestor = await rt.ingestor()
             rebuilt = await ingestor.rebuild_graph([uuid.UUID(d) for d in rebuild])
-        orphans = (await rt.neo4j.run("ingest", "prune_orphan_entities", collection=name))[0]["removed"]
-        recounted = (await rt.neo4j.run("ingest", "recount_entity_mentions", collection=name))[0]["recounted"]
+        orphans = await rt.neo4j.q.ingest.prune_orphan_entities(name)
+        recounted = await rt.neo4j.q.ingest.recount_entity_mentions(name)
         fixed = {"removed_from_graph": len(extra), "stray_chunks": len(stray), "rebuilt": rebuilt,
                  "orphan_entities": orphans, "recounted_entities": recounted}
         if any(fixed.values()):

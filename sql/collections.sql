@@ -3,85 +3,73 @@
 -- name: register_model
 -- A model's first use records it; later uses read back what was recorded (the dimension decides).
 INSERT INTO embedding_models (name, provider, spec, dim, base_url)
-VALUES ($1, $2, $3, $4, $5)
+VALUES (:name, :provider, :spec, :dim, :base_url)
 ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name
 RETURNING name, provider, spec, dim, base_url;
 
 -- name: model_by_name
-SELECT name, provider, spec, dim, base_url FROM embedding_models WHERE name = $1;
+SELECT name, provider, spec, dim, base_url FROM embedding_models WHERE name = :name;
 
 -- name: ensure_vector_index
-SELECT graphrag_ensure_vector_index($1);
+SELECT graphrag_ensure_vector_index(:dim);
 
 -- name: text_config_exists
-SELECT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = $1) AS ok;
+SELECT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = :text_config) AS ok;
 
 -- name: create_collection
 INSERT INTO collections (name, embedding_model, text_config)
-VALUES ($1, $2, $3::regconfig)
+VALUES (:name, :model, :text_config::regconfig)
 ON CONFLICT (name) DO NOTHING;
 
 -- name: collection_info
--- What searches and writes need to know of some collections (all of them when $1 is NULL).
+-- What searches and writes need to know of some collections (all of them when :names is NULL).
 SELECT gc.name, gc.embedding_model, gc.text_config::text AS text_config, gc.reembed_model,
        m.provider, m.spec, m.dim, m.base_url,
        r.provider AS reembed_provider, r.spec AS reembed_spec, r.dim AS reembed_dim, r.base_url AS reembed_base_url
 FROM collections gc
 JOIN embedding_models m ON m.name = gc.embedding_model
 LEFT JOIN embedding_models r ON r.name = gc.reembed_model
-WHERE $1::text[] IS NULL OR gc.name = ANY($1::text[])
+WHERE :names::text[] IS NULL OR gc.name = ANY(:names::text[])
 ORDER BY gc.name;
 
 -- name: lock_collection
 -- Taken by a re-embed's start and switch: waits for the collection's writers (who hold it shared).
-SELECT pg_advisory_xact_lock(hashtext('graphrag.collection'), hashtext($1));
+SELECT pg_advisory_xact_lock(hashtext('graphrag.collection'), hashtext(:collection));
 
 -- name: lock_collection_shared
 -- Taken by every write of chunks, which then checks the model it embedded with is still current.
-SELECT pg_advisory_xact_lock_shared(hashtext('graphrag.collection'), hashtext($1));
+SELECT pg_advisory_xact_lock_shared(hashtext('graphrag.collection'), hashtext(:collection));
 
 -- name: collection_model
-SELECT embedding_model, text_config::text AS text_config FROM collections WHERE name = $1;
+SELECT embedding_model, text_config::text AS text_config FROM collections WHERE name = :collection;
 
 -- name: start_reembed
-UPDATE collections SET reembed_model = $2, updated_at = now() WHERE name = $1;
+UPDATE collections SET reembed_model = :model, updated_at = now() WHERE name = :collection;
 
 -- name: reset_reembed_vectors
 -- A re-embed to another model than the one begun: vectors of the abandoned run are not reused.
-UPDATE chunks SET embedding_next = NULL WHERE collection = $1 AND embedding_next IS NOT NULL;
+UPDATE chunks SET embedding_next = NULL WHERE collection = :collection AND embedding_next IS NOT NULL;
 
 -- name: reembed_todo
 -- The next chunks without a new vector (resumable: finished chunks are never embedded twice).
 SELECT c.id, c.content, c.heading_path, c.token_count
 FROM chunks c
-WHERE c.collection = $1 AND c.embedding_next IS NULL
+WHERE c.collection = :collection AND c.embedding_next IS NULL
 ORDER BY c.id
-LIMIT $2;
+LIMIT :limit;
 
 -- name: reembed_counts
 SELECT count(*) AS total, count(*) FILTER (WHERE embedding_next IS NOT NULL) AS done
-FROM chunks WHERE collection = $1;
+FROM chunks WHERE collection = :collection;
 
 -- name: set_reembed_vector
-UPDATE chunks SET embedding_next = $2 WHERE id = $1;
+UPDATE chunks SET embedding_next = :vector WHERE id = :id;
 
 -- name: switch_chunks
 -- The switch, run in one transaction with switch_collection under the collection's lock: every
 -- chunk's new vector becomes its vector.
-UPDATE chunks SET embedding = embedding_next, embedding_model = $2, embedding_next = NULL
-WHERE collection = $1;
+UPDATE chunks SET embedding = embedding_next, embedding_model = :model, embedding_next = NULL
+WHERE collection = :collection;
 
 -- name: switch_collection
-UPDATE collections SET embedding_model = $2, reembed_model = NULL, updated_at = now() WHERE name = $1;
-
--- name: cancel_reembed
-UPDATE collections SET reembed_model = NULL, updated_at = now() WHERE name = $1;
-
--- name: model_collections
--- The models in use, with their collections (for `graphrag status`).
-SELECT gc.name, gc.embedding_model, m.dim, gc.text_config::text AS text_config, gc.reembed_model
-FROM collections gc JOIN embedding_models m ON m.name = gc.embedding_model
-ORDER BY gc.name;
-
--- name: delete_collection_record
-DELETE FROM collections WHERE name = $1;
+UPDATE collections SET embedding_model = :model, reembed_model = NULL, updated_at = now() WHERE name = :collection;

@@ -6,5 +6,5 @@
 SELECT collection, count(*)::text || '@' || coalesce(to_char(max(updated_at) AT TIME ZONE 'UTC',
        'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '') AS signature
 FROM documents
-WHERE collection = ANY($1::text[])
+WHERE collection = ANY(:collections::text[])
 GROUP BY collection;

@@ -15,11 +15,11 @@ SELECT pg_advisory_xact_lock(hashtext('graphrag.migrations'));
 SELECT version, checksum FROM schema_migrations ORDER BY version;
 
 -- name: record_migration
-INSERT INTO schema_migrations (version, checksum) VALUES ($1, $2);
+INSERT INTO schema_migrations (version, checksum) VALUES (:version, :checksum);
 
 -- name: advisory_lock
 -- A named lock across processes sharing the database, e.g. around the graph schema at start.
-SELECT pg_advisory_lock(hashtext($1));
+SELECT pg_advisory_lock(hashtext(:name));
 
 -- name: advisory_unlock
-SELECT pg_advisory_unlock(hashtext($1));
+SELECT pg_advisory_unlock(hashtext(:name));

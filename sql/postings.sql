@@ -13,10 +13,10 @@ SELECT c.id, u.lexeme, c.collection, least(coalesce(array_length(u.positions, 1)
 FROM chunks c
 JOIN collection_stats s ON s.collection = c.collection
 CROSS JOIN LATERAL unnest(c.tsv) u
-WHERE c.document_id = ANY($1::uuid[])
+WHERE c.document_id = ANY(:ids::uuid[])
 ON CONFLICT (chunk_id, lexeme) DO UPDATE
     SET collection = EXCLUDED.collection, tf = EXCLUDED.tf, dl = EXCLUDED.dl, impact = EXCLUDED.impact;
 
 -- name: postings_remove
 -- The documents' chunks' postings, before the chunks go.
-DELETE FROM chunk_postings p USING chunks c WHERE c.document_id = ANY($1::uuid[]) AND p.chunk_id = c.id;
+DELETE FROM chunk_postings p USING chunks c WHERE c.document_id = ANY(:ids::uuid[]) AND p.chunk_id = c.id;

@@ -110,10 +110,3 @@ SELECT set_config(s.name, s.value, false) FROM unnest($1::text[], $2::text[]) AS
 
 -- name: collection_chunk_count
 SELECT coalesce(sum(chunks), 0)::bigint FROM collection_stats WHERE $1::text[] IS NULL OR collection = ANY($1::text[]);
-
--- name: explain_vector_leg
-EXPLAIN (FORMAT TEXT)
-SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id
-WHERE vector_dims(c.embedding) = /*DIM*/
-  AND ($2::text[] IS NULL OR c.collection = ANY($2::text[])) AND c.embedding_model = $3
-ORDER BY c.embedding::/*VECTOR*/ <=> $1::/*VECTOR*/ LIMIT $4;

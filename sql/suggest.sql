@@ -5,7 +5,7 @@
 -- returns the sums that dropped to zero, for `prune`. Ordered, so concurrent writers lock rows alike.
 WITH gone AS (
     DELETE FROM document_terms t USING documents d
-    WHERE t.document_id = ANY($1::uuid[]) AND d.id = t.document_id
+    WHERE t.document_id = ANY(:ids::uuid[]) AND d.id = t.document_id
     RETURNING d.collection, t.norm, t.kind, t.mentions
 ), agg AS (
     SELECT collection, norm, kind, count(*) AS documents, sum(mentions) AS mentions
@@ -19,7 +19,7 @@ RETURNING s.collection, s.norm, s.kind, s.documents;
 -- name: prune
 -- Remove sums no document contributes to any more.
 DELETE FROM suggest_terms s
-USING unnest($1::text[], $2::text[], $3::text[]) AS z(collection, norm, kind)
+USING unnest(:collections::text[], :norms::text[], :kinds::text[]) AS z(collection, norm, kind)
 WHERE s.collection = z.collection AND s.norm = z.norm AND s.kind = z.kind AND s.documents <= 0;
 
 -- name: add
@@ -27,7 +27,7 @@ WHERE s.collection = z.collection AND s.norm = z.norm AND s.kind = z.kind AND s.
 INSERT INTO suggest_terms AS s (collection, norm, kind, display, documents, mentions)
 SELECT d.collection, t.norm, t.kind, min(t.display), count(*), sum(t.mentions)
 FROM document_terms t JOIN documents d ON d.id = t.document_id
-WHERE t.document_id = ANY($1::uuid[])
+WHERE t.document_id = ANY(:ids::uuid[])
 GROUP BY d.collection, t.norm, t.kind ORDER BY d.collection, t.norm, t.kind
 ON CONFLICT (collection, norm, kind) DO UPDATE
     SET documents = s.documents + EXCLUDED.documents, mentions = s.mentions + EXCLUDED.mentions,
@@ -76,10 +76,10 @@ SELECT name FROM collections ORDER BY name;
 -- The collection's documents with no term but their title: stored before suggestions existed, or
 -- bulk-loaded past the writer (`graphrag suggest --rebuild` fills them in).
 SELECT d.id, d.title FROM documents d
-WHERE d.collection = $1
+WHERE d.collection = :collection
   AND NOT EXISTS (SELECT 1 FROM document_terms t WHERE t.document_id = d.id AND t.kind <> 'title')
 ORDER BY d.id;
 
 -- name: counts
 SELECT kind, count(*) AS terms, coalesce(sum(documents), 0)::bigint AS contributions
-FROM suggest_terms WHERE collection = $1 AND documents > 0 GROUP BY kind ORDER BY kind;
+FROM suggest_terms WHERE collection = :collection AND documents > 0 GROUP BY kind ORDER BY kind;

@@ -18,7 +18,6 @@ import asyncio
 import hashlib
 import logging
 import math
-import re
 import time
 import uuid
 from collections import defaultdict
@@ -39,7 +38,6 @@ from graphrag.communities.reports import (
 from graphrag.errors import ConfigurationError
 from graphrag.ingest.embedders import Embedders
 from graphrag.models import entity_vector_slot
-from graphrag.stores import queries
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore
 
@@ -67,29 +65,22 @@ def community_id(collection: str, level: int, members: Sequence[str]) -> str:
 
 async def collection_signatures(postgres: PostgresStore, collections: Sequence[str]) -> dict[str, str]:
     """Each collection's signature now (``"0@"`` for one without documents)."""
-    rows = await postgres.fetch("communities", "collection_signatures", list(collections))
-    found = {r["collection"]: r["signature"] for r in rows}
+    found = await postgres.q.communities.signatures(list(collections))
     return {c: found.get(c, "0@") for c in collections}
 
 
 async def ensure_schema(neo4j: Neo4jStore, model: str, dim: int) -> str:
     """The Community constraint, indexes and the model's vector index (idempotent); returns the
     vector index name."""
-    for name in ("schema_constraint", "schema_collection_index", "schema_fulltext"):
-        await neo4j.run("communities", name)
+    await neo4j.q.communities.apply_schema()
     prop, index = community_vector_slot(model)
-    existing = {r["name"]: r["dim"] for r in await neo4j.run("communities", "vector_indexes")}
+    existing = {r["name"]: r["dim"] for r in await neo4j.q.communities.vector_indexes()}
     if index in existing:
         if existing[index] is not None and int(existing[index]) != dim:
             raise ConfigurationError(f"Neo4j index {index} holds {existing[index]}-dim vectors, not {dim} for {model}")
     else:
-        if not re.fullmatch(r"[a-z0-9_]+", prop):
-            raise ValueError(f"not a property name: {prop!r}")
-        statement = queries.cypher("communities", "create_vector_index").replace("/*PROPERTY*/", prop)
-        options = {"indexConfig": {"vector.dimensions": dim, "vector.similarity_function": "cosine"}}
-        await neo4j.driver.execute_query(statement, parameters_={"index": index, "options": options},
-                                         database_=neo4j.database)
-    await neo4j.run("admin", "await_indexes", seconds=120)
+        await neo4j.q.communities.create_vector_index(prop, index, dim)
+    await neo4j.q.admin.await_indexes(120)
     return index
 
 
@@ -127,7 +118,7 @@ def _materials(clusters: list[Cluster], info: dict[str, EntityInfo],
 async def _chunk_texts(postgres: PostgresStore, collection: str, ids: list[str]) -> dict[str, str]:
     texts: dict[str, str] = {}
     for k in range(0, len(ids), 5000):
-        rows = await postgres.fetch("documents", "chunks_by_id", [uuid.UUID(i) for i in ids[k:k + 5000]], [collection])
+        rows = await postgres.q.documents.chunks_by_id([uuid.UUID(i) for i in ids[k:k + 5000]], [collection])
         texts.update({str(r["id"]): r["content"] for r in rows})
     return texts
 
@@ -159,7 +150,7 @@ async def compute_communities(postgres: PostgresStore, neo4j: Neo4jStore, embedd
     async with postgres.advisory_lock(f"graphrag.communities:{collection}"):
         t = time.perf_counter()
         signature = (await collection_signatures(postgres, [collection]))[collection]
-        rows = await neo4j.run("communities", "entity_graph", collection=collection)
+        rows = await neo4j.q.communities.entity_graph(collection)
         edges: dict[tuple[str, str], tuple[float, list[str]]] = {}
         for r in rows:
             a, b = sorted((r["source"], r["target"]))
@@ -178,13 +169,12 @@ async def compute_communities(postgres: PostgresStore, neo4j: Neo4jStore, embedd
         member_ids = sorted({m for c in clusters for m in c.members})
         info: dict[str, EntityInfo] = {}
         for k in range(0, len(member_ids), 10000):
-            for r in await neo4j.run("communities", "entity_info", ids=member_ids[k:k + 10000]):
+            for r in await neo4j.q.communities.entity_info(member_ids[k:k + 10000]):
                 info[r["id"]] = EntityInfo(r["id"], r["name"] or "", r["label"] or "", int(r["mentions"] or 0))
         wanted = sorted({m for c in clusters for m in c.central(MATERIAL_ENTITIES)})
         entity_chunks: dict[str, list[tuple[str, int]]] = {}
         for k in range(0, len(wanted), 5000):
-            for r in await neo4j.run("communities", "entity_chunks", ids=wanted[k:k + 5000],
-                                     per_entity=CHUNKS_PER_ENTITY):
+            for r in await neo4j.q.communities.entity_chunks(wanted[k:k + 5000], CHUNKS_PER_ENTITY):
                 entity_chunks[r["id"]] = [(c, n) for c, n in r["chunks"]]
         materials, chunk_choice = _materials(clusters, info, edges, adjacency, entity_chunks)
         texts = await _chunk_texts(postgres, collection, sorted({c for cs in chunk_choice for c in cs}))
@@ -252,33 +242,14 @@ async def compute_communities(postgres: PostgresStore, neo4j: Neo4jStore, embedd
 async def _replace(neo4j: Neo4jStore, collection: str, prop: str, rows: list[dict[str, Any]],
                    links: list[list[Any]], parents: list[list[str]], computed_at: str) -> None:
     """The collection's communities replaced by ``rows`` in one transaction: all or nothing."""
-    q = queries.cypher
-
-    async def work(tx: Any) -> None:
-        while True:
-            result = await tx.run(q("communities", "delete_communities"), collection=collection, batch=5000)
-            record = await result.single()
-            if not record or not record["deleted"]:
-                break
-        for k in range(0, len(rows), WRITE_BATCH):
-            await (await tx.run(q("communities", "create_communities"), rows=rows[k:k + WRITE_BATCH],
-                                property=prop, computed_at=computed_at)).consume()
-        for k in range(0, len(links), 10 * WRITE_BATCH):
-            await (await tx.run(q("communities", "link_members"), links=links[k:k + 10 * WRITE_BATCH])).consume()
-        for k in range(0, len(parents), 10 * WRITE_BATCH):
-            await (await tx.run(q("communities", "link_parents"), pairs=parents[k:k + 10 * WRITE_BATCH])).consume()
-
-    async with neo4j.driver.session(database=neo4j.database) as session:
-        await session.execute_write(work)
+    await neo4j.q.communities.replace(collection, prop, rows, links, parents, computed_at, WRITE_BATCH)
 
 
 async def list_communities(postgres: PostgresStore, neo4j: Neo4jStore, collections: Sequence[str] | None, *,
                            level: int | None = None, limit: int = 100) -> list[dict[str, Any]]:
     """Stored communities (most important first within a level), each marked ``stale`` when its
     collection changed after it was computed."""
-    rows = await neo4j.run("communities", "list_communities",
-                           collections=list(collections) if collections is not None else None, level=level,
-                           limit=limit)
+    rows = await neo4j.q.communities.listing(list(collections) if collections is not None else None, level, limit)
     current = await collection_signatures(postgres, sorted({r["collection"] for r in rows}))
     return [{**{k: v for k, v in r.items() if k != "signature"},
              "stale": r["signature"] != current.get(r["collection"])} for r in rows]

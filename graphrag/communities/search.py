@@ -117,8 +117,8 @@ async def linked_entities(router: Any, query: str, collections: tuple[str, ...] 
     lucene = {m: q for m in mentions if (q := lucene_query(m))}
     if not lucene:
         return []
-    rows = await router.neo4j.run("search", "link_entities_fulltext", queries=list(lucene.values()),
-                                  collections=list(collections) if collections else None, k=5)
+    rows = await router.neo4j.q.linking.link_fulltext(list(lucene.values()), list(collections) if collections else None,
+                                                      k=5)
     by_query = {q: m for m, q in lucene.items()}
     return sorted({h["name"] for row in rows for h in row["hits"]
                    if name_overlap(by_query.get(row["query"], ""), h["name"] or "") >= LINK_OVERLAP})
@@ -135,17 +135,14 @@ async def rank_reports(router: Any, query: str, embedding: np.ndarray, model: st
     k = max(CANDIDATES, limit * 3)
     calls = []
     if not terms:
-        calls.append(router.neo4j.run("communities", "global_top", collections=scope, property=prop,
-                                      embedding=vector, k=k))
+        calls.append(router.neo4j.q.communities.top(scope, prop, vector, k))
     elif scope is not None:
-        calls.append(router.neo4j.run("communities", "global_scan", collections=scope, property=prop,
-                                      embedding=vector, k=k))
+        calls.append(router.neo4j.q.communities.scan(scope, prop, vector, k))
     else:
-        calls.append(router.neo4j.run("communities", "global_index", index=index, embedding=vector, k=k))
+        calls.append(router.neo4j.q.communities.by_index(index, vector, k))
     text_query = lucene_query(" ".join(terms))
     if text_query:
-        calls.append(router.neo4j.run("communities", "global_text", query=text_query, collections=scope,
-                                      property=prop, embedding=vector, k=k))
+        calls.append(router.neo4j.q.communities.by_text(text_query, scope, prop, vector, k))
     found = await asyncio.gather(*calls, return_exceptions=True)
     similarity: dict[str, float] = {}
     for result in found:
@@ -157,8 +154,7 @@ async def rank_reports(router: Any, query: str, embedding: np.ndarray, model: st
             similarity[r["id"]] = 2.0 * float(r["score"]) - 1.0  # Neo4j gives (1 + cos) / 2
     if not similarity:
         return []
-    details = await router.neo4j.run("communities", "community_details", ids=sorted(similarity),
-                                     entities=REPORT_ENTITIES)
+    details = await router.neo4j.q.communities.details(sorted(similarity), REPORT_ENTITIES)
     details = [d for d in details if scope is None or d["collection"] in scope]
     if not details:
         return []
@@ -211,7 +207,7 @@ async def _first_chunks(postgres: Any, details: list[dict[str, Any]]) -> dict[st
     wanted = {c for d in details for c in d["chunk_ids"]}
     if not wanted:
         return {}
-    rows = await postgres.fetch("documents", "chunks_by_id", [uuid.UUID(c) for c in sorted(wanted)],
+    rows = await postgres.q.documents.chunks_by_id([uuid.UUID(c) for c in sorted(wanted)],
                                 sorted({d["collection"] for d in details}))
     found = {str(r["id"]): {"chunk_id": str(r["id"]), "document_id": str(r["document_id"]), "source": r["source"]}
              for r in rows}

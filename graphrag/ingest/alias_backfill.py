@@ -53,20 +53,18 @@ async def backfill_aliases(postgres: PostgresStore, neo4j: Neo4jStore, collectio
     started = time.perf_counter()
     report = AliasReport(collection)
     after: uuid.UUID | None = None
-    while ids := [r["id"] for r in await postgres.fetch("expansion", "collection_document_ids", collection, after,
-                                                        PAGE)]:
+    while ids := await postgres.q.aliases.document_ids(collection, after, PAGE):
         after = ids[-1]
         texts: dict[str, list[str]] = {}
-        for row in await postgres.fetch("expansion", "chunk_texts", ids):
+        for row in await postgres.q.aliases.chunk_texts(ids):
             texts.setdefault(str(row["document_id"]), []).append(row["content"])
-        keyed = await neo4j.run("expansion", "document_entity_keys", doc_ids=[str(i) for i in ids],
-                                collection=collection)
+        keyed = await neo4j.q.aliases.document_entity_keys([str(i) for i in ids], collection)
 
         found = await asyncio.to_thread(_aliases_found, keyed, texts)  # the definitions search is CPU work
         report.documents += len(ids)
         if found:
             rows = [{"id": entity_id(collection, key), "aliases": sorted(aliases)} for key, aliases in found.items()]
-            [written] = await neo4j.run("expansion", "add_entity_aliases", rows=rows)
+            written = await neo4j.q.aliases.add_entity_aliases(rows)
             report.aliases += int(written["added"])
             report.entities += int(written["entities"])
         log.debug("aliases: %s documents of %s read", report.documents, collection)

@@ -15,11 +15,10 @@ async def backfill_title_keys(neo4j: Neo4jStore, batch: int = 5000) -> int:
     query's entities by it). Idempotent and cheap when nothing is missing; returns the count set."""
     done = 0
     while True:
-        rows = await neo4j.run("ingest", "documents_without_title_norm", limit=batch)
+        rows = await neo4j.q.ingest.documents_without_title_norm(batch)
         if not rows:
             break
-        await neo4j.run("ingest", "set_title_norms",
-                        rows=[{"id": r["id"], "title_norm": title_key(r["title"])} for r in rows])
+        await neo4j.q.ingest.set_title_norms([{"id": r["id"], "title_norm": title_key(r["title"])} for r in rows])
         done += len(rows)
     if done:
         log.info("graph backfill: title keys set on %d documents", done)
@@ -33,7 +32,7 @@ async def run_backfills(neo4j: Neo4jStore) -> None:
     every document. Documents written later get their keys at ingestion.
     """
     for name, backfill in (("document_title_norm", backfill_title_keys),):
-        if await neo4j.run("ingest", "backfill_done", backfill=name):
+        if await neo4j.q.ingest.backfill_done(name):
             continue
         await backfill(neo4j)
-        await neo4j.run("ingest", "mark_backfill_done", backfill=name)
+        await neo4j.q.ingest.mark_backfill_done(name)

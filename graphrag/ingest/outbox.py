@@ -23,9 +23,10 @@ import numpy as np
 from neo4j.exceptions import ClientError, DatabaseError
 
 from graphrag.errors import one_line
-from graphrag.stores import queries
 from graphrag.stores.neo4j import GraphWrites
 from graphrag.stores.postgres import PostgresStore
+from graphrag.stores.repo import PgQueries, UnitOfWork
+from graphrag.stores.repo.outbox import OutboxEntry
 
 log = logging.getLogger(__name__)
 MAX_BACKOFF_S = 60.0
@@ -87,7 +88,7 @@ class GraphOutbox:
 
     # -- recording (inside the caller's transaction) ---------------------------------------------
     @staticmethod
-    async def enqueue_replace(conn: asyncpg.Connection, collection: str, remove_doc_ids: list[str],
+    async def enqueue_replace(uow: PgQueries, collection: str, remove_doc_ids: list[str],
                               docs: list[dict[str, Any]], next_pairs: list[list[str]],
                               entities: list[dict[str, Any]], mentions: list[dict[str, Any]],
                               relations: list[dict[str, Any]]) -> int:
@@ -105,44 +106,48 @@ class GraphOutbox:
             vectors = matrix.tobytes()
         payload = {"remove_doc_ids": remove_doc_ids, "docs": docs, "next_pairs": next_pairs, "entities": plain,
                    "mentions": mentions, "relations": relations, "dim": dim}
-        return await conn.fetchval(queries.sql("outbox", "enqueue"), collection, "replace",
-                                   [uuid.UUID(d) for d in remove_doc_ids], json.dumps(payload), vectors)
+        return await uow.outbox.enqueue(collection=collection, op="replace",
+                                        document_ids=[uuid.UUID(d) for d in remove_doc_ids],
+                                        payload=json.dumps(payload), vectors=vectors)
 
     @staticmethod
-    async def enqueue_remove(conn: asyncpg.Connection, collection: str, doc_ids: list[str]) -> int:
+    async def enqueue_remove(uow: PgQueries, collection: str, doc_ids: list[str]) -> int:
         """Record "remove these documents from the graph" in the caller's transaction."""
-        return await conn.fetchval(queries.sql("outbox", "enqueue"), collection, "remove",
-                                   [uuid.UUID(d) for d in doc_ids], json.dumps({"doc_ids": doc_ids}), None)
+        return await uow.outbox.enqueue(collection=collection, op="remove",
+                                        document_ids=[uuid.UUID(d) for d in doc_ids],
+                                        payload=json.dumps({"doc_ids": doc_ids}), vectors=None)
 
     # -- applying ----------------------------------------------------------------------------------
     async def drain(self, *, limit: int | None = None, wait_lock_s: float = 60.0) -> DrainResult:
         """Apply due entries in order until the queue is empty, one is not yet due, or Neo4j fails."""
         result = DrainResult()
-        async with self._lock, self.postgres.pool.acquire() as conn:
-            await conn.execute(f"SET lock_timeout = '{int(wait_lock_s * 1000)}ms'")
+        async with self._lock, self.postgres.connection() as session:
+            box = session.outbox
+            await box.set_lock_timeout(int(wait_lock_s * 1000))
             try:
-                await conn.execute(queries.sql("outbox", "drain_lock"))
+                await box.drain_lock()
             except asyncpg.LockNotAvailableError:
                 result.error = "another process is draining the graph outbox"
-                result.pending = await self.pending_count(conn)
+                result.pending = await self.pending_count(session)
                 return result
             finally:
-                await conn.execute("RESET lock_timeout")
+                await box.reset_lock_timeout()
             try:
-                await self._drain_locked(conn, result, limit)
+                await self._drain_locked(session, result, limit)
             finally:
-                await conn.execute(queries.sql("outbox", "drain_unlock"))
-            result.pending = await self.pending_count(conn)
+                await box.drain_unlock()
+            result.pending = await self.pending_count(session)
         return result
 
-    async def _drain_locked(self, conn: asyncpg.Connection, result: DrainResult, limit: int | None) -> None:
+    async def _drain_locked(self, session: UnitOfWork, result: DrainResult, limit: int | None) -> None:
         first = True
+        box = session.outbox
         while limit is None or result.applied < limit:
-            rows = await conn.fetch(queries.sql("outbox", "head"), 16)
+            rows = await box.head(16)
             if not rows:
                 return
             for row in rows:
-                if not row["due"]:
+                if not row.due:
                     return
                 try:
                     if first:
@@ -152,40 +157,41 @@ class GraphOutbox:
                 except REFUSED as exc:
                     # Neo4j refuses this write itself (not an outage): apply the entry document by
                     # document so one bad document cannot hold back the others, and set that one aside.
-                    await self._apply_split(conn, row, one_line(exc))
+                    await self._apply_split(session, row, one_line(exc))
                     result.applied += 1
                     continue
                 except Exception as exc:  # noqa: BLE001 - an outage: keep the entry, retry with backoff
                     message = one_line(exc)
-                    if row["attempts"] + 1 >= MAX_ATTEMPTS_FOR_REFUSED and isinstance(exc, DatabaseError):
-                        log.error("graph outbox entry %s set aside after %s tries: %s", row["id"],
-                                  row["attempts"] + 1, message)
-                        await conn.execute(queries.sql("outbox", "give_up"), row["id"], message)
+                    if row.attempts + 1 >= MAX_ATTEMPTS_FOR_REFUSED and isinstance(exc, DatabaseError):
+                        log.error("graph outbox entry %s set aside after %s tries: %s", row.id,
+                                  row.attempts + 1, message)
+                        await box.give_up(row.id, message)
                         continue
-                    delay = backoff(row["attempts"])
+                    delay = backoff(row.attempts)
                     log.warning("graph write pending (Neo4j: %s); retry in %.0fs", message, delay)
-                    await conn.execute(queries.sql("outbox", "retry_later"), row["id"], message, delay)
+                    await box.retry_later(row.id, message, delay)
                     result.error = message
                     return
-                await conn.execute(queries.sql("outbox", "done"), row["id"])
+                await box.done(row.id)
                 result.applied += 1
 
-    async def _apply(self, row: asyncpg.Record) -> None:
-        payload = json.loads(row["payload"]) if isinstance(row["payload"], str) else row["payload"]
-        if row["op"] == "remove":
+    async def _apply(self, row: OutboxEntry) -> None:
+        payload = json.loads(row.payload) if isinstance(row.payload, str) else row.payload
+        if row.op == "remove":
             await self.graph.remove_documents(payload["doc_ids"])
             return
-        await self._replace(payload, row["vectors"])
+        await self._replace(payload, row.vectors)
 
-    async def _apply_split(self, conn: asyncpg.Connection, row: asyncpg.Record, message: str) -> None:
-        payload = json.loads(row["payload"]) if isinstance(row["payload"], str) else row["payload"]
-        parts = split_replace(payload) if row["op"] == "replace" else []
+    async def _apply_split(self, session: UnitOfWork, row: OutboxEntry, message: str) -> None:
+        payload = json.loads(row.payload) if isinstance(row.payload, str) else row.payload
+        parts = split_replace(payload) if row.op == "replace" else []
+        box = session.outbox
         if len(parts) <= 1:
-            log.error("graph outbox entry %s refused by Neo4j and set aside: %s", row["id"], message)
-            await conn.execute(queries.sql("outbox", "give_up"), row["id"], message)
+            log.error("graph outbox entry %s refused by Neo4j and set aside: %s", row.id, message)
+            await box.give_up(row.id, message)
             return
-        vectors = _vector_rows(payload, row["vectors"])
-        async with conn.transaction():
+        vectors = _vector_rows(payload, row.vectors)
+        async with session.conn.transaction():
             for part in parts:
                 doc_id = part["docs"][0]["id"]
                 part_vectors = [vectors[e["id"]] for e in part["entities"]] if vectors else None
@@ -193,10 +199,11 @@ class GraphOutbox:
                     await self._replace(part, b"".join(part_vectors) if part_vectors else None)
                 except REFUSED as exc:
                     log.error("graph write of document %s refused by Neo4j and set aside: %s", doc_id, one_line(exc))
-                    await conn.execute(queries.sql("outbox", "set_aside"), row["collection"], "replace",
-                                       [uuid.UUID(doc_id)], json.dumps(part),
-                                       b"".join(part_vectors) if part_vectors else None, one_line(exc))
-            await conn.execute(queries.sql("outbox", "done"), row["id"])
+                    await box.set_aside(collection=row.collection, op="replace", document_ids=[uuid.UUID(doc_id)],
+                                        payload=json.dumps(part),
+                                        vectors=b"".join(part_vectors) if part_vectors else None,
+                                        error=one_line(exc))
+            await box.done(row.id)
 
     async def _replace(self, payload: dict[str, Any], vectors: bytes | None) -> None:
         entities = [dict(e) for e in payload["entities"]]
@@ -214,22 +221,22 @@ class GraphOutbox:
                                            entities, payload["mentions"], payload["relations"])
 
     # -- reporting ---------------------------------------------------------------------------------
-    async def pending_count(self, conn: asyncpg.Connection | None = None) -> int:
-        rows = await (conn.fetch(queries.sql("outbox", "summary")) if conn
-                      else self.postgres.fetch("outbox", "summary"))
-        return sum(r["entries"] for r in rows if r["state"] == "pending")
+    async def pending_count(self, session: PgQueries | None = None) -> int:
+        """Entries still to apply (on ``session``'s connection when given)."""
+        states = await (session or self.postgres.q).outbox.summary()
+        return sum(s.entries for s in states if s.state == "pending")
 
     async def summary(self) -> dict[str, Any]:
         """``{"pending": n, "failed": n, "oldest": iso|None, "last_error": str|None}`` for status."""
-        rows = {r["state"]: r for r in await self.postgres.fetch("outbox", "summary")}
-        pending, failed = rows.get("pending"), rows.get("failed")
-        oldest = min((r["oldest"] for r in rows.values()), default=None)
+        states = {s.state: s for s in await self.postgres.q.outbox.summary()}
+        pending, failed = states.get("pending"), states.get("failed")
+        oldest = min((s.oldest for s in states.values()), default=None)
         last = (pending or failed)
         return {
-            "pending": pending["entries"] if pending else 0,
-            "failed": failed["entries"] if failed else 0,
+            "pending": pending.entries if pending else 0,
+            "failed": failed.entries if failed else 0,
             "oldest": oldest.isoformat() if oldest else None,
-            "last_error": last["last_error"] if last else None,
+            "last_error": last.last_error if last else None,
         }
 
 

@@ -40,8 +40,8 @@ from graphrag.ingest.aliases import add_aliases
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.models import Chunk, Document, Extraction, entity_vector_slot, is_collection_name
 from graphrag.observability import events
-from graphrag.stores import queries
 from graphrag.stores.neo4j import GraphWrites, Neo4jStore
+from graphrag.stores.repo import UnitOfWork
 from graphrag.stores.postgres import DocumentRow, PostgresStore
 
 log = logging.getLogger(__name__)
@@ -253,7 +253,7 @@ class Ingestor:
     async def _check_paths(self, given: Sequence[Path], roots: list[Path], collection: str, sync: bool) -> None:
         missing = [(g, r) for g, r in zip(given, roots, strict=True) if not r.exists()]
         if missing and sync:
-            stored = [r["source"] for r in await self.postgres.fetch("documents", "sources_of_collection", collection)]
+            stored = [r["source"] for r in await self.postgres.q.documents.sources(collection)]
             missing = [(g, r) for g, r in missing if not any(_under(s, r) for s in stored)]
         if missing:
             raise InvalidInput("no such file or directory: " + ", ".join(str(g) for g, _ in missing))
@@ -263,11 +263,11 @@ class Ingestor:
         so that re-ingesting an unchanged corpus stays a look-up)."""
         if not (report.ingested or report.updated or report.deleted):
             return
-        row = (await self.postgres.fetch("documents", "collection_totals", collection))[0]
-        totals: dict[str, int | None] = {"documents": row["documents"], "chunks": row["chunks"],
+        row = await self.postgres.q.documents.totals(collection)
+        totals: dict[str, int | None] = {"documents": row.documents, "chunks": row.chunks,
                                          "entities": None, "relations": None}
         try:
-            graph = (await self.graph.store.run("ingest", "collection_graph_counts", collection=collection))[0]
+            graph = await self.graph.store.q.ingest.collection_graph_counts(collection)
             totals.update(entities=graph["entities"], relations=graph["relations"])
         except Exception as exc:  # noqa: BLE001 - the counts are information; Neo4j may be away
             log.info("graph totals not read: %s", one_line(exc))
@@ -368,14 +368,14 @@ class Ingestor:
     async def _extended_mode(self, collection: str, requested: str | None, explicit: bool, dim: int) -> str | None:
         """The collection's extended mode for this ingest: the one asked for (then recorded), else the
         recorded one. Makes the representations' vector index of the dimension when a mode is on."""
-        async with self.postgres.pool.acquire() as conn:
-            recorded = await extended.collection_mode(conn, collection)
+        async with self.postgres.connection() as session:
+            recorded = await extended.collection_mode(session, collection)
             mode = requested if explicit else recorded
             if explicit and mode != recorded:
-                await extended.record_mode(conn, collection, mode)
+                await extended.record_mode(session, collection, mode)
             if mode is not None:
                 self.models.representer(mode)
-                await extended.ensure_index(conn, dim)
+                await extended.ensure_index(session, dim)
         return mode
 
     async def delete(self, *, collection: str, document_id: str | None = None, source: str | None = None,
@@ -386,15 +386,16 @@ class Ingestor:
                 doc_uuid = uuid.UUID(document_id)
             except ValueError:
                 raise InvalidInput(f"not a document id: {document_id!r}") from None
-            rows = await self.postgres.fetch("documents", "document_by_id", doc_uuid)
+            found = await self.postgres.q.documents.by_id(doc_uuid)
         else:
-            rows = await self.postgres.fetch("documents", "document_by_source", collection, source)
-        if not rows:
+            assert source is not None
+            found = await self.postgres.q.documents.by_source(collection, source)
+        if found is None:
             if missing_ok:
                 return 0
             raise NotFound(f"no document {'id ' + str(document_id) if document_id else 'with source ' + repr(source)}"
                            f"{'' if document_id else ' in collection ' + repr(collection)}")
-        return await self._delete_ids([rows[0]["id"]])
+        return await self._delete_ids([found["id"]])
 
     async def rebuild_graph(self, document_ids: Sequence[uuid.UUID], *, batch_size: int = 32) -> int:
         """Re-derive the graph of stored documents from their chunks in PostgreSQL (the source of truth):
@@ -402,8 +403,8 @@ class Ingestor:
         done = 0
         for k in range(0, len(document_ids), batch_size):
             ids = list(document_ids[k:k + batch_size])
-            docs = {r["id"]: r for r in await self.postgres.fetch("documents", "documents_by_ids", ids)}
-            chunk_rows = await self.postgres.fetch("documents", "chunks_of_documents", ids)
+            docs = {r["id"]: r for r in await self.postgres.q.documents.by_ids(ids)}
+            chunk_rows = await self.postgres.q.documents.chunks_of_documents(ids)
             items: list[_Item] = []
             chunk_ids: dict[uuid.UUID, list[str]] = {}
             for doc_id, row in docs.items():
@@ -432,12 +433,12 @@ class Ingestor:
                 payload = by_collection.setdefault(item.row.collection, _GraphPayload(item.row.collection))
                 payload.add(str(doc_id), item, chunk_ids[doc_id], self._entity_vectors,
                             item.space.name if item.space else self.models.embedder.name)
-            async with self.postgres.pool.acquire() as conn, conn.transaction():
-                await terms.replace(conn, {doc_id: terms.extraction_terms(item.row.title, item.extraction)
-                                           for doc_id, item in zip([d for d in docs if d in chunk_ids], items,
-                                                                   strict=True)})
+            async with self.postgres.unit_of_work() as uow:
+                await terms.replace(uow, {doc_id: terms.extraction_terms(item.row.title, item.extraction)
+                                      for doc_id, item in zip([d for d in docs if d in chunk_ids], items,
+                                                              strict=True)})
                 for collection, payload in by_collection.items():
-                    await GraphOutbox.enqueue_replace(conn, collection, [d["id"] for d in payload.docs], payload.docs,
+                    await GraphOutbox.enqueue_replace(uow, collection, [d["id"] for d in payload.docs], payload.docs,
                                                       payload.next_pairs, payload.entity_list(), payload.mentions,
                                                       payload.relations)
             await self._apply_graph()
@@ -647,46 +648,40 @@ class Ingestor:
         model = space.name if space else self.models.embedder.name
         collection = batch[0].row.collection
         text_config = batch[0].text_config
-        async with self.postgres.pool.acquire() as conn:
-            tx = conn.transaction()
-            await tx.start()
-            doc_ids: list[str] = []
-            try:
-                await _check_collection_model(conn, collection, model)
-                payload = _GraphPayload(collection)
-                outcomes = []
-                written_reps = 0
-                upserted = [await PostgresStore.upsert_document(conn, item.row) for item in batch]
-                ids = [doc_id for doc_id, _ in upserted]
-                await PostgresStore.update_stats(conn, ids, add=False)  # old chunks of updated documents
-                for item, (doc_id, inserted) in zip(batch, upserted, strict=True):
-                    chunk_ids = [uuid.uuid4() for _ in item.chunks]
-                    rows = [
-                        (cid, doc_id, collection, c.index, c.text, list(c.heading_path), c.char_start, c.char_end,
-                         c.token_count, c.has_code, json.dumps(c.metadata), vec, model, text_config)
-                        for cid, c, vec in zip(chunk_ids, item.chunks, item.embeddings, strict=True)  # type: ignore[arg-type]
-                    ]
-                    await PostgresStore.replace_chunks(conn, doc_id, rows)
-                    if item.representations is not None or not inserted:
-                        # Stale ones go even when none are made (the collection's mode was turned off).
-                        written_reps += await extended.replace_representations(
-                            conn, collection=collection, document_id=doc_id, chunk_ids=chunk_ids,
-                            reps=item.representations or [], model=model, text_config=text_config,
-                            generator=self.models.representer(item.extended).generator if item.extended else "")
-                    doc_ids.append(str(doc_id))
-                    payload.add(str(doc_id), item, [str(c) for c in chunk_ids], self._entity_vectors, model)
-                    outcomes.append((item, inserted, str(doc_id)))
-                await PostgresStore.update_stats(conn, ids, add=True)
-                await terms.replace(conn, {doc_id: terms.extraction_terms(item.row.title, item.extraction)
-                                           for item, (doc_id, _) in zip(batch, upserted, strict=True)})
-                # The graph work commits with the chunks (outbox); every id is removed first on apply, so
-                # updates take back their old graph and a replayed entry can never double up.
-                await GraphOutbox.enqueue_replace(conn, collection, doc_ids, payload.docs, payload.next_pairs,
-                                                  payload.entity_list(), payload.mentions, payload.relations)
-            except BaseException:
-                await tx.rollback()
-                raise
-            await tx.commit()
+        doc_ids: list[str] = []
+        async with self.postgres.unit_of_work() as uow:
+            # One transaction: the rows, the statistics, the terms and the outbox entry.
+            await _check_collection_model(uow, collection, model)
+            payload = _GraphPayload(collection)
+            outcomes = []
+            written_reps = 0
+            upserted = [await PostgresStore.upsert_document(uow, item.row) for item in batch]
+            ids = [doc_id for doc_id, _ in upserted]
+            await uow.documents.stats_subtract(ids)  # old chunks of updated documents
+            for item, (doc_id, inserted) in zip(batch, upserted, strict=True):
+                chunk_ids = [uuid.uuid4() for _ in item.chunks]
+                rows = [
+                    (cid, doc_id, collection, c.index, c.text, list(c.heading_path), c.char_start, c.char_end,
+                     c.token_count, c.has_code, json.dumps(c.metadata), vec, model, text_config)
+                    for cid, c, vec in zip(chunk_ids, item.chunks, item.embeddings, strict=True)  # type: ignore[arg-type]
+                ]
+                await uow.documents.replace_chunks(doc_id, rows)
+                if item.representations is not None or not inserted:
+                    # Stale ones go even when none are made (the collection's mode was turned off).
+                    written_reps += await extended.replace_representations(
+                        uow, collection=collection, document_id=doc_id, chunk_ids=chunk_ids,
+                        reps=item.representations or [], model=model, text_config=text_config,
+                        generator=self.models.representer(item.extended).generator if item.extended else "")
+                doc_ids.append(str(doc_id))
+                payload.add(str(doc_id), item, [str(c) for c in chunk_ids], self._entity_vectors, model)
+                outcomes.append((item, inserted, str(doc_id)))
+            await uow.documents.stats_add(ids)
+            await terms.replace(uow, {doc_id: terms.extraction_terms(item.row.title, item.extraction)
+                                      for item, (doc_id, _) in zip(batch, upserted, strict=True)})
+            # The graph work commits with the chunks (outbox); every id is removed first on apply, so
+            # updates take back their old graph and a replayed entry can never double up.
+            await GraphOutbox.enqueue_replace(uow, collection, doc_ids, payload.docs, payload.next_pairs,
+                                              payload.entity_list(), payload.mentions, payload.relations)
         await self._apply_graph(report)
         report.count_graph(payload)
         report.representations += written_reps
@@ -715,25 +710,18 @@ class Ingestor:
             log.warning("%s graph write(s) pending: %s", result.pending, result.error)
 
     async def _delete_ids(self, ids: list[uuid.UUID]) -> int:
-        async with self.postgres.pool.acquire() as conn:
-            tx = conn.transaction()
-            await tx.start()
-            try:
-                rows = await conn.fetch(queries.sql("documents", "collections_of"), ids)
-                await terms.remove(conn, ids)  # before the cascade takes the documents' terms away
-                deleted = await self.postgres.delete_documents(ids, conn)
-                for r in rows:
-                    await GraphOutbox.enqueue_remove(conn, r["collection"], [str(i) for i in r["ids"]])
-            except BaseException:
-                await tx.rollback()
-                raise
-            await tx.commit()
+        async with self.postgres.unit_of_work() as uow:
+            rows = await uow.documents.collections_of(ids)
+            await terms.remove(uow, ids)  # before the cascade takes the documents' terms away
+            deleted = await uow.documents.delete(ids)
+            for r in rows:
+                await GraphOutbox.enqueue_remove(uow, r["collection"], [str(i) for i in r["ids"]])
         await self._apply_graph()
         return len(deleted)
 
     async def _sync(self, collection: str, roots: list[Path], seen: set[str]) -> int:
         """Delete documents of the collection whose source file lies under ``roots`` and is gone."""
-        rows = await self.postgres.fetch("documents", "sources_of_collection", collection)
+        rows = await self.postgres.q.documents.sources(collection)
         stale = []
         for r in rows:
             source = r["source"]
@@ -819,11 +807,11 @@ class _GraphPayload:
         return list(self.entities.values())
 
 
-async def _check_collection_model(conn: Any, collection: str, model: str) -> None:
+async def _check_collection_model(uow: UnitOfWork, collection: str, model: str) -> None:
     """Inside the write's transaction, under the collection's shared lock: the collection still uses
     the model these chunks were embedded with (a re-embed may have switched it meanwhile)."""
-    await conn.execute(queries.sql("collections", "lock_collection_shared"), collection)
-    row = await conn.fetchrow(queries.sql("collections", "collection_model"), collection)
+    await uow.collections.lock_shared(collection)
+    row = await uow.collections.current_model(collection)
     if row is not None and row["embedding_model"] != model:
         raise ServiceUnavailable(f"collection {collection!r} moved to the embedding model {row['embedding_model']} "
                                  "during this ingest; run the ingest again")

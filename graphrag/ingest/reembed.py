@@ -28,7 +28,6 @@ from graphrag.ingest.embed import Embedder, parse_spec
 from graphrag.ingest.embedders import Embedders
 from graphrag.ingest.pipeline import IngestModels, embedding_text
 from graphrag.models import Chunk, entity_vector_slot, is_collection_name
-from graphrag.stores import queries
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore
 
@@ -78,13 +77,13 @@ async def reembed(postgres: PostgresStore, neo4j: Neo4jStore, models: IngestMode
         report.seconds = round(time.perf_counter() - started, 3)
         return report  # already there: nothing to do
     report.resumed = info.reembed is not None and info.reembed.name == target.name
-    async with postgres.pool.acquire() as conn, conn.transaction():
-        await conn.execute(queries.sql("collections", "lock_collection"), collection)
+    async with postgres.unit_of_work() as uow:
+        await uow.collections.lock(collection)
         if info.reembed is not None and info.reembed.name != target.name:
-            await conn.execute(queries.sql("collections", "reset_reembed_vectors"), collection)
-            await conn.execute(queries.sql("extended", "reset_representation_vectors"), collection)
-        await conn.execute(queries.sql("extended", "ensure_representation_index"), target.dim)
-        await conn.execute(queries.sql("collections", "start_reembed"), collection, target.name)
+            await uow.collections.reset_reembed_vectors(collection)
+            await uow.representations.reset_reembed_vectors(collection)
+        await uow.representations.ensure_index(target.dim)
+        await uow.collections.start_reembed(collection, target.name)
     await neo4j.ensure_entity_vector_index(target.name, target.dim)
 
     counter = models.counter_for(embedder)
@@ -105,20 +104,17 @@ async def reembed(postgres: PostgresStore, neo4j: Neo4jStore, models: IngestMode
 
 async def _embed_chunks(postgres: PostgresStore, embedder: Embedder, counter: Any, collection: str,
                         progress: bool) -> int:
-    rows = await postgres.fetch("collections", "reembed_counts", collection)
-    total, done = int(rows[0]["total"]), int(rows[0]["done"])
+    total, done = await postgres.q.collections.reembed_counts(collection)
     bar = tqdm(total=total, initial=done, desc="reembed", unit="chunk", disable=not progress, file=sys.stderr)
     embedded = 0
     try:
-        while todo := await postgres.fetch("collections", "reembed_todo", collection, _CHUNK_BATCH):
+        while todo := await postgres.q.collections.reembed_todo(collection, _CHUNK_BATCH):
             # The same text ingestion embeds: the chunk under its heading path, when that fits.
             texts = [embedding_text(Chunk(index=0, text=r["content"], char_start=0, char_end=len(r["content"]),
                                           heading_path=tuple(r["heading_path"] or ()), token_count=r["token_count"]),
                                     counter) for r in todo]
             vectors = await asyncio.to_thread(embedder.encode, texts)
-            async with postgres.pool.acquire() as conn:
-                await conn.executemany(queries.sql("collections", "set_reembed_vector"),
-                                       [(r["id"], v) for r, v in zip(todo, vectors, strict=True)])
+            await postgres.q.collections.set_reembed_vectors([(r["id"], v) for r, v in zip(todo, vectors, strict=True)])
             embedded += len(todo)
             bar.update(len(todo))
     finally:
@@ -129,11 +125,9 @@ async def _embed_chunks(postgres: PostgresStore, embedder: Embedder, counter: An
 async def _embed_representations(postgres: PostgresStore, embedder: Embedder, collection: str) -> int:
     """New vectors for the collection's extended-search representations (switched with the chunks)."""
     embedded = 0
-    while todo := await postgres.fetch("extended", "reembed_representation_todo", collection, _CHUNK_BATCH):
+    while todo := await postgres.q.representations.reembed_todo(collection, _CHUNK_BATCH):
         vectors = await asyncio.to_thread(embedder.encode, [r["text"] for r in todo])
-        async with postgres.pool.acquire() as conn:
-            await conn.executemany(queries.sql("extended", "set_representation_vector"),
-                                   [(r["id"], v) for r, v in zip(todo, vectors, strict=True)])
+        await postgres.q.representations.set_reembed_vectors([(r["id"], v) for r, v in zip(todo, vectors, strict=True)])
         embedded += len(todo)
     return embedded
 
@@ -142,11 +136,10 @@ async def _embed_entities(neo4j: Neo4jStore, embedder: Embedder, collection: str
     prop = entity_vector_slot(embedder.name)[0]
     embedded = 0
     try:
-        while rows := await neo4j.run("entities", "entities_without_vector", collection=collection,
-                                      property=prop, limit=_ENTITY_BATCH):
+        while rows := await neo4j.q.entities.without_vector(collection, prop, _ENTITY_BATCH):
             vectors = await asyncio.to_thread(embedder.encode, [r["name"] or "" for r in rows])
-            await neo4j.run("entities", "set_entity_vectors", property=prop,
-                            rows=[{"id": r["id"], "vector": v.tolist()} for r, v in zip(rows, vectors, strict=True)])
+            await neo4j.q.entities.set_vectors(
+                prop, [{"id": r["id"], "vector": v.tolist()} for r, v in zip(rows, vectors, strict=True)])
             embedded += len(rows)
     except ServiceUnavailable as exc:
         raise ServiceUnavailable(f"Neo4j is unavailable, so entity vectors cannot be re-embedded ({one_line(exc)}); "
@@ -156,15 +149,15 @@ async def _embed_entities(neo4j: Neo4jStore, embedder: Embedder, collection: str
 
 async def _switch(postgres: PostgresStore, collection: str, model: str) -> bool:
     """Swap the new vectors in, atomically, if every chunk has one (else False: more to embed)."""
-    async with postgres.pool.acquire() as conn, conn.transaction():
-        await conn.execute(queries.sql("collections", "lock_collection"), collection)
-        counts = await conn.fetchrow(queries.sql("collections", "reembed_counts"), collection)
-        reps = await conn.fetchrow(queries.sql("extended", "reembed_representation_counts"), collection)
-        if counts["done"] < counts["total"] or reps["done"] < reps["total"]:
+    async with postgres.unit_of_work() as uow:
+        await uow.collections.lock(collection)
+        chunks_total, chunks_done = await uow.collections.reembed_counts(collection)
+        reps_total, reps_done = await uow.representations.reembed_counts(collection)
+        if chunks_done < chunks_total or reps_done < reps_total:
             return False
-        await conn.execute(queries.sql("collections", "switch_chunks"), collection, model)
-        await conn.execute(queries.sql("extended", "switch_representations"), collection, model)
-        await conn.execute(queries.sql("collections", "switch_collection"), collection, model)
+        await uow.collections.switch_chunks(collection, model)
+        await uow.representations.switch(collection, model)
+        await uow.collections.switch(collection, model)
     return True
 
 
@@ -174,8 +167,7 @@ async def _drop_old_entity_vectors(neo4j: Neo4jStore, collection: str, old: str,
     if old_prop == new_prop:
         return
     try:
-        while (await neo4j.run("entities", "drop_entity_vectors", collection=collection, property=old_prop)
-               )[0]["cleared"]:
+        while await neo4j.q.entities.drop_vectors(collection, old_prop):
             pass
     except ServiceUnavailable as exc:
         log.warning("old entity vectors of %s not removed: %s", collection, one_line(exc))

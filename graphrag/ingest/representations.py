@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 
 from graphrag.errors import ConfigurationError, InvalidInput
 from graphrag.ingest.chunk import sentence_spans
-from graphrag.stores import queries
+from graphrag.stores.repo import PgQueries
 
 log = logging.getLogger(__name__)
 
@@ -293,35 +293,35 @@ def build_representer(mode: str, settings: Any, model: Any = None) -> Extractive
 
 # --- storage -------------------------------------------------------------------------------------
 
-async def collection_mode(conn: Any, collection: str) -> str | None:
+async def collection_mode(uow: PgQueries, collection: str) -> str | None:
     """The mode recorded with the collection (None: no representations are made)."""
-    return await conn.fetchval(queries.sql("extended", "collection_extended"), collection)
+    return await uow.representations.mode(collection)
 
 
-async def record_mode(conn: Any, collection: str, mode: str | None) -> None:
+async def record_mode(uow: PgQueries, collection: str, mode: str | None) -> None:
     """Record the collection's mode; turning it off removes the collection's representations."""
-    await conn.execute(queries.sql("extended", "set_collection_extended"), collection, mode)
+    await uow.representations.set_mode(collection, mode)
     if mode is None:
-        await conn.execute(queries.sql("extended", "delete_representations_of_collection"), collection)
+        await uow.representations.delete_of_collection(collection)
 
 
-async def ensure_index(conn: Any, dim: int) -> None:
+async def ensure_index(uow: PgQueries, dim: int) -> None:
     """The HNSW index of the representations of one dimension (made once; a no-op afterwards)."""
-    await conn.execute(queries.sql("extended", "ensure_representation_index"), dim)
+    await uow.representations.ensure_index(dim)
 
 
-async def replace_representations(conn: Any, *, collection: str, document_id: uuid.UUID,
+async def replace_representations(uow: PgQueries, *, collection: str, document_id: uuid.UUID,
                                   chunk_ids: Sequence[uuid.UUID], reps: Sequence[Representation],
                                   generator: str, model: str, text_config: str) -> int:
     """Delete the document's representations and COPY the new ones in (the caller's transaction)."""
-    await conn.execute(queries.sql("extended", "delete_representations_of_documents"), [document_id])
+    await uow.representations.delete_of_documents([document_id])
     rows = [
         (uuid.uuid4(), collection, document_id, chunk_ids[r.chunk_index] if r.chunk_index is not None else None,
          r.kind, r.text, words(r.text), generator, r.vector, model, text_config)
         for r in reps if r.vector is not None and r.text.strip()
     ]
     if rows:
-        await conn.copy_records_to_table("representations", records=rows, columns=list(REPRESENTATION_COLUMNS))
+        await uow.sql.copy("representations", rows, list(REPRESENTATION_COLUMNS))
     return len(rows)
 
 
@@ -342,12 +342,12 @@ async def backfill(ingestor: Any, collection: str, document_ids: Sequence[uuid.U
     representer = ingestor.models.representer(mode)
     written = 0
     for k in range(0, len(document_ids), BACKFILL_BATCH):
-        todo = await pg.fetch("extended", "documents_to_represent", collection, list(document_ids[k:k + BACKFILL_BATCH]),
-                              representer.generator)
+        todo = await pg.q.representations.documents_to_represent(collection, list(document_ids[k:k + BACKFILL_BATCH]),
+                                                                  representer.generator)
         if not todo:
             continue
         ids = [r["id"] for r in todo]
-        chunk_rows = await pg.fetch("extended", "chunks_to_represent", ids)
+        chunk_rows = await pg.q.representations.chunks_to_represent(ids)
         chunks: dict[uuid.UUID, list[Any]] = {}
         for row in chunk_rows:
             chunks.setdefault(row["document_id"], []).append(row)
@@ -355,13 +355,13 @@ async def backfill(ingestor: Any, collection: str, document_ids: Sequence[uuid.U
         made = await asyncio.to_thread(representer.represent, space.embedder,
                                        [(r["title"], [c["content"] for c in chunks[r["id"]]]) for r in docs])
         try:
-            async with pg.pool.acquire() as conn, conn.transaction():
-                await _check_collection_model(conn, collection, space.name)
+            async with pg.unit_of_work() as uow:
+                await _check_collection_model(uow, collection, space.name)
                 batch = 0
                 for doc, reps in zip(docs, made, strict=True):
                     # Chunk indexes of the representer are positions in the document's stored chunk list.
                     batch += await replace_representations(
-                        conn, collection=collection, document_id=doc["id"],
+                        uow, collection=collection, document_id=doc["id"],
                         chunk_ids=[c["id"] for c in chunks[doc["id"]]], reps=reps, generator=representer.generator,
                         model=space.name, text_config=text_config)
             written += batch

@@ -20,10 +20,8 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import asyncpg
-
 from graphrag.models import Extraction
-from graphrag.stores import queries
+from graphrag.stores.repo import PgQueries
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +29,6 @@ MAX_TERM_CHARS = 200  # a btree entry has a size limit; nobody types past this m
 PHRASE_LABEL = "CONCEPT"  # the extractor's label of noun-phrase key phrases
 PHRASE_LABELS = frozenset({PHRASE_LABEL})
 KINDS = ("entity", "title", "phrase")
-TERM_COLUMNS = ("document_id", "kind", "norm", "display", "mentions")
 _SPACE = re.compile(r"\s+")
 
 
@@ -83,27 +80,26 @@ def extraction_terms(title: str, extraction: Extraction | None) -> list[tuple[st
     return document_terms(title, named)
 
 
-async def remove(conn: asyncpg.Connection, document_ids: Sequence[uuid.UUID]) -> None:
-    """Take the documents' terms out of the sums (inside the caller's transaction)."""
+async def remove(uow: PgQueries, document_ids: Sequence[uuid.UUID]) -> None:
+    """Take the documents' terms out of the sums (inside the caller's unit of work)."""
     if not document_ids:
         return
-    zeroed = await conn.fetch(queries.sql("suggest", "subtract"), list(document_ids))
+    zeroed = await uow.terms.subtract(list(document_ids))
     gone = [r for r in zeroed if r["documents"] <= 0]
     if gone:
-        await conn.execute(queries.sql("suggest", "prune"), [r["collection"] for r in gone],
-                           [r["norm"] for r in gone], [r["kind"] for r in gone])
+        await uow.terms.prune([r["collection"] for r in gone], [r["norm"] for r in gone], [r["kind"] for r in gone])
 
 
-async def replace(conn: asyncpg.Connection, terms: dict[uuid.UUID, list[tuple[str, str, str, int]]]) -> None:
-    """The documents' terms become ``terms`` (old ones taken back), inside the caller's transaction."""
+async def replace(uow: PgQueries, terms: dict[uuid.UUID, list[tuple[str, str, str, int]]]) -> None:
+    """The documents' terms become ``terms`` (old ones taken back), inside the caller's unit of work."""
     ids = list(terms)
     if not ids:
         return
-    await remove(conn, ids)
+    await remove(uow, ids)
     rows = [(doc_id, *term) for doc_id, doc_terms in terms.items() for term in doc_terms]
     if rows:
-        await conn.copy_records_to_table("document_terms", records=rows, columns=list(TERM_COLUMNS))
-    await conn.execute(queries.sql("suggest", "add"), ids)
+        await uow.terms.insert(rows)
+    await uow.terms.add(ids)
 
 
 async def rebuild(postgres: Any, neo4j: Any, collection: str, *, page: int = 500) -> dict[str, int]:
@@ -115,18 +111,17 @@ async def rebuild(postgres: Any, neo4j: Any, collection: str, *, page: int = 500
     entities are not in the graph). Runs page by page, each in one transaction; returns how many
     documents it filled in and the collection's term counts per kind.
     """
-    docs = await postgres.fetch("suggest", "documents_without_terms", collection)
+    docs = await postgres.q.terms.documents_without_terms(collection)
     for k in range(0, len(docs), page):
         part = docs[k:k + page]
-        rows = await neo4j.run("suggest", "document_entities", collection=collection,
-                               document_ids=[str(d["id"]) for d in part])
+        rows = await neo4j.q.suggest.document_entities(collection, [str(d["id"]) for d in part])
         named: dict[str, list[tuple[str, str, int]]] = {}
         for r in rows:
             if r["name"]:
                 named.setdefault(r["document_id"], []).append((r["name"], r["label"] or "", int(r["mentions"] or 1)))
         terms = {d["id"]: document_terms(d["title"] or "", named.get(str(d["id"]), ())) for d in part}
-        async with postgres.pool.acquire() as conn, conn.transaction():
-            await replace(conn, terms)
-    counts = await postgres.fetch("suggest", "counts", collection)
+        async with postgres.unit_of_work() as uow:
+            await replace(uow, terms)
+    counts = await postgres.q.terms.counts(collection)
     log.info("suggestion terms of %d documents of %s filled in from the graph", len(docs), collection)
-    return {"documents": len(docs)} | {kind: 0 for kind in KINDS} | {r["kind"]: int(r["terms"]) for r in counts}
+    return {"documents": len(docs)} | {kind: 0 for kind in KINDS} | counts

@@ -6,7 +6,8 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from neo4j import AsyncDriver, AsyncGraphDatabase, GraphDatabase
 from neo4j.exceptions import AuthError, ClientError, Neo4jError, SessionExpired
@@ -16,6 +17,9 @@ from graphrag.errors import ConfigurationError, ServiceUnavailable
 from graphrag.observability import tracing
 from graphrag.stores import queries
 from graphrag.models import entity_vector_slot
+
+if TYPE_CHECKING:
+    from graphrag.stores.repo.graph import GraphQueries
 
 log = logging.getLogger(__name__)
 
@@ -90,17 +94,27 @@ class Neo4jStore:
     async def close(self) -> None:
         await self.driver.close()
 
+    @cached_property
+    def q(self) -> GraphQueries:
+        """The typed Cypher statements (each call one auto-committed transaction)."""
+        from graphrag.stores.repo.graph import GraphQueries
+
+        return GraphQueries(self)
+
     async def run(self, file: str, name: str, **params: Any) -> list[dict[str, Any]]:
-        """Run the named Cypher statement and return its records as dicts."""
+        """Run the named Cypher statement and return its records as dicts (the search path's way; code
+        outside ``stores/`` uses the typed methods of :attr:`q`)."""
+        return await self.execute(queries.cypher(file, name), f"{file}.{name}", params)
+
+    async def execute(self, text: str, summary: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """Run statement text (from the ``cypher/`` files) with the circuit breaker and a span."""
         import time
 
         if time.monotonic() < self._down_until:
             raise ServiceUnavailable("Neo4j is unavailable (connection failed moments ago)")
-        with self.traced(f"{file}.{name}"):
+        with self.traced(summary):
             try:
-                result = await self.driver.execute_query(
-                    queries.cypher(file, name), parameters_=params, database_=self.database
-                )
+                result = await self.driver.execute_query(text, parameters_=params, database_=self.database)
             except (*_CONNECT_ERRORS, SessionExpired) as exc:
                 self._down_until = time.monotonic() + 2.0
                 raise ServiceUnavailable(f"Neo4j is unavailable: {exc}") from None
@@ -115,7 +129,7 @@ class Neo4jStore:
         """Create constraints and indexes (idempotent) and wait until they are online."""
         for statement in queries.cypher_script("schema"):
             await self.driver.execute_query(statement, database_=self.database)
-        await self.run("admin", "await_indexes", seconds=wait_seconds)
+        await self.q.admin.await_indexes(wait_seconds)
         self.schema_applied = True
 
     async def ensure_schema(self) -> None:
@@ -126,7 +140,7 @@ class Neo4jStore:
     async def ensure_entity_vector_index(self, model: str, dim: int) -> str:
         """The vector index of ``model``'s entity embeddings, created (and awaited) when missing."""
         prop, index = entity_vector_slot(model)
-        existing = {r["name"]: r for r in await self.run("entities", "entity_vector_indexes")}
+        existing = {r["name"]: r for r in await self.q.entities.vector_indexes()}
         if index in existing:
             have = existing[index]["dim"]
             if have is not None and int(have) != dim:
@@ -140,7 +154,7 @@ class Neo4jStore:
         options = {"indexConfig": {"vector.dimensions": dim, "vector.similarity_function": "cosine"}}
         await self.driver.execute_query(statement, parameters_={"index": index, "options": options},
                                         database_=self.database)
-        await self.run("admin", "await_indexes", seconds=120)
+        await self.q.admin.await_indexes(120)
         return index
 
     async def missing_schema(self) -> list[str]:
@@ -149,13 +163,13 @@ class Neo4jStore:
 
         wanted = [m.group(1) for st in queries.cypher_script("schema")
                   if (m := re.match(r"CREATE (?:CONSTRAINT|(?:VECTOR |FULLTEXT )?INDEX) (\w+) IF NOT EXISTS", st))]
-        online = {r["name"] for r in await self.run("admin", "list_indexes") if r["state"] == "ONLINE"}
+        online = {r["name"] for r in await self.q.admin.indexes() if r["state"] == "ONLINE"}
         return [name for name in wanted if name not in online]
 
     async def health(self) -> Neo4jHealth:
         """Version and edition, or the reason the server cannot be reached."""
         try:
-            rows = await self.run("admin", "components")
+            rows = await self.q.admin.components()
         except (Neo4jError, ServiceUnavailable, SessionExpired, *_CONNECT_ERRORS) as exc:
             return Neo4jHealth(ok=False, error=str(exc))
         kernel = next((r for r in rows if r["name"] == "Neo4j Kernel"), rows[0] if rows else {})
@@ -222,7 +236,7 @@ class GraphWrites:
                 await session.execute_write(_remove, doc_ids)
 
     async def collection_counts(self) -> dict[str, dict[str, int]]:
-        rows = await self.store.run("ingest", "collection_counts")
+        rows = await self.store.q.ingest.collection_counts()
         return {
             r["collection"]: {"graph_documents": r["documents"], "graph_chunks": r["chunks"],
                               "entities": r["entities"], "relations": r["relations"]}
@@ -230,7 +244,7 @@ class GraphWrites:
         }
 
     async def document_ids(self, collection: str) -> set[str]:
-        return {r["id"] for r in await self.store.run("ingest", "document_ids", collection=collection)}
+        return await self.store.q.ingest.document_ids(collection)
 
 
 async def _remove(tx: Any, doc_ids: list[str]) -> None:

@@ -18,6 +18,8 @@ from graphrag.errors import ConfigurationError, InvalidInput, NotFound, ServiceU
 from graphrag.models import is_collection_name
 from graphrag.observability import tracing
 from graphrag.stores import queries
+from graphrag.stores.repo import PgQueries, UnitOfWork
+from graphrag.stores.repo.documents import CHUNK_COLUMNS as _CHUNK_COLUMNS
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +73,23 @@ class PostgresStore:
     def __init__(self, pool: asyncpg.Pool, dsn: str) -> None:
         self.pool = pool
         self._dsn = dsn
+        #: The typed statements, each call on a pooled connection of its own.
+        self.q = PgQueries(pool)
+
+    @asynccontextmanager
+    async def unit_of_work(self, *, isolation: str | None = None) -> AsyncIterator[UnitOfWork]:
+        """One connection and one transaction, with the typed statements bound to it: everything done
+        through the yielded object commits together, or rolls back when the block raises."""
+        async with self.pool.acquire() as conn, conn.transaction(**({"isolation": isolation} if isolation else {})):
+            yield UnitOfWork(conn)
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[UnitOfWork]:
+        """One pooled connection with the typed statements bound to it, outside a transaction (session
+        state such as advisory locks lives as long as the block); open transactions with
+        ``uow.conn.transaction()`` inside it."""
+        async with self.pool.acquire() as conn:
+            yield UnitOfWork(conn)
 
     @classmethod
     async def connect(cls, dsn: str, *, min_size: int = 1, max_size: int = 10,
@@ -119,27 +138,25 @@ class PostgresStore:
         an error, because silently diverging schemas are worse than a stop.
         """
         applied_now: list[str] = []
-        async with self.pool.acquire() as conn:
-            async with conn.transaction():
-                await conn.execute(queries.sql("migrations", "lock_migrations"))
-                await conn.execute(queries.sql("migrations", "create_migrations_table"))
-                done = {
-                    r["version"]: r["checksum"]
-                    for r in await conn.fetch(queries.sql("migrations", "applied_migrations"))
-                }
-                for version, text in queries.migrations():
-                    checksum = hashlib.sha256(text.encode()).hexdigest()
-                    if version in done:
-                        if done[version] != checksum:
-                            raise ConfigurationError(
-                                f"migration {version} changed after it was applied; restore it or add a new one"
-                            )
-                        continue
-                    log.info("applying migration %s", version)
-                    # A migration may backfill large tables: the per-statement timeout of queries does not apply.
-                    await conn.execute(text, timeout=_MIGRATION_TIMEOUT_S)
-                    await conn.execute(queries.sql("migrations", "record_migration"), version, checksum)
-                    applied_now.append(version)
+        async with self.unit_of_work() as uow:
+            conn, sql = uow.conn, uow.sql
+            # One transaction under the migrations lock.
+            await sql.execute("migrations", "lock_migrations")
+            await sql.execute("migrations", "create_migrations_table")
+            done = {r["version"]: r["checksum"] for r in await sql.fetch("migrations", "applied_migrations")}
+            for version, text in queries.migrations():
+                checksum = hashlib.sha256(text.encode()).hexdigest()
+                if version in done:
+                    if done[version] != checksum:
+                        raise ConfigurationError(
+                            f"migration {version} changed after it was applied; restore it or add a new one"
+                        )
+                    continue
+                log.info("applying migration %s", version)
+                # A migration may backfill large tables: the per-statement timeout of queries does not apply.
+                await conn.execute(text, timeout=_MIGRATION_TIMEOUT_S)
+                await sql.execute("migrations", "record_migration", version=version, checksum=checksum)
+                applied_now.append(version)
         if applied_now:
             # Connections opened before CREATE EXTENSION lack the vector codec.
             await self.pool.expire_connections()
@@ -149,36 +166,42 @@ class PostgresStore:
     async def advisory_lock(self, name: str) -> AsyncIterator[None]:
         """Hold the session-level advisory lock ``name`` (waiting for it): one holder at a time across
         every process that shares this database (API workers, replicas, the CLI)."""
-        async with self.pool.acquire() as conn:
-            await conn.execute(queries.sql("migrations", "advisory_lock"), name)
+        async with self.connection() as session:
+            await session.sql.fetchval("migrations", "advisory_lock", name=name)
             try:
                 yield
             finally:
-                await conn.execute(queries.sql("migrations", "advisory_unlock"), name)
+                await session.sql.fetchval("migrations", "advisory_unlock", name=name)
 
     async def pending_migrations(self) -> list[str]:
         """Versions in ``sql/migrations`` not yet applied (used by readiness checks)."""
-        async with self.pool.acquire() as conn:
-            await conn.execute(queries.sql("migrations", "create_migrations_table"))
-            rows = await conn.fetch(queries.sql("migrations", "applied_migrations"))
-        done = {r["version"] for r in rows}
+        await self.q.sql.execute("migrations", "create_migrations_table")
+        done = {r["version"] for r in await self.q.sql.fetch("migrations", "applied_migrations")}
         return [v for v, _ in queries.migrations() if v not in done]
+
+    async def applied_migrations(self) -> list[str]:
+        """Versions of the applied migrations, in order."""
+        return [r["version"] for r in await self.q.sql.fetch("migrations", "applied_migrations")]
 
     async def health(self) -> PostgresHealth:
         """Version and pgvector version, or the reason the server cannot be reached."""
         try:
-            async with self.pool.acquire() as conn:
-                version = await conn.fetchval(queries.sql("health", "server_version"))
-                pgvector = await conn.fetchval(queries.sql("health", "pgvector_version"))
+            async with self.connection() as session:
+                version = await session.sql.fetchval("health", "server_version")
+                pgvector = await session.sql.fetchval("health", "pgvector_version")
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
             return PostgresHealth(ok=False, error=str(exc))
         return PostgresHealth(ok=True, version=str(version), pgvector=str(pgvector or ""))
 
     async def fetch(self, file: str, name: str, *args: Any) -> list[asyncpg.Record]:
-        """Run the named statement and return its rows."""
+        """Run a statement written with positional ``$n`` (the search path's files) and return its rows.
+        Everything else goes through the typed methods of :attr:`q`."""
+        st = queries.statement(file, name)
+        if st.params:
+            raise queries.ParameterError(f"sql/{file}.sql {name} takes its values by name: use its typed method")
         with _span(file, name):
             async with self.pool.acquire() as conn:
-                return await conn.fetch(queries.sql(file, name), *args)
+                return await conn.fetch(st.text, *args)
 
     async def fetch_filtered(self, file: str, name: str, condition: str, *args: Any,
                              local_settings: dict[str, str] | None = None,
@@ -207,62 +230,39 @@ class PostgresStore:
     # -- documents and chunks -----------------------------------------------------------------
     async def existing_documents(self, collection: str, sources: list[str]) -> dict[str, tuple[uuid.UUID, str]]:
         """``source -> (id, content_hash)`` for the given sources that are already stored."""
-        rows = await self.fetch("documents", "existing_documents", collection, sources)
+        rows = await self.q.documents.existing(collection, sources)
         return {r["source"]: (r["id"], r["content_hash"]) for r in rows}
 
     @staticmethod
-    async def upsert_document(conn: asyncpg.Connection, row: DocumentRow) -> tuple[uuid.UUID, bool]:
-        """Insert or update the document row inside the caller's transaction; returns (id, inserted)."""
-        rec = await conn.fetchrow(
-            queries.sql("documents", "upsert_document"), row.collection, row.source, row.title, row.content_hash,
-            json.dumps(row.metadata), list(row.tags),
-        )
-        assert rec is not None
-        return rec["id"], bool(rec["inserted"])
-
-    @staticmethod
-    async def replace_chunks(conn: asyncpg.Connection, document_id: uuid.UUID, rows: list[tuple[Any, ...]]) -> None:
-        """Delete a document's chunks and COPY the new ones in (inside the caller's transaction)."""
-        await conn.execute(queries.sql("documents", "delete_chunks_of_document"), document_id)
-        if rows:
-            await conn.copy_records_to_table("chunks", records=rows, columns=list(CHUNK_COLUMNS))
-
-    @staticmethod
-    async def update_stats(conn: asyncpg.Connection, document_ids: list[uuid.UUID], *, add: bool) -> None:
-        """Add or subtract the documents' current chunks to/from the BM25 statistics and postings."""
-        await conn.execute(queries.sql("documents", "stats_add" if add else "stats_subtract"), document_ids)
-        # After stats_add: the postings' impact uses the collection's mean length with these chunks.
-        await conn.execute(queries.sql("postings", "postings_add" if add else "postings_remove"), document_ids)
-
-    async def delete_documents(self, ids: list[uuid.UUID], conn: asyncpg.Connection) -> list[str]:
-        """Delete documents (chunks cascade) inside the caller's transaction; returns their sources."""
-        await self.update_stats(conn, ids, add=False)
-        rows = await conn.fetch(queries.sql("documents", "delete_documents"), ids)
-        return [r["source"] for r in rows]
+    async def upsert_document(uow: PgQueries, row: DocumentRow) -> tuple[uuid.UUID, bool]:
+        """Insert or update the document row inside the caller's unit of work; returns (id, inserted)."""
+        return await uow.documents.upsert(collection=row.collection, source=row.source, title=row.title,
+                                          content_hash=row.content_hash, metadata=json.dumps(row.metadata),
+                                          tags=list(row.tags))
 
     async def collection_counts(self) -> dict[str, dict[str, int]]:
-        rows = await self.fetch("documents", "collection_counts")
+        rows = await self.q.documents.counts()
         return {r["collection"]: {"documents": r["documents"], "chunks": r["chunks"]} for r in rows}
 
     async def document_ids(self, collection: str) -> set[str]:
-        return {str(r["id"]) for r in await self.fetch("documents", "document_ids", collection)}
+        return {str(i) for i in await self.q.documents.ids(collection)}
 
     # -- collections and their embedding models -------------------------------------------------
     async def register_model(self, name: str, provider: str, spec: str, dim: int,
                              base_url: str | None) -> ModelRecord:
         """Record a model on first use (and make its dimension's vector index); returns what is recorded."""
-        rows = await self.fetch("collections", "register_model", name, provider, spec, dim, base_url)
-        record = ModelRecord.of(rows[0])
-        await self.fetch("collections", "ensure_vector_index", record.dim)
+        record = ModelRecord.of(await self.q.collections.register_model(
+            name=name, provider=provider, spec=spec, dim=dim, base_url=base_url))
+        await self.q.collections.ensure_vector_index(record.dim)
         return record
 
     async def model(self, name: str) -> ModelRecord | None:
-        rows = await self.fetch("collections", "model_by_name", name)
-        return ModelRecord.of(rows[0]) if rows else None
+        row = await self.q.collections.model(name)
+        return ModelRecord.of(row) if row is not None else None
 
     async def collection_info(self, names: list[str] | None) -> dict[str, CollectionRecord]:
         """The recorded model and text-search configuration of these collections (all when None)."""
-        rows = await self.fetch("collections", "collection_info", names)
+        rows = await self.q.collections.info(names)
         return {r["name"]: CollectionRecord.of(r) for r in rows}
 
     async def require_collections(self, names: list[str] | tuple[str, ...] | None) -> None:
@@ -281,17 +281,13 @@ class PostgresStore:
 
     async def create_collection(self, name: str, model: str, text_config: str) -> None:
         """Record a new collection (a no-op when it exists); an unknown configuration is a clear error."""
-        rows = await self.fetch("collections", "text_config_exists", text_config)
-        if not rows[0]["ok"]:
+        if not await self.q.collections.text_config_exists(text_config):
             raise InvalidInput(f"unknown text-search configuration {text_config!r} "
                                "(see `SELECT cfgname FROM pg_ts_config` for the ones this server has)")
-        await self.fetch("collections", "create_collection", name, model, text_config)
+        await self.q.collections.create(name, model, text_config)
 
 
-CHUNK_COLUMNS = (
-    "id", "document_id", "collection", "chunk_index", "content", "heading_path", "char_start", "char_end",
-    "token_count", "has_code", "metadata", "embedding", "embedding_model", "text_config",
-)
+CHUNK_COLUMNS = _CHUNK_COLUMNS
 
 
 @dataclass(frozen=True)

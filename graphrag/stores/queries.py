@@ -7,7 +7,13 @@ Files hold named statements::
 
 A statement may include another of the same file with ``/*INCLUDE name*/`` (shared CTEs).
 
-Query text lives only in those files; code refers to statements by ``(file, name)`` and passes
+Parameters are named. In SQL they are written ``:name`` (``::type`` casts are left alone) and
+:func:`statement` compiles them to asyncpg's ``$1, $2, ...``; :meth:`Statement.bind` turns keyword
+values into the positional list, failing clearly on a missing or unknown name. Cypher uses the
+driver's own ``$name``. Statements still written with ``$1`` (the search files, until they move)
+keep positional values.
+
+Query text lives only in those files and in the typed methods of ``graphrag/stores``, which pass
 values as parameters. In a wheel the folders are package data (``graphrag/sql``); in a source
 checkout they sit at the repository root.
 """
@@ -15,8 +21,11 @@ checkout they sit at the repository root.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 _NAME_RE = re.compile(r"^\s*(?:--|//)\s*name:\s*([A-Za-z_][A-Za-z0-9_]*)\s*$")
@@ -90,6 +99,163 @@ def cypher_script(file: str) -> list[str]:
     text = (resource_dir("cypher") / f"{file}.cypher").read_text(encoding="utf-8")
     lines = [ln for ln in text.splitlines() if not ln.strip().startswith("//")]
     return [stmt.strip() for stmt in "\n".join(lines).split(";") if stmt.strip()]
+
+
+class ParameterError(ValueError):
+    """A statement was run with a parameter it does not declare, or without one it needs."""
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_POSITIONAL = re.compile(r"\$[0-9]+")
+
+
+def _code_spans(text: str) -> list[tuple[int, int, bool]]:
+    """``(start, end, is_code)`` pieces of a statement: quoted text and comments are not code."""
+    spans: list[tuple[int, int, bool]] = []
+    i, start, n = 0, 0, len(text)
+    while i < n:
+        ch = text[i]
+        end = -1
+        if ch in "'\"":
+            end = text.find(ch, i + 1)
+            while end != -1 and end + 1 < n and text[end + 1] == ch:  # '' escapes a quote
+                end = text.find(ch, end + 2)
+            end = n if end == -1 else end + 1
+        elif text.startswith("--", i) or text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end == -1 else end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end == -1 else end + 2
+        elif ch == "$" and (m := re.match(r"\$([A-Za-z_]\w*)?\$", text[i:])):
+            close = text.find(m.group(0), i + len(m.group(0)))
+            end = n if close == -1 else close + len(m.group(0))
+        if end == -1:
+            i += 1
+            continue
+        if i > start:
+            spans.append((start, i, True))
+        spans.append((i, end, False))
+        i = start = end
+    if start < n:
+        spans.append((start, n, True))
+    return spans
+
+
+def compile_named(text: str) -> tuple[str, tuple[str, ...]]:
+    """SQL with ``:name`` parameters as asyncpg text with ``$n``, and the names in ``$n`` order.
+
+    A name used twice gets one number. ``::`` casts, quoted text and comments are left alone. A
+    statement that mixes ``:name`` and ``$n`` is an error (its values could not be told apart).
+    """
+    names: list[str] = []
+    out: list[str] = []
+    for start, end, code in _code_spans(text):
+        piece = text[start:end]
+        if not code:
+            out.append(piece)
+            continue
+        i = 0
+        while i < len(piece):
+            ch = piece[i]
+            if ch == ":" and piece.startswith("::", i):
+                out.append("::")
+                i += 2
+                continue
+            word = _WORD.match(piece, i + 1) if ch == ":" else None
+            if word and not (i > 0 and (piece[i - 1].isalnum() or piece[i - 1] in "_]")):
+                name = word.group(0)
+                if name not in names:
+                    names.append(name)
+                out.append(f"${names.index(name) + 1}")
+                i = word.end()
+                continue
+            out.append(ch)
+            i += 1
+    compiled = "".join(out)
+    if names and any(_POSITIONAL.search(text[s:e]) for s, e, code in _code_spans(text) if code):
+        raise ParameterError("a statement mixes :name and $n parameters")
+    return compiled, tuple(names)
+
+
+def cypher_parameters(text: str) -> frozenset[str]:
+    """The ``$name`` parameters a Cypher statement uses (quoted text and comments skipped)."""
+    found: set[str] = set()
+    for start, end, code in _code_spans(text):
+        if code:
+            found.update(m.group(1) for m in re.finditer(r"\$([A-Za-z_][A-Za-z0-9_]*)", text[start:end]))
+    return frozenset(found)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One named SQL statement, compiled: asyncpg text and the parameter names in ``$n`` order.
+
+    ``params`` is empty for a statement still written with positional ``$n`` (then values are
+    passed in order, see :meth:`bind_positional`).
+    """
+
+    file: str
+    name: str
+    text: str
+    params: tuple[str, ...]
+
+    @property
+    def summary(self) -> str:
+        return f"{self.file}.{self.name}"
+
+    def bind(self, values: Mapping[str, Any]) -> list[Any]:
+        """The positional values for ``values`` given by name; a missing or unknown name is an error."""
+        missing = [p for p in self.params if p not in values]
+        unknown = sorted(set(values) - set(self.params))
+        if missing or unknown:
+            parts = []
+            if missing:
+                parts.append("missing " + ", ".join(f":{p}" for p in missing))
+            if unknown:
+                parts.append("unknown " + ", ".join(f":{p}" for p in unknown))
+            raise ParameterError(f"sql/{self.file}.sql {self.name}: " + "; ".join(parts))
+        return [values[p] for p in self.params]
+
+
+@cache
+def statement(file: str, name: str) -> Statement:
+    """The SQL statement ``name`` of ``sql/<file>.sql``, compiled (see :func:`compile_named`)."""
+    text, params = compile_named(sql(file, name))
+    return Statement(file, name, text, params)
+
+
+def checked_cypher(file: str, name: str, params: Mapping[str, Any]) -> str:
+    """The Cypher statement ``name`` of ``cypher/<file>.cypher`` after checking ``params`` against
+    the ``$name`` parameters it uses (a missing or unknown one is a :class:`ParameterError`)."""
+    text = cypher(file, name)
+    wanted = _cypher_params(file, name)
+    missing = sorted(wanted - set(params))
+    unknown = sorted(set(params) - wanted)
+    if missing or unknown:
+        parts = []
+        if missing:
+            parts.append("missing " + ", ".join(f"${p}" for p in missing))
+        if unknown:
+            parts.append("unknown " + ", ".join(f"${p}" for p in unknown))
+        raise ParameterError(f"cypher/{file}.cypher {name}: " + "; ".join(parts))
+    return text
+
+
+@cache
+def _cypher_params(file: str, name: str) -> frozenset[str]:
+    return cypher_parameters(cypher(file, name))
+
+
+def names(kind: str, file: str) -> list[str]:
+    """Every statement name of ``sql/<file>.sql`` or ``cypher/<file>.cypher``, in file order."""
+    return list(_statements(kind, file))
+
+
+def files(kind: str) -> list[str]:
+    """The statement files of ``sql/`` or ``cypher/`` (stems, sorted)."""
+    ext = "sql" if kind == "sql" else "cypher"
+    return sorted(p.stem for p in resource_dir(kind).glob(f"*.{ext}"))
 
 
 def vector_type(dim: int) -> str:

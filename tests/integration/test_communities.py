@@ -116,7 +116,7 @@ def no_model_requests() -> Iterator[None]:
 
 async def _details(rt: Runtime, collection: str) -> list[dict[str, Any]]:
     listed = await list_communities(rt.postgres, rt.neo4j, [collection], limit=1000)
-    return await rt.neo4j.run("communities", "community_details", ids=[c["id"] for c in listed], entities=100)
+    return await rt.neo4j.q.communities.details([c["id"] for c in listed], 100)
 
 
 # --- pure logic ----------------------------------------------------------------------------------
@@ -251,7 +251,7 @@ async def test_communities_are_computed_stored_embedded_and_searched(rt: Runtime
             assert parent["level"] == 0 and {e["id"] for e in d["entities"]} <= {e["id"] for e in parent["entities"]}
     # The evidence chunks are the collection's own.
     chunk_ids = sorted({c for d in details for c in d["chunk_ids"]})
-    rows = await rt.postgres.fetch("documents", "chunks_by_id", [uuid.UUID(c) for c in chunk_ids], [collection])
+    rows = await rt.postgres.q.documents.chunks_by_id([uuid.UUID(c) for c in chunk_ids], [collection])
     assert len(rows) == len(chunk_ids)
 
     # Global mode ranks the reports: the matching topic first, as hits of kind "community".

@@ -98,10 +98,9 @@ async def test_ingest_and_search_every_mode_through_the_endpoint(
     rows = await runtime.postgres.pool.fetch("SELECT indexname FROM pg_indexes WHERE indexname = 'chunks_embedding_hnsw_64'")
     assert rows
     # Entity names are embedded by the collection's model, into that model's own property and index.
-    entities = await runtime.neo4j.run("entities", "entities_without_vector", collection=collection,
-                                       property="embedding", limit=1)
+    entities = await runtime.neo4j.q.entities.without_vector(collection, "embedding", 1)
     assert entities, "entities of a fake-model collection carry no MiniLM vector"
-    indexes = {r["name"]: r for r in await runtime.neo4j.run("entities", "entity_vector_indexes")}
+    indexes = {r["name"]: r for r in await runtime.neo4j.q.entities.vector_indexes()}
     fake_index = (await router.space((collection,))).entity_index
     assert indexes[fake_index]["dim"] == 64
 
@@ -147,7 +146,7 @@ async def test_collections_on_two_models_live_side_by_side(
 
 
 async def _drop(runtime: Runtime, collection: str) -> None:
-    ids = [r["id"] for r in await runtime.postgres.fetch("documents", "document_ids", collection)]
+    ids = await runtime.postgres.q.documents.ids(collection)
     if ids:
         await runtime.deleter()._delete_ids(ids)
 
@@ -168,8 +167,8 @@ async def test_endpoint_errors_are_retried_then_clear(
             await ingest(runtime, fake_models, down)
     finally:
         fake.fail_after = None
-    assert not await runtime.postgres.fetch("documents", "document_ids", down)
-    assert not await runtime.neo4j.run("entities", "entities_by_name", query="Danube", k=5, collections=[down])
+    assert not await runtime.postgres.q.documents.ids(down)
+    assert not await runtime.neo4j.q.entities.search("Danube", [down], 5)
 
 
 async def test_wrong_dimension_is_a_clear_error_and_writes_nothing(
@@ -178,7 +177,7 @@ async def test_wrong_dimension_is_a_clear_error_and_writes_nothing(
     wrong = IngestModels(fake_settings(settings, fake, embedding_model="openai:fake-32", embedding_dim=32))
     with pytest.raises(ConfigurationError, match="answered 64-dim vectors for openai:fake-32, expected 32"):
         await ingest(runtime, wrong, collection)
-    assert not await runtime.postgres.fetch("documents", "document_ids", collection)
+    assert not await runtime.postgres.q.documents.ids(collection)
     # A model whose answers change dimension after it was recorded: refused, nothing written.
     other = f"{collection}_b"
     assert (await ingest(runtime, fake_models, other)).ingested == len(DOCS)
@@ -193,8 +192,7 @@ async def test_wrong_dimension_is_a_clear_error_and_writes_nothing(
         assert report.ingested == 0 and "expected 64" in report.failed[0]["error"]
     finally:
         fake.answer_dim = None
-    rows = await runtime.postgres.fetch("documents", "document_by_source", other, "new.txt")
-    assert rows == []
+    assert await runtime.postgres.q.documents.by_source(other, "new.txt") is None
 
 
 async def test_reembed_switches_atomically_while_searches_run(
@@ -234,11 +232,9 @@ async def test_reembed_switches_atomically_while_searches_run(
     assert info.model.name == FAKE_MODEL and info.reembed is None
     assert await top_title(router, "warehouse robots", collection, "vector") == "Robots"
     # Every entity has the new model's vector, and none keeps the old model's.
-    assert (await runtime.neo4j.run("entities", "drop_entity_vectors", collection=collection,
-                                    property="embedding"))[0]["cleared"] == 0
+    assert await runtime.neo4j.q.entities.drop_vectors(collection, "embedding") == 0
     space = await router.space((collection,))
-    missing = await runtime.neo4j.run("entities", "entities_without_vector", collection=collection,
-                                      property=space.entity_property, limit=5)
+    missing = await runtime.neo4j.q.entities.without_vector(collection, space.entity_property, 5)
     assert missing == []
     # Again: nothing to do.
     again = await reembed(runtime.postgres, runtime.neo4j, fake_models, collection=collection, model=FAKE_MODEL)

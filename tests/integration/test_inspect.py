@@ -87,7 +87,7 @@ async def graph(tmp_path: Path, ingestor: Ingestor, runtime: Runtime, collection
     assert report.ingested == len(DOCS), report.failed
     docs = {Path(d["source"]).name: d for d in report.documents}
     marie = docs["marie.md"]
-    chunks = await runtime.postgres.fetch("documents", "document_chunks", marie["id"])
+    chunks = await runtime.postgres.q.documents.chunks_of(marie["id"])
     assert chunks
     return {
         "collection": collection,

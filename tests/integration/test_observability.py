@@ -26,7 +26,6 @@ from graphrag.config import Settings
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.observability import logs, tracing
 from graphrag.search.router import SearchRouter
-from graphrag.stores import queries
 from tests import conftest
 from tests.conftest import ApiServer
 from tests.serving import serve_process
@@ -169,16 +168,15 @@ async def test_leg_timeouts_and_errors_are_counted(http_api: ApiServer, runtime:
 async def test_outbox_backlog_gauge_reads_the_outbox(http_api: ApiServer, runtime: Any) -> None:
     outbox: GraphOutbox = runtime.outbox
     # A pending entry not due for an hour: the API's drainer leaves it (and what queues behind it) alone.
-    async with runtime.postgres.pool.acquire() as conn, conn.transaction():
-        entry = await GraphOutbox.enqueue_remove(conn, f"obs_{uuid.uuid4().hex[:8]}", [str(uuid.uuid4())])
-        await conn.execute(queries.sql("outbox", "retry_later"), entry, "held back by a test", 3600.0)
+    async with runtime.postgres.unit_of_work() as uow:
+        entry = await GraphOutbox.enqueue_remove(uow, f"obs_{uuid.uuid4().hex[:8]}", [str(uuid.uuid4())])
+        await uow.outbox.retry_later(entry, "held back by a test", 3600.0)
     try:
         first = await outbox.summary()
         samples, types = scrape(http_api.url)
         last = await outbox.summary()
     finally:
-        async with runtime.postgres.pool.acquire() as conn:
-            await conn.execute(queries.sql("outbox", "done"), entry)
+        await runtime.postgres.q.outbox.done(entry)
     assert types["graphrag_outbox_pending_entries"] == "gauge"
     pending = value(samples, "graphrag_outbox_pending_entries")
     assert pending >= 1 and pending in (first["pending"], last["pending"])

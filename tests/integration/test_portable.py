@@ -85,7 +85,8 @@ async def drop(rt: Runtime, collection: str) -> None:
                               ("collection_stats", "collection"), ("graph_outbox", "collection"),
                               ("collections", "name")):
             await conn.execute(f"DELETE FROM {table} WHERE {column} = $1", collection)
-    await rt.neo4j.run("entities", "delete_collection", collection=collection)
+    await rt.neo4j.driver.execute_query("MATCH (n) WHERE n.collection = $collection DETACH DELETE n",
+                                        {"collection": collection}, database_=rt.neo4j.database)
 
 
 async def _export(rt: Runtime, collection: str, path: Path, part_chunks: int = 2) -> Path:

@@ -179,8 +179,9 @@ async def _explain_legs(runtime: Runtime, corpus: str, models: Any) -> None:
     async with runtime.postgres.pool.acquire() as conn, conn.transaction():
         await conn.execute("SET LOCAL enable_seqscan = off")
         await conn.execute("SET LOCAL enable_sort = off")
-        plan = await conn.fetch(queries.with_dimension(queries.sql("search", "explain_vector_leg"), 384), embedding,
-                                [corpus], models.embedder.model_name, 5)
+        # The product's own vector leg (graphrag/search/legs.py), no filter, under EXPLAIN.
+        leg = queries.with_dimension(queries.sql("search", "vector_leg").replace("/*FILTER*/", "TRUE"), 384)
+        plan = await conn.fetch("EXPLAIN " + leg, embedding, [corpus], models.embedder.model_name, 5)
         text = "\n".join(r[0] for r in plan)
         assert "chunks_embedding_hnsw" in text, text
         sql = queries.sql("search", "keyword_leg").replace("/*FILTER*/", "TRUE")
@@ -422,7 +423,7 @@ async def test_title_keys_are_backfilled_on_graphs_written_before_them(
     assert keys["Apex Logistics Inc."] == "apex logistics" and keys["Sarah Johnson"] == "sarah johnson"
     assert await backfill_title_keys(runtime.neo4j) == 0  # idempotent
     # At start-up it runs once per graph: the marker the runtime left makes it a lookup.
-    assert await runtime.neo4j.run("ingest", "backfill_done", backfill="document_title_norm")
+    assert await runtime.neo4j.q.ingest.backfill_done("document_title_norm")
     await runtime.neo4j.driver.execute_query("MATCH (d:Document {collection: $c}) REMOVE d.title_norm", c=corpus)
     await run_backfills(runtime.neo4j)
     records, _, _ = await runtime.neo4j.driver.execute_query(

@@ -8,6 +8,7 @@ import uuid
 
 from graphrag.runtime import Runtime
 from graphrag.stores import queries
+from graphrag.stores.neo4j import GraphWrites
 
 MODEL = "test-model"
 
@@ -27,8 +28,7 @@ async def test_migrations_apply_once_and_rerun_cleanly(runtime: Runtime) -> None
     assert await runtime.postgres.migrate() == []  # already applied by open_services
     assert await runtime.postgres.migrate() == []
     assert await runtime.postgres.pending_migrations() == []
-    rows = await runtime.postgres.fetch("migrations", "applied_migrations")
-    assert [r["version"] for r in rows] == [v for v, _ in queries.migrations()]
+    assert await runtime.postgres.applied_migrations() == [v for v, _ in queries.migrations()]
 
 
 async def test_health_reports_postgres_18_and_pgvector_08(runtime: Runtime) -> None:
@@ -38,67 +38,76 @@ async def test_health_reports_postgres_18_and_pgvector_08(runtime: Runtime) -> N
     assert health.pgvector.startswith("0.8.")
 
 
+def _vector_leg(dim: int) -> str:
+    """The product's vector leg statement with no filter, as graphrag/search/legs.py runs it."""
+    return queries.with_dimension(queries.sql("search", "vector_leg").replace("/*FILTER*/", "TRUE"), dim)
+
+
 async def test_hnsw_cosine_query_returns_nearest_and_uses_index(runtime: Runtime, collection: str) -> None:
-    pool = runtime.postgres.pool
-    async with pool.acquire() as conn:
-        doc_id = await conn.fetchval(
-            queries.sql("documents", "insert_document"), collection, "src.md", "T", "h", json.dumps({}), []
-        )
-        rows = [
-            (doc_id, collection, i, f"chunk {i}", [], 0, 7, 2, False, "{}", _basis(i), MODEL) for i in range(20)
-        ]
-        await conn.executemany(queries.sql("documents", "insert_chunk"), rows)
+    # Written and read through the product's own statements (the write path and the vector leg).
+    async with runtime.postgres.unit_of_work() as uow:
+        doc_id, inserted = await uow.documents.upsert(collection=collection, source="src.md", title="T",
+                                                      content_hash="h", metadata=json.dumps({}), tags=[])
+        assert inserted
+        await uow.documents.replace_chunks(doc_id, [
+            (uuid.uuid4(), doc_id, collection, i, f"chunk {i}", [], 0, 7, 2, False, "{}", _basis(i), MODEL, "english")
+            for i in range(20)
+        ])
+        await uow.documents.stats_add([doc_id])
     try:
         query = _unit([v + (0.2 if i == 7 else 0.0) for i, v in enumerate(_basis(7))])
-        async with pool.acquire() as conn:
-            nearest = await conn.fetch(queries.with_dimension(queries.sql("chunks", "nearest_chunks"), 384),
-                                       query, collection, MODEL, 3)
-        assert nearest[0]["content"] == "chunk 7"
-        assert nearest[0]["similarity"] > nearest[1]["similarity"]
-        async with pool.acquire() as conn, conn.transaction():
+        async with runtime.postgres.pool.acquire() as conn:
+            nearest = await conn.fetch(_vector_leg(384), query, [collection], MODEL, 3)
+            ids = {str(r["id"]): r["similarity"] for r in nearest}
+            by_id = {str(r["id"]): r["content"] for r in await runtime.postgres.q.documents.chunks_of(doc_id)}
+        ranked = sorted(ids, key=lambda i: -ids[i])
+        assert by_id[ranked[0]] == "chunk 7"
+        assert ids[ranked[0]] > ids[ranked[1]]
+        async with runtime.postgres.pool.acquire() as conn, conn.transaction():
             # On 20 rows a scan + sort is cheapest; forbid both so the plan shows what large tables get.
             await conn.execute("SET LOCAL enable_seqscan = off")
             await conn.execute("SET LOCAL enable_sort = off")
-            plan = await conn.fetch(queries.with_dimension(queries.sql("chunks", "explain_nearest_chunks"), 384),
-                                    query, collection, MODEL, 3)
+            plan = await conn.fetch("EXPLAIN (FORMAT TEXT) " + _vector_leg(384), query, [collection], MODEL, 3)
         text = "\n".join(r[0] for r in plan)
         assert "chunks_embedding_hnsw" in text, text
     finally:
-        async with pool.acquire() as conn:
-            await conn.execute(queries.sql("documents", "delete_collection"), collection)
+        async with runtime.postgres.unit_of_work() as uow:
+            await uow.documents.delete([doc_id])
 
 
 async def test_neo4j_constraints_and_indexes_exist(runtime: Runtime) -> None:
-    indexes = {r["name"]: r for r in await runtime.neo4j.run("admin", "list_indexes")}
+    # Everything cypher/schema.cypher creates is there and online (the readiness check's own look-up).
+    assert await runtime.neo4j.missing_schema() == []
+    indexes = {r["name"]: r for r in await runtime.neo4j.q.admin.indexes()}
     assert indexes["entity_embedding"]["type"] == "VECTOR"
     assert indexes["entity_name"]["type"] == "FULLTEXT"
-    assert all(indexes[n]["state"] == "ONLINE" for n in ("entity_embedding", "entity_name"))
-    constraints = {r["name"]: r for r in await runtime.neo4j.run("admin", "list_constraints")}
+    # A uniqueness constraint is backed by a range index of the same name.
     for name, label in (("document_id", "Document"), ("chunk_id", "Chunk"), ("entity_id", "Entity")):
-        assert constraints[name]["type"] == "UNIQUENESS"
-        assert constraints[name]["labelsOrTypes"] == [label]
+        assert indexes[name]["type"] == "RANGE" and indexes[name]["labelsOrTypes"] == [label]
 
 
 async def test_neo4j_vector_and_fulltext_indexes_answer(runtime: Runtime, collection: str) -> None:
+    # Entities written by the product's graph write (the outbox's), read by the product's name search.
     entities = [
-        {"id": str(uuid.uuid4()), "collection": collection, "name": name, "label": "ORG",
-         "key": name.lower(), "vectors": {"embedding": _basis(i)}}
+        {"id": str(uuid.uuid4()), "collection": collection, "name": name, "label": "ORG", "key": name.lower(),
+         "norm": name.lower(), "aliases": [], "vectors": {"embedding": _basis(i)}}
         for i, name in enumerate(["Acme Rockets", "Globex Corporation", "Initech Software"])
     ]
-    await runtime.neo4j.run("entities", "upsert_entities", entities=entities)
+    await GraphWrites(runtime.neo4j).replace_documents([], [], [], entities, [], [])
     try:
-        await runtime.neo4j.run("admin", "await_indexes", seconds=60)
-        by_vector = await runtime.neo4j.run(
-            "entities", "entities_by_vector", k=10, embedding=_basis(1), collections=[collection],
-            index="entity_embedding",
-        )
-        assert by_vector[0]["name"] == "Globex Corporation"
-        by_name = await runtime.neo4j.run(
-            "entities", "entities_by_name", query="initech", k=5, collections=[collection]
-        )
+        await runtime.neo4j.q.admin.await_indexes(60)
+        by_name = await runtime.neo4j.q.entities.search("initech", [collection], 5)
         assert [r["name"] for r in by_name] == ["Initech Software"]
+        # The vector index the entity vectors go to answers too (a test's own query: search reads it
+        # through graph_leg's statements).
+        nearest = await runtime.neo4j.driver.execute_query(
+            "CALL db.index.vector.queryNodes('entity_embedding', 10, $embedding) YIELD node, score "
+            "WHERE node.collection = $collection RETURN node.name AS name ORDER BY score DESC",
+            {"embedding": _basis(1), "collection": collection}, database_=runtime.neo4j.database)
+        assert nearest.records[0]["name"] == "Globex Corporation"
     finally:
-        await runtime.neo4j.run("entities", "delete_collection", collection=collection)
+        await runtime.neo4j.driver.execute_query("MATCH (n) WHERE n.collection = $collection DETACH DELETE n",
+                                                 {"collection": collection}, database_=runtime.neo4j.database)
 
 
 async def test_a_named_advisory_lock_admits_one_holder_at_a_time(runtime: Runtime) -> None:

@@ -18,8 +18,8 @@ def test_duplicate_names_are_rejected() -> None:
 
 
 def test_unknown_statement_names_the_file() -> None:
-    with pytest.raises(KeyError, match="sql/chunks.sql"):
-        queries.sql("chunks", "no_such_statement")
+    with pytest.raises(KeyError, match="sql/documents.sql"):
+        queries.sql("documents", "no_such_statement")
 
 
 def test_schema_script_and_migrations_load() -> None:
@@ -38,3 +38,41 @@ def test_shared_fragments_are_included_by_name() -> None:
     # Both BM25 statements score with the one set of statistics.
     for name in ("keyword_leg", "keyword_scores"):
         assert "INCLUDE" not in queries.sql("search", name) and "lexeme_stats" in queries.sql("search", name)
+
+
+def test_named_parameters_compile_to_positional() -> None:
+    text, params = queries.compile_named(
+        "SELECT :a::text, ':not' AS s -- :nor\n, arr[1:n], :b, :a /* :no */ FROM t WHERE x = $$ :q $$")
+    assert params == ("a", "b")
+    assert text == "SELECT $1::text, ':not' AS s -- :nor\n, arr[1:n], $2, $1 /* :no */ FROM t WHERE x = $$ :q $$"
+    assert queries.compile_named("SELECT $1") == ("SELECT $1", ())
+    with pytest.raises(queries.ParameterError, match="mixes"):
+        queries.compile_named("SELECT :a, $1")
+
+
+def test_binding_by_name_names_missing_and_unknown_parameters() -> None:
+    st = queries.statement("jobs", "heartbeat")
+    assert st.params == ("id", "claim") and "$2" in st.text and ":id" not in st.text
+    assert st.bind({"claim": 2, "id": 1}) == [1, 2]
+    with pytest.raises(queries.ParameterError, match=r"sql/jobs.sql heartbeat: missing :claim; unknown :nope"):
+        st.bind({"id": 1, "nope": 3})
+
+
+def test_cypher_parameters_are_checked_by_name() -> None:
+    assert queries.cypher_parameters("MATCH (n {id: $id}) // $not\nRETURN '$no', $x") == {"id", "x"}
+    name = queries.names("cypher", "admin")[0]
+    wanted = queries.cypher_parameters(queries.cypher("admin", name))
+    with pytest.raises(queries.ParameterError, match="unknown \\$bogus"):
+        queries.checked_cypher("admin", name, {**{p: 1 for p in wanted}, "bogus": 1})
+
+
+def test_positional_values_only_for_positional_statements() -> None:
+    from graphrag.stores.repo.base import Sql
+
+    # A named statement refuses positional values; a $n statement (the search path's) takes them in order.
+    with pytest.raises(queries.ParameterError, match="takes its values by name"):
+        Sql._prepare("jobs", "heartbeat", (1, 2), {})
+    st, values = Sql._prepare("extended", "chunks_to_represent", (["a"],), {})
+    assert st.params == () and values == [["a"]]
+    with pytest.raises(queries.ParameterError, match="missing :id"):
+        Sql._prepare("jobs", "heartbeat", (), {"claim": 2})

@@ -1,0 +1,78 @@
+"""Typed statements of ``sql/collections.sql`` (collections, their embedding models, re-embedding)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import asyncpg
+
+from graphrag.stores.repo.base import Area
+
+
+class CollectionsQueries(Area):
+    """Collections and the models they record. Model rows: ``name, provider, spec, dim, base_url``."""
+
+    async def register_model(self, *, name: str, provider: str, spec: str, dim: int,
+                             base_url: str | None) -> asyncpg.Record:
+        """Record a model on first use; the row as recorded (the first use's dimension wins)."""
+        row = await self._sql.fetchrow("collections", "register_model", name=name, provider=provider, spec=spec,
+                                       dim=dim, base_url=base_url)
+        assert row is not None
+        return row
+
+    async def model(self, name: str) -> asyncpg.Record | None:
+        return await self._sql.fetchrow("collections", "model_by_name", name=name)
+
+    async def ensure_vector_index(self, dim: int) -> None:
+        """The chunks' partial HNSW index of one dimension (made once)."""
+        await self._sql.fetchval("collections", "ensure_vector_index", dim=dim)
+
+    async def text_config_exists(self, text_config: str) -> bool:
+        return bool(await self._sql.fetchval("collections", "text_config_exists", text_config=text_config))
+
+    async def create(self, name: str, model: str, text_config: str) -> None:
+        """Record a collection (a no-op when it exists)."""
+        await self._sql.execute("collections", "create_collection", name=name, model=model, text_config=text_config)
+
+    async def info(self, names: list[str] | None) -> list[asyncpg.Record]:
+        """Collections with their model and re-embed model columns (all when ``names`` is None)."""
+        return await self._sql.fetch("collections", "collection_info", names=names)
+
+    async def lock(self, collection: str) -> None:
+        """The collection's exclusive transaction lock (re-embed start and switch)."""
+        await self._sql.fetchval("collections", "lock_collection", collection=collection)
+
+    async def lock_shared(self, collection: str) -> None:
+        """The collection's shared transaction lock (every write of chunks)."""
+        await self._sql.fetchval("collections", "lock_collection_shared", collection=collection)
+
+    async def current_model(self, collection: str) -> asyncpg.Record | None:
+        """``embedding_model, text_config`` recorded for the collection."""
+        return await self._sql.fetchrow("collections", "collection_model", collection=collection)
+
+    async def start_reembed(self, collection: str, model: str) -> None:
+        await self._sql.execute("collections", "start_reembed", collection=collection, model=model)
+
+    async def reset_reembed_vectors(self, collection: str) -> None:
+        await self._sql.execute("collections", "reset_reembed_vectors", collection=collection)
+
+    async def reembed_todo(self, collection: str, limit: int) -> list[asyncpg.Record]:
+        """``id, content, heading_path, token_count`` of chunks without a new vector."""
+        return await self._sql.fetch("collections", "reembed_todo", collection=collection, limit=limit)
+
+    async def reembed_counts(self, collection: str) -> tuple[int, int]:
+        """``(total, done)`` chunks of the collection's re-embed."""
+        row = await self._sql.fetchrow("collections", "reembed_counts", collection=collection)
+        assert row is not None
+        return int(row["total"]), int(row["done"])
+
+    async def set_reembed_vectors(self, rows: list[tuple[uuid.UUID, Any]]) -> None:
+        """Store the new vector of each ``(chunk id, vector)``."""
+        await self._sql.executemany("collections", "set_reembed_vector", [{"id": i, "vector": v} for i, v in rows])
+
+    async def switch_chunks(self, collection: str, model: str) -> None:
+        await self._sql.execute("collections", "switch_chunks", collection=collection, model=model)
+
+    async def switch(self, collection: str, model: str) -> None:
+        await self._sql.execute("collections", "switch_collection", collection=collection, model=model)
