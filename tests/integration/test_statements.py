@@ -15,9 +15,8 @@ from graphrag.stores import queries
 #: they are not statements on their own. Everything else is prepared.
 SQL_FRAGMENTS = {
     ("jobs", "job_columns"),
-    ("expansion", "weighted_terms"), ("expansion", "weighted_score"),
     ("extended", "representation_terms"),
-    ("search", "bm25_terms"), ("search", "bm25_score"),
+    ("search", "bm25_terms"),
 }
 
 #: Commands Neo4j does not plan: a system-database command and schema commands (index and constraint
