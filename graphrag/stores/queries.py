@@ -206,15 +206,8 @@ class Statement:
 
     def bind(self, values: Mapping[str, Any]) -> list[Any]:
         """The positional values for ``values`` given by name; a missing or unknown name is an error."""
-        missing = [p for p in self.params if p not in values]
-        unknown = sorted(set(values) - set(self.params))
-        if missing or unknown:
-            parts = []
-            if missing:
-                parts.append("missing " + ", ".join(f":{p}" for p in missing))
-            if unknown:
-                parts.append("unknown " + ", ".join(f":{p}" for p in unknown))
-            raise ParameterError(f"sql/{self.file}.sql {self.name}: " + "; ".join(parts))
+        _check_names(f"sql/{self.file}.sql {self.name}", ":", [p for p in self.params if p not in values],
+                     sorted(set(values) - set(self.params)))
         return [values[p] for p in self.params]
 
 
@@ -230,16 +223,16 @@ def checked_cypher(file: str, name: str, params: Mapping[str, Any]) -> str:
     the ``$name`` parameters it uses (a missing or unknown one is a :class:`ParameterError`)."""
     text = cypher(file, name)
     wanted = _cypher_params(file, name)
-    missing = sorted(wanted - set(params))
-    unknown = sorted(set(params) - wanted)
-    if missing or unknown:
-        parts = []
-        if missing:
-            parts.append("missing " + ", ".join(f"${p}" for p in missing))
-        if unknown:
-            parts.append("unknown " + ", ".join(f"${p}" for p in unknown))
-        raise ParameterError(f"cypher/{file}.cypher {name}: " + "; ".join(parts))
+    _check_names(f"cypher/{file}.cypher {name}", "$", sorted(wanted - set(params)), sorted(set(params) - wanted))
     return text
+
+
+def _check_names(statement: str, sigil: str, missing: list[str], unknown: list[str]) -> None:
+    """A :class:`ParameterError` naming the statement's missing and unknown parameters, if any."""
+    parts = [f"{kind} " + ", ".join(sigil + p for p in names)
+             for kind, names in (("missing", missing), ("unknown", unknown)) if names]
+    if parts:
+        raise ParameterError(f"{statement}: " + "; ".join(parts))
 
 
 @cache

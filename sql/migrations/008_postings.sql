@@ -14,15 +14,22 @@ CREATE TABLE IF NOT EXISTS chunk_postings (
     PRIMARY KEY (chunk_id, lexeme)
 );
 
-INSERT INTO chunk_postings (chunk_id, lexeme, collection, tf, dl, impact)
-SELECT c.id, u.lexeme, c.collection, least(coalesce(array_length(u.positions, 1), 1), 32767),
-       greatest(c.token_count, 1),
-       coalesce(array_length(u.positions, 1), 1) * 1.9
-       / (coalesce(array_length(u.positions, 1), 1)
-          + 0.9 * (0.6 + 0.4 * greatest(c.token_count, 1) / greatest(s.tokens::float8 / greatest(s.chunks, 1), 1)))
+-- What the postings of the stored chunks are: the one definition the backfill below and the writer
+-- (sql/postings.sql) read.
+CREATE OR REPLACE VIEW chunk_postings_due AS
+SELECT c.document_id, c.id AS chunk_id, u.lexeme, c.collection,
+       least(coalesce(array_length(u.positions, 1), 1), 32767)::smallint AS tf,
+       greatest(c.token_count, 1) AS dl,
+       (coalesce(array_length(u.positions, 1), 1) * 1.9
+        / (coalesce(array_length(u.positions, 1), 1)
+           + 0.9 * (0.6 + 0.4 * greatest(c.token_count, 1)
+                          / greatest(s.tokens::float8 / greatest(s.chunks, 1), 1))))::real AS impact
 FROM chunks c
 JOIN collection_stats s ON s.collection = c.collection
-CROSS JOIN LATERAL unnest(c.tsv) u
+CROSS JOIN LATERAL unnest(c.tsv) u;
+
+INSERT INTO chunk_postings (chunk_id, lexeme, collection, tf, dl, impact)
+SELECT chunk_id, lexeme, collection, tf, dl, impact FROM chunk_postings_due
 ON CONFLICT DO NOTHING;
 
 CREATE INDEX IF NOT EXISTS chunk_postings_by_impact
