@@ -144,7 +144,20 @@ class SpacyExtractor:
             raise ConfigurationError(f"GRAPHRAG_SPACY_MODEL: cannot load spaCy model {model!r}: {exc}") from None
         if not needs_parser:
             self.nlp.add_pipe("sentencizer", first=True)
+        # Lemmas are read for a few tokens only (a key phrase's head noun, an SVO verb), so the
+        # lemmatizer stays out of the pipeline and lemmatizes those tokens on demand (:meth:`lemma`).
+        self._lemmatizer: Any = None
+        if "lemmatizer" in self.nlp.pipe_names:
+            self._lemmatizer = self.nlp.get_pipe("lemmatizer")
+            self.nlp.disable_pipe("lemmatizer")
         self.model_name = model
+
+    def lemma(self, token: Any) -> str:
+        """The token's lemma, as the pipeline's lemmatizer would have set it: a lemma already set
+        (by the attribute ruler) wins, else the lemmatizer's rule for it, else the text."""
+        if token.lemma != 0 or self._lemmatizer is None:
+            return token.lemma_ or token.text
+        return self._lemmatizer.lemmatize(token)[0]
 
     def extract(self, chunk_texts: Sequence[str], into: Extraction | None = None, first_index: int = 0) -> Extraction:
         """Entities, mentions and relations of one document's chunks (chunk i has index first_index+i)."""
@@ -256,8 +269,7 @@ class SpacyExtractor:
             return None
         return name, norm
 
-    @staticmethod
-    def _phrase(np_: Any) -> tuple[str, str, int, int] | None:
+    def _phrase(self, np_: Any) -> tuple[str, str, int, int] | None:
         """A noun chunk as a key-phrase candidate: 2-4 content words ending in a noun."""
         toks = list(np_)
         while toks and (toks[0].is_stop or toks[0].pos_ not in _PHRASE_POS or toks[0].lower_ in _QUALIFIERS):
@@ -268,7 +280,7 @@ class SpacyExtractor:
             return None
         words = [t.text if t.pos_ == "PROPN" else t.text.lower() for t in toks[:-1]]
         last = toks[-1].text if toks[-1].pos_ == "PROPN" else toks[-1].lower_
-        lemma = toks[-1].lemma_.lower()
+        lemma = self.lemma(toks[-1]).lower()
         if toks[-1].pos_ != "PROPN" and last.startswith(lemma) and len(last) - len(lemma) <= 2:
             last = lemma  # plural to singular ("smart pointers"); not "data" -> "datum"
         name = " ".join([*words, last])
@@ -277,8 +289,7 @@ class SpacyExtractor:
             return None
         return name, norm, toks[0].i, toks[-1].i + 1
 
-    @staticmethod
-    def _svo(sent: Any, token_norm: dict[int, str], chunk_index: int, state: _DocState) -> None:
+    def _svo(self, sent: Any, token_norm: dict[int, str], chunk_index: int, state: _DocState) -> None:
         for token in sent:
             if token.pos_ not in ("VERB", "AUX"):
                 continue
@@ -289,7 +300,7 @@ class SpacyExtractor:
                 for obj in objects:
                     a, b = token_norm.get(subj.i), token_norm.get(obj.i)
                     if a and b and a != b:
-                        state.svo.append((a, b, token.lemma_.lower(), chunk_index))
+                        state.svo.append((a, b, self.lemma(token).lower(), chunk_index))
 
     # --- one document ------------------------------------------------------------------------
 

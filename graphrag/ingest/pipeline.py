@@ -33,6 +33,7 @@ from graphrag.ingest.embed import Embedder
 from graphrag.ingest.embedders import Embedders, EmbeddingSpace
 from graphrag.ingest.extract import EXTRACTION_VERSION, SpacyExtractor, add_title_entity, title_key
 from graphrag.ingest.extractors import build_extractor, extract_options
+from graphrag.ingest.lanes import run_model_stages
 from graphrag.ingest.load import TYPES, Found, LoadError, discover, load_file
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.models import Chunk, Document, Extraction, entity_vector_slot, is_collection_name
@@ -487,7 +488,8 @@ class Ingestor:
 
     async def _prepare(self, batch: list[_Item], report: IngestReport,
                        done: Callable[[int], object] = lambda n: None) -> list[_Item]:
-        """Chunk, then embed and extract side by side (worker threads), then embed new entity names.
+        """Chunk, then embed and extract side by side (two lanes, :mod:`graphrag.ingest.lanes`), then
+        embed new entity names.
 
         Both model stages walk the batch in slices of about ``SLICE_CHUNKS`` chunks; ``done(n)`` is
         called (on the event loop) as further documents have passed both, and for those that failed.
@@ -530,37 +532,29 @@ class Ingestor:
             except RuntimeError:  # the loop is gone (interrupted): nobody is watching any more
                 pass
 
-        def embed_all() -> np.ndarray:
-            parts = []
-            for part in slices:
-                parts.append(embedder.encode([embedding_text(c, counter) for item in part for c in item.chunks]))
-                notify("embed", len(part))
-            return np.concatenate(parts)
+        vectors: list[np.ndarray] = [np.zeros((0, embedder.dim), dtype=np.float32)] * len(slices)
 
-        def extract_all() -> list[Extraction]:
+        def embed(k: int, threads: int) -> None:
+            vectors[k] = embedder.encode([embedding_text(c, counter) for item in slices[k] for c in item.chunks],
+                                         threads=threads)
+            notify("embed", len(slices[k]))
+
+        def extract() -> list[Extraction]:
             out: list[Extraction] = []
             for part in slices:
                 out += self.models.extractor.extract_many([[c.text for c in i.chunks] for i in part])
                 notify("extract", len(part))
             return out
 
-        async def embed() -> np.ndarray:
-            t = time.perf_counter()
-            out = await asyncio.to_thread(embed_all)
-            report.add_time("embed", time.perf_counter() - t)
-            return out
-
-        async def extract() -> list[Extraction]:
-            t = time.perf_counter()
-            out = await asyncio.to_thread(extract_all)
-            report.add_time("extract", time.perf_counter() - t)
-            return out
-
-        vectors, extractions = await asyncio.gather(embed(), extract())
+        run = await asyncio.to_thread(run_model_stages, len(slices), embed, extract)
+        report.add_time("embed", run.embed_s)
+        report.add_time("extract", run.extract_s)
+        extractions = run.extracted
+        all_vectors = np.concatenate(vectors)
         pos = 0
         for item, extraction in zip(ready, extractions, strict=True):
             add_title_entity(extraction, item.doc.title)
-            item.embeddings = vectors[pos:pos + len(item.chunks)]
+            item.embeddings = all_vectors[pos:pos + len(item.chunks)]
             item.extraction = extraction
             pos += len(item.chunks)
         t1 = time.perf_counter()
