@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphrag.ingest.fast_ruler import FastAttributeRuler
 from graphrag.ingest.textprep import IDENTIFIER, Prose, code_name, identifier_shaped, prose_view, reject_name
 from graphrag.models import Entity, Extraction, Relation
 
@@ -150,7 +151,35 @@ class SpacyExtractor:
         if "lemmatizer" in self.nlp.pipe_names:
             self._lemmatizer = self.nlp.get_pipe("lemmatizer")
             self.nlp.disable_pipe("lemmatizer")
+        # The attribute ruler runs as a table look-up (fast_ruler) after the rest of the pipeline:
+        # nothing else in it reads what the ruler sets.
+        self._ruler: FastAttributeRuler | None = None
+        self._skip: list[str] = []
+        if "attribute_ruler" in self.nlp.pipe_names and self._ruler_is_last_reader():
+            self._ruler = FastAttributeRuler(self.nlp.get_pipe("attribute_ruler"))
+            self._skip = ["attribute_ruler"]
         self.model_name = model
+        from spacy.attrs import IS_ALPHA, IS_LOWER, ORTH
+
+        self._lower_attrs = [ORTH, IS_LOWER, IS_ALPHA]
+
+    def _ruler_is_last_reader(self) -> bool:
+        """Whether the pipes after the attribute ruler are only an NER that reads none of what it sets."""
+        names = self.nlp.pipe_names
+        after = names[names.index("attribute_ruler") + 1:]
+        if any(name != "ner" for name in after):
+            return False
+        if "ner" not in after:
+            return True
+        embed = self.nlp.config["components"]["ner"].get("model", {}).get("tok2vec", {}).get("embed", {})
+        return set(embed.get("attrs", ())) <= {"NORM", "PREFIX", "SUFFIX", "SHAPE", "ORTH", "LOWER"}
+
+    def parse(self, texts: Any) -> Any:
+        """``nlp.pipe`` over ``texts`` with every annotation the extractor reads."""
+        docs = self.nlp.pipe(texts, batch_size=self.options.batch_size, disable=self._skip)
+        if self._ruler is None:
+            return docs
+        return (self._ruler(doc) for doc in docs)
 
     def lemma(self, token: Any) -> str:
         """The token's lemma, as the pipeline's lemmatizer would have set it: a lemma already set
@@ -163,9 +192,7 @@ class SpacyExtractor:
         """Entities, mentions and relations of one document's chunks (chunk i has index first_index+i)."""
         state = _DocState()
         views = [prose_view(t) for t in chunk_texts]
-        for offset, (doc, view) in enumerate(zip(self.nlp.pipe((v.text for v in views),
-                                                               batch_size=self.options.batch_size),
-                                                 views, strict=True)):
+        for offset, (doc, view) in enumerate(zip(self.parse(v.text for v in views), views, strict=True)):
             self._one(doc, view, first_index + offset, state)
         result = self._finish(state)
         if into is None:
@@ -180,7 +207,7 @@ class SpacyExtractor:
         """One :class:`Extraction` per document, all chunks of all documents in one ``nlp.pipe`` stream."""
         flat = [(d, i, prose_view(text)) for d, texts in enumerate(documents) for i, text in enumerate(texts)]
         states = [_DocState() for _ in documents]
-        docs = self.nlp.pipe((v.text for _, _, v in flat), batch_size=self.options.batch_size)
+        docs = self.parse(v.text for _, _, v in flat)
         for (d, i, view), doc in zip(flat, docs, strict=True):
             self._one(doc, view, i, states[d])
         return [self._finish(s) for s in states]
@@ -192,7 +219,7 @@ class SpacyExtractor:
         spans: list[tuple[int, int, str]] = []  # token start, end, norm
         code_tokens: set[int] = set()
         state.code_marks += len(view.code_spans) + len(view.code_blocks)
-        state.lower_words.update(t.text for t in doc if t.is_lower and t.is_alpha)
+        state.lower_words.update(self._lower_words(doc))
         state.code_blocks.extend((chunk_index, b) for b in view.code_blocks)
         for start, end, content in view.code_spans:
             span = doc.char_span(start, end, alignment_mode="expand")
@@ -239,6 +266,16 @@ class SpacyExtractor:
             if opts.svo and len(norms) > 1:
                 self._svo(sent, token_norm, chunk_index, state)
 
+    def _lower_words(self, doc: Any) -> set[str]:
+        """The words a chunk writes in lower case (alphabetic tokens), read from the token array
+        rather than token by token."""
+        rows = doc.to_array(self._lower_attrs)
+        if not len(rows):
+            return set()
+        hashes = rows[(rows[:, 1] != 0) & (rows[:, 2] != 0), 0]
+        strings = doc.vocab.strings
+        return {strings[h] for h in set(hashes.tolist())}
+
     @staticmethod
     def _common_word(ent: Any, name: str) -> bool:
         """A one-word name that could be a common word: a noun, adjective or verb (not a proper noun),
@@ -255,7 +292,7 @@ class SpacyExtractor:
             tokens.pop()
         if not tokens or "\n\n" in ent.text:
             return None
-        text = ent.doc.text[tokens[0].idx:tokens[-1].idx + len(tokens[-1].text)]
+        text = ent.doc[tokens[0].i:tokens[-1].i + 1].text  # not doc.text: that joins the whole chunk
         name = display_name(text)
         norm = normalise_name(text)
         if not norm or norm.isdigit() or len(norm) < 2 or reject_name(name):
