@@ -46,7 +46,7 @@ def generation() -> None:
 
 
 def latency(kind: str, label: str = "") -> None:
-    print(f"| mode | " + " | ".join(f"{s} p50 / p95 / p99" for s in SIZES) + " |")
+    print("| mode | " + " | ".join(f"{s} p50 / p95 / p99" for s in SIZES) + " |")
     print("| --- |" + " --- |" * len(SIZES))
     runs = {s: load(f"search_{s}{'_' + label if label else ''}.json") for s in SIZES}
     for mode in MODES:

@@ -52,7 +52,7 @@ import numpy as np  # noqa: E402
 from bench.common import REPO, RESULTS, bench_sql, machine, percentiles, read_qrels, read_queries, write_result  # noqa: E402
 from graphrag.config import Settings  # noqa: E402
 from graphrag.runtime import open_services  # noqa: E402
-from graphrag.search.legs import query_mentions  # noqa: E402
+from graphrag.search.linking import name_spans  # noqa: E402
 from graphrag.search.router import SearchRouter  # noqa: E402
 from graphrag.stores import queries as named  # noqa: E402
 
@@ -160,7 +160,7 @@ async def plans(rt: Any, router: SearchRouter, collection: str, query: str) -> d
         operators: list[str] = []
         db_hits = 0
 
-        def walk(node: dict[str, Any], depth: int = 0) -> None:
+        def walk(node: dict[str, Any], depth: int = 0, operators: list[str] = operators) -> None:
             nonlocal db_hits
             args_ = node.get("args", {})
             detail = args_.get("Details", "")
@@ -420,7 +420,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
         if not args.skip_plans:
             # A claim that names entities, so the graph leg runs every one of its statements.
-            sample = next((t for _, t in claims if query_mentions(router.nlp, t)), claims[0][1])
+            sample = next((t for _, t in claims if name_spans(t)), claims[0][1])
             out["plans"] = await plans(rt, router, args.collection, sample)
             print("plans:", {k: v.get("uses_index") for k, v in out["plans"]["postgres"].items()},
                   {k: v["uses_index"] for k, v in out["plans"]["neo4j"].items()}, flush=True)

@@ -54,11 +54,15 @@ MATCH (a:Chunk {id: p[0]}), (b:Chunk {id: p[1]})
 CREATE (a)-[:NEXT]->(b);
 
 // name: merge_entities
+// e.aliases: other names documents define for the entity (graphrag/ingest/aliases.py), kept as a set.
 UNWIND $entities AS e
 MERGE (n:Entity {id: e.id})
 ON CREATE SET n.collection = e.collection, n.name = e.name, n.label = e.label, n.key = e.key,
               n.mentions = 0, n += e.vectors
-SET n.norm = e.norm;
+SET n.norm = e.norm,
+    n.aliases = CASE WHEN size(coalesce(e.aliases, [])) = 0 THEN n.aliases
+                     ELSE reduce(acc = coalesce(n.aliases, []), a IN e.aliases |
+                                 CASE WHEN a IN acc OR size(acc) >= 16 THEN acc ELSE acc + a END) END;
 
 // name: create_mentions
 // m.label: the label the mentioning document gave the entity (the entity's label is their majority).

@@ -16,7 +16,8 @@ RETURN cid AS chunk_id, [(c)-[m:MENTIONS]->(e:Entity) | [e.key, m.count, m.label
 // $property: the entity vector property of the collection's model (models.entity_vector_slot).
 UNWIND $keys AS key
 MATCH (e:Entity {collection: $collection, key: key})
-RETURN e.key AS key, e.name AS name, e.label AS label, e.norm AS norm, e[$property] AS vector;
+RETURN e.key AS key, e.name AS name, e.label AS label, e.norm AS norm, e[$property] AS vector,
+       e.aliases AS aliases;
 
 // name: export_relations
 // Every RELATED_TO of the collection with the last document (highest id) among its evidence

@@ -5,6 +5,7 @@ Layout, in this order::
     graphrag-archive.json           header: format, version, collection, embedding model, text config
     parts/000001/documents.jsonl    a run of documents (in id order) ...
     parts/000001/chunks.jsonl       ... their chunks, vectors as base64 float32 (little endian)
+    parts/000001/representations.jsonl  their extended-search titles, summaries, propositions (version 2)
     parts/000001/entities.jsonl     entities first used in this part, with their name vector
     parts/000001/mentions.jsonl     (chunk, entity key, count, label) of this part's chunks
     parts/000001/relations.jsonl    relations whose last evidence document is in this part
@@ -29,7 +30,7 @@ import re
 import tarfile
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -39,20 +40,28 @@ import numpy as np
 from graphrag.errors import InvalidInput
 
 FORMAT = "graphrag-collection"
-FORMAT_VERSION = 1
+#: Version 2 added each part's ``representations`` member (extended search); version 1 archives,
+#: which have none, are still read.
+FORMAT_VERSION = 2
 HEADER = "graphrag-archive.json"
 MANIFEST = "manifest.json"
-PART_KINDS = ("documents", "chunks", "entities", "mentions", "relations")
+PART_KINDS = ("documents", "chunks", "representations", "entities", "mentions", "relations")
+_KINDS_BY_VERSION = {1: tuple(k for k in PART_KINDS if k != "representations"), 2: PART_KINDS}
 VECTOR_ENCODING = "base64-float32-le"
 #: A member larger than this is not one we wrote (parts hold about a thousand chunks).
 MAX_MEMBER_BYTES = 1 << 30
 COMPRESSIONS = ("gzip", "none")
-_PART_RE = re.compile(r"^parts/(\d{6})/(documents|chunks|entities|mentions|relations)\.jsonl$")
+_PART_RE = re.compile(r"^parts/(\d{6})/(documents|chunks|representations|entities|mentions|relations)\.jsonl$")
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
 class ArchiveError(InvalidInput):
     """The file is not a graphrag collection archive, or it is damaged: nothing was written."""
+
+
+def part_kinds(version: int) -> tuple[str, ...]:
+    """The members of a part, in order, in archives of format ``version``."""
+    return _KINDS_BY_VERSION.get(version, PART_KINDS)
 
 
 def part_member(part: int, kind: str) -> str:
@@ -166,7 +175,7 @@ class ArchiveWriter:
         inner: Any = self.sink
         if compression == "gzip":
             # mtime=0: the same collection gives the same bytes, whenever it is exported.
-            self._gzip = gzip.GzipFile(fileobj=self.sink, mode="wb", compresslevel=compresslevel, mtime=0)  # type: ignore[arg-type]
+            self._gzip = gzip.GzipFile(fileobj=self.sink, mode="wb", compresslevel=compresslevel, mtime=0)
             inner = self._gzip
         self._tar = tarfile.open(fileobj=inner, mode="w|", format=tarfile.PAX_FORMAT)
         self.members: list[Member] = []
@@ -231,11 +240,21 @@ class Manifest:
     def counts(self) -> dict[str, int]:
         return dict(self.data.get("counts", {}))
 
+    @property
+    def version(self) -> int:
+        return int(self.data["format_version"])
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The members of each part (they depend on the format version)."""
+        return part_kinds(self.version)
+
 
 def _open_tar(handle: IO[bytes]) -> tarfile.TarFile:
     head = handle.read(2)
     handle.seek(0)
-    source: IO[bytes] = gzip.GzipFile(fileobj=handle, mode="rb") if head == _GZIP_MAGIC else handle
+    source: IO[bytes] = (gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[assignment]
+                         if head == _GZIP_MAGIC else handle)
     try:
         return tarfile.open(fileobj=source, mode="r|")
     except (EOFError, zlib.error) as exc:  # a gzip stream that ends or breaks early
@@ -249,7 +268,7 @@ def _reason(exc: BaseException) -> str:
     return text[:160] or type(exc).__name__
 
 
-def iter_members(path: Path) -> Iterator[tuple[str, bytes]]:
+def iter_members(path: Path) -> Generator[tuple[str, bytes], None, None]:
     """``(name, bytes)`` of every member in order, read as a stream (one member in memory at a time).
 
     Damage shows as an :class:`ArchiveError`: a file that is no (gzip'ed) tar, a member that is not a
@@ -292,6 +311,8 @@ def parse_header(data: bytes) -> dict[str, Any]:
     version = header.get("format_version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise ArchiveError(f"not a graphrag collection archive ({HEADER} has no format_version)")
+    if version < 1:
+        raise ArchiveError(f"not a graphrag collection archive ({HEADER} has format_version {version})")
     if version > FORMAT_VERSION:
         raise ArchiveError(f"the archive has format version {version}; this graphrag reads version "
                            f"{FORMAT_VERSION} and older: upgrade graphrag to import it")
@@ -330,6 +351,7 @@ def verify(path: Path, on_member: Callable[[str, bytes], None] | None = None) ->
     manifest: dict[str, Any] | None = None
     deferred: ArchiveError | None = None
     expected_part, expected_kind = 1, 0
+    kinds: tuple[str, ...] = PART_KINDS
     for name, data in iter_members(path):
         if manifest is not None:
             raise ArchiveError(f"not a graphrag collection archive (member {name!r} after {MANIFEST})")
@@ -337,6 +359,7 @@ def verify(path: Path, on_member: Callable[[str, bytes], None] | None = None) ->
             if name != HEADER:
                 raise ArchiveError(f"not a graphrag collection archive (it does not start with {HEADER})")
             header = parse_header(data)
+            kinds = part_kinds(header["format_version"])
         elif name == MANIFEST:
             try:
                 manifest = json.loads(data)
@@ -350,11 +373,11 @@ def verify(path: Path, on_member: Callable[[str, bytes], None] | None = None) ->
             if not match:
                 raise ArchiveError(f"not a graphrag collection archive (unexpected member {name!r})")
             part, kind = int(match.group(1)), match.group(2)
-            if (part, kind) != (expected_part, PART_KINDS[expected_kind]):
+            if (part, kind) != (expected_part, kinds[expected_kind]):
                 raise ArchiveError(f"the archive is damaged (member {name} is out of order; expected "
-                                   f"{part_member(expected_part, PART_KINDS[expected_kind])})")
+                                   f"{part_member(expected_part, kinds[expected_kind])})")
             expected_kind += 1
-            if expected_kind == len(PART_KINDS):
+            if expected_kind == len(kinds):
                 expected_part, expected_kind = expected_part + 1, 0
             if on_member is not None and deferred is None:
                 try:
@@ -386,7 +409,7 @@ def verify(path: Path, on_member: Callable[[str, bytes], None] | None = None) ->
     if manifest.get("format") != FORMAT or manifest.get("format_version") != header.get("format_version"):
         raise ArchiveError(f"the archive is damaged ({MANIFEST} and {HEADER} disagree on the format)")
     _check_description(manifest, MANIFEST)
-    for key in ("collection", "embedding_model", "text_config"):
+    for key in ("collection", "embedding_model", "text_config", "extended"):
         if manifest.get(key) != header.get(key):
             raise ArchiveError(f"the archive is damaged ({MANIFEST} and {HEADER} disagree on {key})")
     if deferred is not None:

@@ -144,11 +144,12 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             ingestor = await rt.ingestor()
             if changes is not None:
                 report = await ingestor.ingest_changes(changes, collection=collection, chunker=args.chunker,
-                                                       tags=tags, progress=progress)
+                                                       tags=tags, progress=progress, extended_mode=args.extended)
             else:
                 report = await ingestor.ingest_paths([Path(p) for p in args.paths], collection=collection,
                                                      chunker=args.chunker, tags=tags, file_types=file_types,
-                                                     sync=args.sync, progress=progress, text_config=args.text_config)
+                                                     sync=args.sync, progress=progress, text_config=args.text_config,
+                                                     extended_mode=args.extended)
             if settings.communities_after_ingest and (report.ingested or report.updated or report.deleted):
                 from graphrag.cli_communities import recompute
 
@@ -166,6 +167,8 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
               f"{len(report.failed)} failed in {report.seconds:.1f}s")
         print(f"  written: {report.chunks} chunks; {report.entities} distinct entities and {report.relations} "
               "relations in the documents written")
+        if report.representations:
+            print(f"  extended search: {report.representations} titles, summaries and propositions written")
         if report.totals:
             t = report.totals
             graph = (f"{t['entities']} entities, {t['relations']} relations" if t["entities"] is not None
@@ -249,6 +252,8 @@ def print_results(response: dict[str, Any], explain: bool) -> None:
     print(f"{len(response['results'])} results for {response['query']!r} ({response['mode']}, "
           f"{response['took_ms']:.0f} ms; {legs})")
     for name, v in response["legs"].items():
+        if v.get("expanded"):
+            print(f"  {name} leg expanded with: {', '.join(v['expanded'])}")
         if v.get("error"):
             print(f"  leg problem: {v['error']}", file=sys.stderr)
         elif explain and v.get("reason"):
@@ -265,6 +270,9 @@ def print_results(response: dict[str, Any], explain: bool) -> None:
             print(_marked(hit, tty))
         else:
             print(f"    {_highlight(hit['content'], terms, tty)}")
+        matched = hit.get("matched")
+        if matched and matched.get("text"):
+            print(f"    matched {matched['kind']}: {' '.join(matched['text'].split())[:200]}")
         found_by = ", ".join(hit["legs"])
         line = f"    found by: {found_by}"
         if explain:
@@ -299,11 +307,22 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     for name in args.collection or ():
         if not is_collection_name(name):
             raise InvalidInput(f"invalid collection name {name!r}")
+    synonyms = None
+    if args.synonyms:
+        from pathlib import Path
+
+        from graphrag.search.expansion import parse_synonyms
+
+        try:
+            text = Path(args.synonyms).expanduser().read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"--synonyms {args.synonyms}: {getattr(exc, 'strerror', None) or exc}") from None
+        synonyms = [list(group) for group in parse_synonyms(text, args.synonyms)]
 
     # A running `graphrag serve` of this home has its models loaded: ask it (same answer, no model load).
-    response = None if args.local else _search_via_server(args, settings, filters)
+    response = None if args.local else _search_via_server(args, settings, filters, synonyms)
     if response is None:
-        response = _search_locally(args, settings)
+        response = _search_locally(args, settings, synonyms)
     if args.format and not args.json:
         from graphrag.search import formats
 
@@ -316,18 +335,20 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _search_via_server(args: argparse.Namespace, settings: Settings,
-                       filters: dict[str, Any] | None) -> dict[str, Any] | None:
+def _search_via_server(args: argparse.Namespace, settings: Settings, filters: dict[str, Any] | None,
+                       synonyms: list[list[str]] | None) -> dict[str, Any] | None:
     from graphrag import remote
 
     body = {"query": args.query, "mode": args.mode, "limit": args.k, "collections": args.collection,
             "filters": filters, "explain": args.explain, "graph_leg": args.graph_leg,
             "highlight": args.highlight or None, "full_document_threshold": args.full_document_threshold,
-            "token_limit": args.token_limit}
+            "token_limit": args.token_limit, "extended": args.extended or None, "expand": args.expand,
+            "synonyms": synonyms}
     return remote.search(settings, {k: v for k, v in body.items() if v is not None})
 
 
-def _search_locally(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+def _search_locally(args: argparse.Namespace, settings: Settings,
+                    synonyms: list[list[str]] | None) -> dict[str, Any]:
     from graphrag.runtime import open_services
 
     async def run() -> dict[str, Any]:
@@ -337,7 +358,8 @@ def _search_locally(args: argparse.Namespace, settings: Settings) -> dict[str, A
             return await router.search(args.query, mode=args.mode, limit=args.k, collections=args.collection,
                                        filters=args.filter, explain=args.explain, graph_leg=args.graph_leg,
                                        highlight=args.highlight, full_document_threshold=args.full_document_threshold,
-                                       token_limit=args.token_limit)
+                                       token_limit=args.token_limit, extended=args.extended, expand=args.expand,
+                                       synonyms=synonyms)
 
     return asyncio.run(run())
 
@@ -354,7 +376,8 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
         async with open_services(settings) as rt:
             return await run_eval(rt, Path(args.dir), collection=args.collection, modes=args.mode, k=args.k,
                                   split=args.split, run_file=Path(args.run_file) if args.run_file else None,
-                                  progress=progress, limit_queries=args.limit_queries, fusion=args.fusion)
+                                  progress=progress, limit_queries=args.limit_queries, fusion=args.fusion,
+                                  extended=args.extended, expand=args.expand)
 
     result = asyncio.run(run())
     if args.json:
@@ -499,6 +522,10 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--text-config", metavar="NAME",
                         help="text-search configuration of a new collection: english, simple (multilingual), "
                         "german, ... (default: GRAPHRAG_TEXT_SEARCH_CONFIG)")
+    ingest.add_argument("--extended", nargs="?", const="extractive", choices=["off", "extractive", "llm"],
+                        metavar="MODE", help="also make titles, summaries and propositions for extended search: "
+                        "extractive (the default MODE), llm (GRAPHRAG_EXTENDED_MODEL) or off; recorded with the "
+                        "collection, so later ingests keep them (default: GRAPHRAG_EXTENDED, else the collection's)")
     ingest.add_argument("--json", action="store_true")
     ingest.set_defaults(func=cmd_ingest)
 
@@ -521,6 +548,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="most tokens of whole-document text (default 5000)")
     search.add_argument("--format", choices=["text", "voice"],
                         help="print the results as text (a numbered citation list) or voice (sentences to read out)")
+    search.add_argument("--extended", action="store_true",
+                        help="also match titles, summaries and propositions (ingested with --extended)")
+    search.add_argument("--expand", action=argparse.BooleanOptionalAction, default=None,
+                        help="expand the keyword leg with synonyms and entity aliases (default: "
+                             "GRAPHRAG_EXPAND_COLLECTIONS)")
+    search.add_argument("--synonyms", metavar="FILE",
+                        help="synonym groups for this search, one per line: car, automobile, auto (implies --expand)")
     search.add_argument("--json", action="store_true", help="the REST response shape")
     search.add_argument("--local", action="store_true",
                         help="search in this process even when `graphrag serve` runs for this home")
@@ -542,6 +576,9 @@ def build_parser() -> argparse.ArgumentParser:
                                "extension (run.trec -> run.hybrid.trec)")
     evaluate.add_argument("--limit-queries", type=int, help="only the first N queries (quick runs)")
     evaluate.add_argument("--fusion", choices=["convex", "rrf"], help="fusion of the fused modes (default: convex)")
+    evaluate.add_argument("--extended", action="store_true",
+                          help="ingest the corpus with extractive representations and search with extended: true")
+    evaluate.add_argument("--expand", action="store_true", help="search with query expansion (expand: true)")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(func=cmd_eval)
 
@@ -593,6 +630,9 @@ def build_parser() -> argparse.ArgumentParser:
     from graphrag import cli_suggest
 
     cli_suggest.register(sub)
+    from graphrag import cli_aliases
+
+    cli_aliases.register(sub)
 
     completion = sub.add_parser("completion", help="print a shell completion script (bash or zsh)",
                                 description='Load it with eval "$(graphrag completion bash)" in ~/.bashrc '

@@ -41,10 +41,11 @@ async def recompute(rt: Any, collection: str, args: argparse.Namespace | None = 
     from graphrag.communities.detect import DetectOptions
 
     settings = rt.settings
+    seed = getattr(args, "seed", None)
     options = DetectOptions(
         levels=getattr(args, "levels", None) or 2,
         resolution=getattr(args, "resolution", None) or 1.0,
-        seed=getattr(args, "seed", None) if getattr(args, "seed", None) is not None else 42,
+        seed=42 if seed is None else int(seed),
         min_size=getattr(args, "min_size", None) or 3,
     )
     return await compute_communities(rt.postgres, rt.neo4j, rt.embedders, collection, options=options,

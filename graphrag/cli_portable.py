@@ -58,6 +58,8 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
         print(f"exported {report.collection}: {report.documents} documents, {report.chunks} chunks, "
               f"{report.entities} entities, {report.relations} relations ({report.embedding_model}, {report.dim} dims) "
               f"-> {args.file} ({_human(report.bytes)}, {report.compression}) in {report.seconds:.1f}s", file=out)
+        if report.representations:
+            print(f"  with {report.representations} extended-search titles, summaries and propositions", file=out)
     return 0
 
 
@@ -98,6 +100,9 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     print(f"imported {report.documents} documents, {report.chunks} chunks, {report.entities} entities, "
           f"{report.relations} relations into {how} {report.collection!r} (from {report.source_collection!r}, "
           f"{report.embedding_model}) in {report.seconds:.1f}s")
+    if report.representations:
+        print(f"  with {report.representations} extended-search titles, summaries and propositions "
+              f"({report.extended})")
     if report.replaced:
         print(f"  {report.replaced} document(s) with the same id or source were replaced")
     t = report.totals

@@ -1,8 +1,8 @@
 """Settings, read from ``GRAPHRAG_*`` environment variables (and an optional ``.env`` file).
 
 Nothing here runs at import: callers build ``Settings()`` explicitly (the CLI, the API factory,
-tests) and pass it down. Every field is documented because the README's configuration table is
-generated from these descriptions (``python -m graphrag.config``).
+tests) and pass it down. Every field is documented because the settings reference
+(docs/reference/settings.md) is generated from these descriptions (``python scripts/gen_docs.py``).
 """
 
 from __future__ import annotations
@@ -110,6 +110,13 @@ class Settings(BaseSettings):
     llm_extractor_mode: Literal["merge", "replace"] = Field(
         "merge", description="merge: LLM beside spaCy; replace: LLM instead of spaCy."
     )
+    extended: Literal["off", "extractive", "llm"] | None = Field(
+        None, description="Extended-search representations made at ingestion (titles, summaries, propositions): "
+        "`off`, `extractive` or `llm` (needs GRAPHRAG_EXTENDED_MODEL); unset = what each collection recorded "
+        "(off for new ones). `graphrag ingest --extended` sets it per run; the mode is recorded with the collection.")
+    extended_model: str | None = Field(
+        None, description="pydantic-ai model (e.g. openai:gpt-4o-mini) that writes summaries and propositions "
+        "when GRAPHRAG_EXTENDED=llm.")
     max_file_mb: float = Field(50.0, description="Largest file (or upload) accepted, in MB.")
     max_import_mb: float = Field(
         4096.0, gt=0, description="Largest collection archive `POST /collections/import` accepts, in MB "
@@ -133,7 +140,15 @@ class Settings(BaseSettings):
     reranker_model: str | None = Field(
         None, description="Local cross-encoder model path for optional reranking (none is bundled)."
     )
-    leg_timeout_s: float = Field(5.0, description="Default per-leg timeout of a search, in seconds.")
+    leg_timeout_s: float = Field(5.0, gt=0, le=120, description="Default per-leg timeout of a search, in seconds.")
+    synonyms_file: Path | None = Field(
+        None, description="Synonym list for query expansion: one group per line, comma-separated "
+        "(`car, automobile, auto`); `#` starts a comment.")
+    expand_collections: list[str] = Field(
+        [], description="Collections whose searches expand the query by default (JSON list; `[\"*\"]` = all); "
+        "a request's `expand` overrides it.")
+    expansion_weight: float = Field(
+        0.5, gt=0, le=1, description="Weight of expanded terms in the keyword leg, relative to the query's own.")
     outbox_interval_s: float = Field(
         2.0, description="How often the API retries graph writes left pending by a Neo4j outage (backoff applies)."
     )
@@ -222,16 +237,3 @@ class Settings(BaseSettings):
     def uses_local_neo4j(self) -> bool:
         return self.neo4j_uri is None
 
-
-def settings_table() -> str:
-    """Markdown table of every setting, for the README."""
-    rows = ["| Variable | Default | Meaning |", "| --- | --- | --- |"]
-    for name, field in Settings.model_fields.items():
-        default = field.default
-        shown = "unset" if default is None else f"`{default}`"
-        rows.append(f"| `GRAPHRAG_{name.upper()}` | {shown} | {field.description or ''} |")
-    return "\n".join(rows)
-
-
-if __name__ == "__main__":  # pragma: no cover - documentation helper
-    print(settings_table())

@@ -10,7 +10,7 @@ from typing import Any
 from graphrag.errors import InvalidInput, NotFound
 from graphrag.models import chunk_page, is_collection_name
 from graphrag.runtime import Runtime
-from graphrag.search.legs import lucene_query
+from graphrag.search.linking import lucene_query
 
 
 

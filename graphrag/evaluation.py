@@ -156,14 +156,16 @@ def _check_trec_ids(ids: Sequence[str]) -> None:
 
 async def run_eval(runtime: Any, folder: Path, *, collection: str | None = None, modes: list[str] | None = None,
                    k: int = MAX_CUTOFF, split: str = "test", run_file: Path | None = None, progress: bool = False,
-                   limit_queries: int | None = None, fusion: str | None = None) -> dict[str, Any]:
+                   limit_queries: int | None = None, fusion: str | None = None, extended: bool = False,
+                   expand: bool = False) -> dict[str, Any]:
     """Ingest the corpus (a no-op when unchanged), run every judged query of ``split`` in each mode,
     return the contract JSON.
 
     ``k`` is the depth: documents retrieved per query (at least 10, the largest metric cutoff; more
     only matters for the run files). ``run_file`` writes each mode's ranking as a TREC run file
     (see :func:`run_file_path`). ``fusion`` ("convex" or "rrf") overrides the recipes' fusion, to
-    compare the two on the same set."""
+    compare the two on the same set. ``extended`` ingests with extractive representations and searches
+    with ``extended: true``; ``expand`` searches with query expansion."""
     folder = folder.expanduser().resolve()
     if not folder.is_dir():
         raise InvalidInput(f"{folder} is not a folder")
@@ -184,7 +186,8 @@ async def run_eval(runtime: Any, folder: Path, *, collection: str | None = None,
         router.build_config(mode, fusion=fusion)  # an unknown mode or fusion fails before any work
     ingestor = await runtime.ingestor()
     report = await ingestor.ingest_documents([(d, f"{folder.name}:{d.source}") for d in docs],
-                                             collection=collection, progress=progress)
+                                             collection=collection, progress=progress,
+                                             extended_mode="extractive" if extended else None)
     if report.failed:
         raise InvalidInput(f"{len(report.failed)} corpus records failed to ingest: {report.failed[0]['error']}")
     items = list(queries.items())[:limit_queries] if limit_queries else list(queries.items())
@@ -197,7 +200,7 @@ async def run_eval(runtime: Any, folder: Path, *, collection: str | None = None,
         for query_id, text in bar:
             t0 = time.perf_counter()
             response = await router.search(text[:2000], mode=mode, limit=k, collections=[collection], collapse=True,
-                                           fusion=fusion)
+                                           fusion=fusion, extended=extended, expand=expand or None)
             latencies.append((time.perf_counter() - t0) * 1000)
             rankings[query_id] = document_ranking(response["results"])
         bar.close()

@@ -17,11 +17,13 @@ problem (the details go to the log, not to the client).
 
 from __future__ import annotations
 
+import builtins
+
 import asyncio
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -203,7 +205,7 @@ class JobQueue:
         """Queue an interrupted job again without counting the attempt (graceful shutdown)."""
         return bool(await self.postgres.fetch("jobs", "release", job.id, job.claim))
 
-    async def requeue_stale(self, lease_s: float, max_attempts: int) -> list[tuple[str, str]]:
+    async def requeue_stale(self, lease_s: float, max_attempts: int) -> "builtins.list[tuple[str, str]]":
         """Queue again (or fail, after ``max_attempts``) running jobs without a heartbeat for
         ``lease_s`` seconds; returns ``(id, new status)`` of each."""
         error = {"type": "about:blank", "title": "Service unavailable", "status": 503,
@@ -221,7 +223,7 @@ def backoff(attempts: int) -> float:
     return float(min(60, 2 ** max(attempts, 1)))
 
 
-RunJob = Callable[[Runtime, IngestRequest], Awaitable[dict[str, Any]]]
+RunJob = Callable[[Runtime, IngestRequest], Coroutine[Any, Any, dict[str, Any]]]
 
 
 class JobWorker:

@@ -107,3 +107,4 @@ class Extraction:
     # Key-phrase candidates that did not become entities (not recurring enough in the document):
     # normalised name -> (name, mentions). Search suggestions count them over the collection.
     phrases: dict[str, tuple[str, int]] = field(default_factory=dict)
+    aliases: dict[str, set[str]] = field(default_factory=dict)  # key -> other names the document defines for it

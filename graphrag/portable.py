@@ -6,6 +6,10 @@ Export reads PostgreSQL (documents, chunks, vectors) in one snapshot through a c
 part, never the collection. It holds the collection's lock shared: ingestion goes on, a re-embed's
 switch waits until the export ends.
 
+Extended-search representations (titles, summaries, propositions) travel with their documents'
+chunks, vectors included, and the collection's extended mode in the header; entities carry their
+aliases. Nothing is re-made or re-embedded on import.
+
 Import first reads the whole archive once (:func:`graphrag.archive.verify`: checksums, member order,
 every row, ids that would collide with other collections) and the target (its model and text
 configuration): a damaged, foreign or unusable archive is refused before anything is written. Then
@@ -64,6 +68,7 @@ from graphrag.errors import (
     one_line,
 )
 from graphrag.ingest.embed import Embedder
+from graphrag.ingest import representations as extended
 from graphrag.ingest.embedders import Embedders
 from graphrag.ingest.extract import title_key
 from graphrag.ingest.outbox import GraphOutbox
@@ -119,6 +124,7 @@ class ExportReport:
     compression: str
     documents: int = 0
     chunks: int = 0
+    representations: int = 0
     entities: int = 0
     mentions: int = 0
     relations: int = 0
@@ -128,6 +134,9 @@ class ExportReport:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+COUNTED = ("documents", "chunks", "representations", "entities", "mentions", "relations")
 
 
 def describe_model(model: ModelRecord) -> dict[str, Any]:
@@ -173,6 +182,7 @@ class CollectionExport:
                         "format": FORMAT, "format_version": FORMAT_VERSION, "graphrag_version": __version__,
                         "collection": self.collection, "embedding_model": describe_model(info.model),
                         "text_config": info.text_config, "vector_encoding": VECTOR_ENCODING,
+                        "extended": await extended.collection_mode(conn, self.collection),
                     }
                     writer.add(HEADER, json.dumps(description, indent=2, sort_keys=True).encode("utf-8"))
                     yield writer.take()
@@ -181,8 +191,7 @@ class CollectionExport:
                     manifest = {**description, "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
                                 "entity_vector_property": entity_vector_slot(info.model.name)[0],
                                 "parts": self.report.parts,
-                                "counts": {k: getattr(self.report, k) for k in
-                                           ("documents", "chunks", "entities", "mentions", "relations")}}
+                                "counts": {k: getattr(self.report, k) for k in COUNTED}}
                     await asyncio.to_thread(writer.finish, manifest)
                     tail = writer.take()
                     self.report.bytes = writer.sink.written
@@ -221,6 +230,7 @@ class CollectionExport:
         part = self.report.parts + 1
         doc_ids = [r["id"] for r in docs]
         chunk_rows = await conn.fetch(_sql("export_chunks"), doc_ids)
+        rep_rows = await conn.fetch(_sql("export_representations"), doc_ids)
         chunk_ids = [str(r["id"]) for r in chunk_rows]
         rows = (await self.rt.neo4j.run("portable", "export_mentions", chunk_ids=chunk_ids)) if chunk_ids else []
         mentions = sorted(({"chunk_id": r["chunk_id"], "entity_key": key, "count": count, "label": label}
@@ -244,10 +254,16 @@ class CollectionExport:
                 raise ServiceError(f"chunk {r['id']} of {self.collection} holds a vector of {r['embedding_model']}, "
                                    f"not of the collection's model {model}: re-embed the collection first "
                                    f"(`graphrag reembed --collection {self.collection} --model {model}`)")
+        for r in rep_rows:
+            if r["embedding_model"] != model:
+                raise ServiceError(f"a representation of document {r['document_id']} holds a vector of "
+                                   f"{r['embedding_model']}, not of the collection's model {model}: re-embed the "
+                                   f"collection first (`graphrag reembed --collection {self.collection} --model {model}`)")
 
         def encode() -> bytes:
             writer.add_rows(part_member(part, "documents"), [_document_out(r) for r in docs])
             writer.add_rows(part_member(part, "chunks"), [_chunk_out(r) for r in chunk_rows])
+            writer.add_rows(part_member(part, "representations"), [_representation_out(r) for r in rep_rows])
             writer.add_rows(part_member(part, "entities"), [_entity_out(e) for e in entities])
             writer.add_rows(part_member(part, "mentions"), mentions)
             writer.add_rows(part_member(part, "relations"), [_relation_out(r) for r in owned])
@@ -257,6 +273,7 @@ class CollectionExport:
         self.report.parts = part
         self.report.documents += len(docs)
         self.report.chunks += len(chunk_rows)
+        self.report.representations += len(rep_rows)
         self.report.entities += len(entities)
         self.report.mentions += len(mentions)
         self.report.relations += len(owned)
@@ -320,9 +337,19 @@ def _chunk_out(r: Any) -> dict[str, Any]:
             "metadata": _json(r["metadata"]), "embedding": encode_vector(r["embedding"])}
 
 
+def _representation_out(r: Any) -> dict[str, Any]:
+    return {"id": str(r["id"]), "document_id": str(r["document_id"]),
+            "chunk_id": str(r["chunk_id"]) if r["chunk_id"] is not None else None, "kind": r["kind"],
+            "content": r["content"], "token_count": r["token_count"], "generator": r["generator"],
+            "embedding": encode_vector(r["embedding"])}
+
+
 def _entity_out(e: dict[str, Any]) -> dict[str, Any]:
-    return {"key": e["key"], "name": e["name"], "label": e["label"], "norm": e["norm"],
-            "vector": encode_vector(e["vector"])}
+    out = {"key": e["key"], "name": e["name"], "label": e["label"], "norm": e["norm"],
+           "vector": encode_vector(e["vector"])}
+    if e.get("aliases"):  # only where documents defined some: other entities' rows stay as they were
+        out["aliases"] = sorted(e["aliases"])
+    return out
 
 
 def _relation_out(r: dict[str, Any]) -> dict[str, Any]:
@@ -391,8 +418,10 @@ class ImportReport:
     dim: int
     text_config: str
     format_version: int
+    extended: str | None = None  # the archive's extended-search mode
     documents: int = 0
     chunks: int = 0
+    representations: int = 0
     entities: int = 0
     mentions: int = 0
     relations: int = 0
@@ -524,6 +553,26 @@ class _Checker:
         if problem:
             raise ArchiveError(f"{member}: {problem}")
 
+    def _representations(self, member: str, rows: list[dict[str, Any]]) -> None:
+        seen: set[str] = set()
+        for n, r in enumerate(rows, 1):
+            where = f"{member} line {n}"
+            if not _is_uuid(r.get("id")) or r["id"] in seen:
+                raise ArchiveError(f"{where}: missing or repeated representation id")
+            if r.get("document_id") not in self.part_docs:
+                raise ArchiveError(f"{where}: the representation's document is not in its part")
+            kind, chunk = r.get("kind"), r.get("chunk_id")
+            if kind not in ("title", "summary", "proposition"):
+                raise ArchiveError(f"{where}: kind must be title, summary or proposition")
+            if (kind == "proposition") != (chunk is not None) or (chunk is not None and chunk not in self.part_chunks):
+                raise ArchiveError(f"{where}: a proposition needs a chunk of its part, a title or summary none")
+            if not isinstance(r.get("content"), str) or not r["content"].strip() or not _no_nul(r):
+                raise ArchiveError(f"{where}: content must be text free of NUL characters")
+            if not _int(r.get("token_count")) or not isinstance(r.get("generator"), str):
+                raise ArchiveError(f"{where}: token_count must be a count and generator a string")
+            decode_vector(r.get("embedding"), self.dim, where)
+            seen.add(r["id"])
+
     def _entities(self, member: str, rows: list[dict[str, Any]]) -> None:
         for n, r in enumerate(rows, 1):
             where = f"{member} line {n}"
@@ -534,6 +583,8 @@ class _Checker:
                 raise ArchiveError(f"{where}: an entity needs a name and a label")
             if r.get("norm") is not None and not isinstance(r["norm"], str):
                 raise ArchiveError(f"{where}: norm must be a string")
+            if r.get("aliases") is not None and not _strings(r["aliases"]):
+                raise ArchiveError(f"{where}: aliases must be a list of strings")
             decode_vector(r.get("vector"), self.dim, where)
             self.keys.add(key)
 
@@ -559,7 +610,7 @@ class _Checker:
                     or not all(isinstance(w, int | float) and not isinstance(w, bool) for w in weights)):
                 raise ArchiveError(f"{where}: weights must be numbers, one per chunk id")
             evidence = r.get("predicate_evidence")
-            if not _strings(evidence) or not all(_is_uuid(p.rpartition("@")[2]) for p in evidence):
+            if not _strings(evidence) or not all(_is_uuid(p.rpartition("@")[2]) for p in evidence or ()):
                 raise ArchiveError(f"{where}: predicate_evidence must be 'lemma@chunk_id' strings")
 
 
@@ -619,8 +670,8 @@ class _Importer:
         self.text_config = report.text_config
         self.ids = _Ids(self.target, source)
         self.prop = entity_vector_slot(model.name)[0]
-        # Entity key -> (name, label, norm): a later part's payload names the entities it uses again.
-        self.entities: dict[str, tuple[str, str, str]] = {}
+        # Entity key -> (name, label, norm, aliases): a later part's payload names the entities it uses again.
+        self.entities: dict[str, tuple[str, str, str, list[str]]] = {}
 
     def _eid(self, key: str) -> str:
         return entity_id(self.target, key)
@@ -648,6 +699,9 @@ class _Importer:
             await conn.copy_records_to_table("documents", records=part["doc_rows"], columns=list(DOCUMENT_COLUMNS))
             if part["chunk_rows"]:
                 await conn.copy_records_to_table("chunks", records=part["chunk_rows"], columns=list(CHUNK_COLUMNS))
+            if part["rep_rows"]:
+                await conn.copy_records_to_table("representations", records=part["rep_rows"],
+                                                 columns=list(extended.REPRESENTATION_COLUMNS))
             await PostgresStore.update_stats(conn, new_ids, add=True)
             remove = sorted({str(i) for i in replaced} | {str(i) for i in new_ids})
             await GraphOutbox.enqueue_replace(conn, self.target, remove, part["graph_docs"], part["next_pairs"],
@@ -656,6 +710,7 @@ class _Importer:
         self.report.parts += 1
         self.report.documents += len(docs)
         self.report.chunks += len(part["chunk_rows"])
+        self.report.representations += len(part["rep_rows"])
         self.report.entities += len(rows["entities"])
         self.report.mentions += len(part["mentions"])
         self.report.relations += len(part["relations"])
@@ -666,7 +721,7 @@ class _Importer:
         vectors: dict[str, np.ndarray | None] = {}
         for e in rows["entities"]:
             norm = e.get("norm") or e["key"].rsplit("|", 1)[0]
-            self.entities[e["key"]] = (e["name"], e["label"], norm)
+            self.entities[e["key"]] = (e["name"], e["label"], norm, list(e.get("aliases") or []))
             vectors[e["key"]] = decode_vector(e.get("vector"), self.model.dim, "entity")
         used: dict[str, None] = dict.fromkeys(vectors)
         for m in rows["mentions"]:
@@ -676,11 +731,11 @@ class _Importer:
             used.setdefault(r["target_key"], None)
         entities = []
         for key in used:
-            name, label, norm = self.entities[key]
+            name, label, norm, aliases = self.entities[key]
             vec = vectors.get(key)
             entities.append({"id": self._eid(key), "collection": self.target, "name": name, "label": label,
                              "key": key, "norm": norm, "embedding": vec.tolist() if vec is not None else None,
-                             "vector_property": self.prop})
+                             "vector_property": self.prop, "aliases": aliases})
         doc_ids = {d["id"]: self.ids(d["id"]) for d in docs}
         doc_rows = [(doc_ids[d["id"]], self.target, d["source"], d["title"], d["content_hash"],
                      json.dumps(d["metadata"]), list(d["tags"]), _time(d["created_at"]), _time(d["updated_at"]))
@@ -693,7 +748,14 @@ class _Importer:
                                list(c["heading_path"]), c["char_start"], c["char_end"], c["token_count"],
                                c["has_code"], json.dumps(c["metadata"]), vec, self.model.name, self.text_config))
             by_doc[c["document_id"]].append(c)
-        graph_docs, next_pairs = [], []
+        rep_rows = []
+        for r in rows.get("representations", []):  # none in version 1 archives
+            vec = decode_vector(r.get("embedding"), self.model.dim, "representation")
+            rep_rows.append((self.ids(r["id"]), self.target, doc_ids[r["document_id"]],
+                             self.ids(r["chunk_id"]) if r["chunk_id"] is not None else None, r["kind"], r["content"],
+                             r["token_count"], r["generator"], vec, self.model.name, self.text_config))
+        graph_docs: list[dict[str, Any]] = []
+        next_pairs: list[Any] = []
         for d in docs:
             mine = sorted(by_doc[d["id"]], key=lambda c: c["index"])
             ids = [self._cid(c["id"]) for c in mine]
@@ -713,7 +775,8 @@ class _Importer:
                 evidence.append(f"{lemma}@{self._cid(cid)}")
             relations.append({"source": source, "target": target, "chunk_ids": [self._cid(c) for c in r["chunk_ids"]],
                               "weights": list(r["weights"]), "predicate_evidence": evidence})
-        return {"doc_rows": doc_rows, "chunk_rows": chunk_rows, "graph_docs": graph_docs, "next_pairs": next_pairs,
+        return {"doc_rows": doc_rows, "chunk_rows": chunk_rows, "rep_rows": rep_rows, "graph_docs": graph_docs,
+                "next_pairs": next_pairs,
                 "entities": entities, "mentions": mentions, "relations": relations}
 
     async def _apply_graph(self) -> None:
@@ -764,12 +827,15 @@ async def import_archive(rt: Runtime, path: Path, *, collection: str | None = No
 
     checker = _Checker(model.dim, ids, lookup)
     manifest: Manifest = await asyncio.to_thread(verify, path, checker)
-    if any(manifest.counts.get(kind) != checker.rows[kind] for kind in PART_KINDS):
+    if any(manifest.counts.get(kind) != checker.rows[kind] for kind in manifest.kinds):
         raise ArchiveError(f"the archive is damaged (its rows do not add up to the counts in its manifest: "
                            f"{manifest.counts})")
     embedder = await _check_model(embedders, known or model)
+    mode = header.get("extended")
+    if mode is not None and mode not in extended.MODES:
+        raise ArchiveError(f"the archive names an unknown extended-search mode {mode!r}")
     report = ImportReport(target, source, model.name, model.dim, header["text_config"],
-                          int(header["format_version"]), created=info is None)
+                          int(header["format_version"]), extended=mode, created=info is None)
     report.verify_seconds = round(time.perf_counter() - started, 3)
 
     # Verified: from here on the stores are written.
@@ -777,6 +843,13 @@ async def import_archive(rt: Runtime, path: Path, *, collection: str | None = No
     # archive's machine had it.
     await embedders.register(rt.postgres, embedder)
     await rt.postgres.create_collection(target, model.name, header["text_config"])
+    async with rt.postgres.pool.acquire() as conn:
+        if manifest.counts.get("representations"):
+            await extended.ensure_index(conn, model.dim)
+        # Later ingests into the collection keep making representations as the archive's did; a mode the
+        # target recorded already stays (the import replaces some of its documents, not its settings).
+        if mode is not None and await extended.collection_mode(conn, target) is None:
+            await extended.record_mode(conn, target, mode)
     try:
         await rt.neo4j.ensure_entity_vector_index(model.name, model.dim)
     except ServiceUnavailable as exc:  # graph writes wait in the outbox; the index comes with the next start
@@ -784,7 +857,7 @@ async def import_archive(rt: Runtime, path: Path, *, collection: str | None = No
     importer = _Importer(rt, report, model, source)
     checksums = {m.name: m.sha256 for m in manifest.members}
     bar = tqdm(total=manifest.parts, desc="import", unit="part", disable=not progress, file=sys.stderr)
-    members = iter_members(path)
+    members = iter_members(path)  # a generator: closed in the finally below
     rows: dict[str, list[dict[str, Any]]] = {}
     try:
         while (item := await asyncio.to_thread(next, members, None)) is not None:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
 from neo4j.exceptions import ServiceUnavailable as Neo4jUnavailable
 from neo4j.exceptions import SessionExpired
@@ -19,6 +18,7 @@ from graphrag.ingest.backfill import run_backfills
 from graphrag.ingest.embedders import Embedders
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.ingest.pipeline import IngestModels, Ingestor
+from graphrag.search.expansion import QueryExpander
 from graphrag.search.router import SearchRouter
 from graphrag.services.follow import LocalAddresses
 from graphrag.services.manager import endpoints
@@ -28,21 +28,8 @@ from graphrag.stores.postgres import PostgresStore
 log = logging.getLogger(__name__)
 
 
-class LazyNLP:
-    """The spaCy pipeline, loaded by its first use. The graph leg parses queries with it in a worker
-    thread, so the load happens there; searches without the graph leg never load it."""
-
-    def __init__(self, load: Callable[[], Any]) -> None:
-        self._load = load
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._load()(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._load(), name)
-
-
-#: Modes whose graph leg parses the query with spaCy within the leg's timeout: its models load first.
+#: Modes that embed the query for the graph leg too: the default embedding model loads first, so
+#: that the first search's legs do not wait for it within their timeouts.
 GRAPH_MODES = frozenset({"auto", "graph"})
 
 
@@ -86,17 +73,20 @@ class Runtime:
         return self._models
 
     async def router(self, mode: str = "auto") -> SearchRouter:
-        """The search router, with what ``mode`` needs loaded: for ``auto`` and ``graph`` the spaCy
-        pipeline and the configured embedding model (the graph leg would otherwise load them within
-        its timeout). Other modes load nothing here: a keyword search never needs a model, and a
-        vector search loads its collection's model before the vector leg's timer starts."""
-        if mode in GRAPH_MODES and not self._graph_ready:
-            await asyncio.gather(self.models(), self._warm_default_embedder())
-            self._graph_ready = True
+        """The search router, with what ``mode`` needs loaded: for ``auto`` and ``graph`` the configured
+        embedding model (the graph leg waits for the query embedding within its timeout) and the graph
+        statement planned in Neo4j. Other modes load nothing here: a keyword search never needs a model,
+        and a vector search loads its collection's model before the vector leg's timer starts. Search
+        needs no spaCy pipeline."""
         if self._router is None:
-            nlp = self._models.nlp if self._models is not None else LazyNLP(lambda: self._load_models().nlp)
-            self._router = SearchRouter(self.postgres, self.neo4j, self.embedders, nlp,
-                                        reranker_path=self.settings.reranker_model)
+            router = SearchRouter(self.postgres, self.neo4j, self.embedders,
+                                  reranker_path=self.settings.reranker_model)
+            router.expander = QueryExpander.from_settings(self.settings)
+            router.leg_timeout_s = self.settings.leg_timeout_s
+            self._router = router
+        if mode in GRAPH_MODES and not self._graph_ready:
+            await asyncio.gather(self._warm_default_embedder(), self._router.warm_graph())
+            self._graph_ready = True
         return self._router
 
     async def _warm_default_embedder(self) -> None:

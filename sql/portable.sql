@@ -25,6 +25,13 @@ FROM chunks
 WHERE document_id = ANY($1::uuid[])
 ORDER BY document_id, chunk_index;
 
+-- name: export_representations
+-- The documents' extended-search titles, summaries and propositions (migrations/007_extended.sql).
+SELECT id, document_id, chunk_id, kind, content, token_count, generator, embedding, embedding_model
+FROM representations
+WHERE document_id = ANY($1::uuid[])
+ORDER BY document_id, kind, chunk_id NULLS FIRST, content, id;
+
 -- name: foreign_documents
 -- Ids an import would write that belong to another collection (such an archive is refused).
 SELECT id, collection FROM documents WHERE id = ANY($1::uuid[]) AND collection <> $2 LIMIT 1;

@@ -81,6 +81,8 @@ class SearchHit(BaseModel):
                                        description="text is the whole document (or, if truncated, its part "
                                                    "around the hit)")
     truncated: bool | None = Field(None, exclude_if=_absent, description="full document: cut to token_limit")
+    matched: str | None = Field(None, description="extended searches: the document title, summary or proposition "
+                                "that matched, as 'kind: text' (absent when the passage itself matched)")
 
 
 class SearchResult(BaseModel):
@@ -263,7 +265,8 @@ class GlobalSearchResult(BaseModel):
 async def search(deps: AgentDeps, query: str, limit: Limit | None = None, collections: Collections = None,
                  filters: Filters = None, highlight: bool = False,
                  full_document_threshold: float | None = None, token_limit: TokenLimit = DEFAULT_TOKEN_LIMIT,
-                 format: Format = "json") -> SearchResult | FormattedResult:
+                 format: Format = "json", extended: bool = False,
+                 expand: bool | None = None) -> SearchResult | FormattedResult:
     """Search the knowledge base for passages that answer a question. Use this first.
 
     Combines semantic (vector), keyword and knowledge-graph retrieval. Cite a passage by its source.
@@ -281,9 +284,13 @@ async def search(deps: AgentDeps, query: str, limit: Limit | None = None, collec
         token_limit: Most tokens of whole-document text in the answer (default 5000).
         format: json (structured hits, default), text (a numbered citation list) or voice (short
             sentences to read out, without URLs or markup).
+        extended: Also match document titles, summaries and propositions (when they were made at
+            ingestion): finds passages whose document as a whole answers the question.
+        expand: Add synonyms and other names (abbreviations) of what the query names to the keyword
+            search; omit for the collections' default.
     """
     return _answer(await _search(deps, "auto", query, limit, collections, filters, highlight,
-                                 full_document_threshold, token_limit), format)
+                                 full_document_threshold, token_limit, extended, expand), format)
 
 
 async def vector_search(deps: AgentDeps, query: str, limit: Limit | None = None, collections: Collections = None,
@@ -309,7 +316,8 @@ async def vector_search(deps: AgentDeps, query: str, limit: Limit | None = None,
 async def hybrid_search(deps: AgentDeps, query: str, limit: Limit | None = None, collections: Collections = None,
                         filters: Filters = None, highlight: bool = False,
                         full_document_threshold: float | None = None, token_limit: TokenLimit = DEFAULT_TOKEN_LIMIT,
-                        format: Format = "json") -> SearchResult | FormattedResult:
+                        format: Format = "json", extended: bool = False,
+                        expand: bool | None = None) -> SearchResult | FormattedResult:
     """Semantic plus keyword search, without the graph: good for exact names, codes and rare terms.
 
     Args:
@@ -321,9 +329,11 @@ async def hybrid_search(deps: AgentDeps, query: str, limit: Limit | None = None,
         full_document_threshold: As in search.
         token_limit: As in search.
         format: As in search.
+        extended: Also match document titles, summaries and propositions, as in search.
+        expand: Add synonyms and abbreviations to the keyword search, as in search.
     """
     return _answer(await _search(deps, "hybrid", query, limit, collections, filters, highlight,
-                                 full_document_threshold, token_limit), format)
+                                 full_document_threshold, token_limit, extended, expand), format)
 
 
 async def graph_search(deps: AgentDeps, query: str, limit: Limit | None = None, collections: Collections = None,
@@ -349,7 +359,7 @@ async def graph_search(deps: AgentDeps, query: str, limit: Limit | None = None, 
     response = await _search(deps, "graph", query, limit, collections, filters, highlight,
                              full_document_threshold, token_limit)
     if format != "json":
-        return _answer(response, format)
+        return _formatted(response, format)
     context = response.get("graph_context") or {}
     return GraphSearchResult(
         **_search_result(response).model_dump(),
@@ -453,8 +463,9 @@ async def list_documents(deps: AgentDeps, collection: str | None = None,
         limit: How many documents to return, 1-100.
         offset: How many to skip (for paging).
     """
-    named = [check_collection(collection)] if collection else None
-    scopes: list[str | None] = list(deps.scope(named) or [None])
+    named = [collection] if collection and check_collection(collection) else None
+    scoped = deps.scope(named)
+    scopes: list[str | None] = list(scoped) if scoped else [None]
     listed: list[DocumentInfo] = []
     total = 0
     more = False
@@ -509,20 +520,26 @@ async def answer(deps: AgentDeps, question: str, limit: Limit | None = None, col
 
 async def _search(deps: AgentDeps, mode: str, query: str, limit: int | None, collections: Collections,
                   filters: Filters, highlight: bool = False, full_document_threshold: float | None = None,
-                  token_limit: int = DEFAULT_TOKEN_LIMIT) -> dict[str, Any]:
+                  token_limit: int = DEFAULT_TOKEN_LIMIT, extended: bool = False,
+                  expand: bool | None = None) -> dict[str, Any]:
     scope = deps.scope(collections)  # before the existence check: no leak of other collections' names
     await deps.runtime.postgres.require_collections(collections)  # a named collection must exist
     router = await deps.runtime.router()
     log.debug("%s search %r in %s", mode, query, scope or "all collections")
     return await router.search(query, mode=mode, limit=limit or deps.limit, collections=scope, filters=filters,
                                highlight=highlight, full_document_threshold=full_document_threshold,
-                               token_limit=token_limit)
+                               token_limit=token_limit, extended=extended, expand=expand)
 
 
 def _answer(response: dict[str, Any], format: str) -> SearchResult | FormattedResult:
     """The search response as the tool's result in the asked format."""
     if format == "json":
         return _search_result(response)
+    return _formatted(response, format)
+
+
+def _formatted(response: dict[str, Any], format: str) -> FormattedResult:
+    """The search response as text or voice."""
     formats.check_format(format)
     return FormattedResult(query=response["query"], mode=response["mode"], format=format,
                            text=formats.render(response, format))
@@ -542,17 +559,25 @@ def _search_result(response: dict[str, Any]) -> SearchResult:
             source=r["source"], citation=citation(r["source"], page), page=page, title=r["title"],
             heading_path=r["heading_path"], score=r["score"], text=text,
             chunk_id=r["chunk_id"], document_id=r["document_id"], collection=r["collection"],
-            found_by=[leg for leg in r["legs"] if leg in (*LEGS, "global")], highlights=spans,
-            snippet=r.get("snippet"), full_document=r.get("full_document"), truncated=r.get("truncated")))
+            found_by=[leg for leg in r["legs"] if leg in (*LEGS, "global", "extended")], highlights=spans,
+            snippet=r.get("snippet"), full_document=r.get("full_document"), truncated=r.get("truncated"),
+            matched=_matched(r.get("matched"))))
     # A leg that failed still leaves an answer; the agent should know it is partial.
     warnings = [f"{leg} retrieval {info['status']}: {info.get('error', '')}".rstrip(": ")
                 for leg, info in response["legs"].items() if info["status"] in ("error", "timeout")]
     return SearchResult(query=response["query"], mode=response["mode"], hits=hits, warnings=warnings)
 
 
+def _matched(matched: dict[str, Any] | None) -> str | None:
+    if not matched or matched.get("kind") == "chunk" or not matched.get("text"):
+        return None
+    return f"{matched['kind']}: {_trim(matched['text'], EVIDENCE_CHARS)}"
+
+
 async def _entities_named(deps: AgentDeps, name: str, collections: Collections) -> list[LinkedEntity]:
     """Entities matching ``name`` in the scope, best first (NotFound when none)."""
-    scopes: list[str | None] = list(deps.scope(collections) or [None])
+    scoped = deps.scope(collections)
+    scopes: list[str | None] = list(scoped) if scoped else [None]
     rows: list[dict[str, Any]] = []
     for scope in scopes:
         rows += (await entities.search_entities(deps.runtime, name, collection=scope, limit=5))["entities"]

@@ -55,7 +55,7 @@ class Prepared:
 
     @property
     def hits(self) -> list[dict[str, Any]]:
-        return self.search["results"]  # type: ignore[no-any-return]
+        return self.search["results"]
 
 
 async def prepare(rt: Runtime, question: str, options: AnswerOptions, *,
@@ -125,9 +125,9 @@ async def stream(rt: Runtime, prepared: Prepared) -> AsyncIterator[tuple[EventNa
                         yield "delta", {"text": delta}
                 usage = result.usage
         except Exception as exc:  # noqa: BLE001 - the stream has started: report in band
-            error = _model_error(prepared.model, exc)
-            yield "error", {"type": "about:blank", "title": error.title, "status": error.status_code,
-                            "detail": error.message}
+            problem = _model_error(prepared.model, exc)
+            yield "error", {"type": "about:blank", "title": problem.title, "status": problem.status_code,
+                            "detail": problem.message}
             return
         done = _finish(rt, prepared, "".join(pieces), usage)
     done.pop("hits", None)
@@ -147,7 +147,7 @@ async def _global_text(prepared: Prepared) -> str:
         raise _model_error(prepared.model, exc) from exc
     ids = [(hit.get("community") or {}).get("id") for hit in prepared.hits]
     if result.generated:
-        by_label = {p.label: p.community_id for p in result.partials}
+        by_label: dict[str, Any] = {p.label: p.community_id for p in result.partials}
     else:  # the extractive answer labels the reports in their order
         by_label = {f"C{n}": cid for n, cid in enumerate(ids, 1)}
 

@@ -117,7 +117,7 @@ async def _events(rt: Runtime, prepared: service.Prepared) -> AsyncIterator[Serv
 class AnswerController(Controller):
     path = "/answer"
     tags = ["answer"]
-    before_request = json_only
+    before_request = json_only  # type: ignore[assignment]  # a plain function: Litestar passes the request
 
     @post("/", status_code=200, summary="Answer a question from the knowledge base, with citations",
           operation_class=AnswerOperation, responses=problems(400, 401, 403, 404, 415, 429, 500, 501, 503))

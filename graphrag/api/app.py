@@ -37,6 +37,7 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
     """The REST API. With ``runtime`` given, the app uses it (and does not close it); otherwise the
     lifespan opens the stores (starting local services when configured and ``start_local``), sharing
     ``models`` when they are already loaded."""
+    app_state: Any = None  # the app's State, once the lifespan has started
 
     @asynccontextmanager
     async def serving(rt: Runtime) -> AsyncIterator[None]:
@@ -69,7 +70,6 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
             log.info("API ready")
             yield
 
-    app_state: Any = None
     mcp = McpEndpoint(settings.cors_origins)
 
     api_keys = parse_keys(settings.api_keys.get_secret_value() if settings.api_keys else None)
@@ -107,8 +107,9 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
     )
     # Around the whole app rather than per route: answers of the router itself (404, 405) get a
     # request id and an access-log line too.
-    app.asgi_handler = RequestContext(app.asgi_handler, api_keys=api_keys, limiter=limiter,
-                                      on_reject=observed.on_reject)
+    # Litestar's ASGI types are narrower TypedDicts than the middleware's plain mappings.
+    app.asgi_handler = RequestContext(app.asgi_handler, api_keys=api_keys,  # type: ignore[assignment,arg-type]
+                                      limiter=limiter, on_reject=observed.on_reject)
     return app
 
 

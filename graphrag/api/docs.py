@@ -14,7 +14,7 @@ from pathlib import Path
 from litestar import Router
 from litestar.datastructures import CacheControlHeader
 from litestar.openapi.plugins import SwaggerRenderPlugin
-from litestar.openapi.spec import Components, SecurityRequirement, SecurityScheme
+from litestar.openapi.spec import Components, Reference, SecurityRequirement, SecurityScheme
 from litestar.static_files import create_static_files_router
 
 from graphrag.errors import ConfigurationError
@@ -24,7 +24,7 @@ ASSETS_PATH = f"{DOCS_PATH}/assets"
 #: The files the Swagger UI page loads (everything it references is in this list).
 ASSETS = ("swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-standalone-preset.js", "favicon-32x32.png")
 
-SECURITY_SCHEMES = {
+SECURITY_SCHEMES: dict[str, SecurityScheme | Reference] = {
     "bearer": SecurityScheme(type="http", scheme="bearer",
                              description="An API key (GRAPHRAG_API_KEYS) as `Authorization: Bearer <key>`."),
     "apiKey": SecurityScheme(type="apiKey", name="X-API-Key", security_scheme_in="header",

@@ -19,7 +19,7 @@ from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody, Sche
 from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import Parameter
 from litestar.response import Stream
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from graphrag import portable
 from graphrag.api.auth import Principal
@@ -50,8 +50,10 @@ class ImportResult(BaseModel):
     dim: int
     text_config: str
     format_version: int
+    extended: str | None = Field(None, description="the archive's extended-search mode (extractive, llm) or null")
     documents: int
     chunks: int
+    representations: int = Field(0, description="extended-search titles, summaries and propositions written")
     entities: int
     mentions: int
     relations: int

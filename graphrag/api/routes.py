@@ -52,12 +52,12 @@ def checked(model: Any, data: Any) -> Any:
 
 def runtime(state: State) -> Runtime:
     """The process-wide runtime opened by the app's lifespan."""
-    return state.runtime  # type: ignore[no-any-return]
+    return state.runtime
 
 
 def principal(request: Request[Any, Any, Any]) -> Principal:
     """The caller the middleware identified (everyone, when no API keys are configured)."""
-    return request.scope.get("state", {}).get("principal", OPEN)  # type: ignore[no-any-return]
+    return request.scope.get("state", {}).get("principal", OPEN)
 
 
 async def _search(rt: Rt, caller: Principal, body: SearchRequest, mode: str) -> SearchResponse:
@@ -71,7 +71,7 @@ async def _search(rt: Rt, caller: Principal, body: SearchRequest, mode: str) -> 
         threshold=body.threshold, explain=body.explain, token_budget=body.token_budget, mmr_lambda=body.mmr,
         collapse=body.collapse, metadata_only=body.metadata_only, rerank=body.rerank, fusion=body.fusion,
         graph_leg=body.graph_leg, highlight=body.highlight, full_document_threshold=body.full_document_threshold,
-        token_limit=body.token_limit,
+        token_limit=body.token_limit, extended=body.extended, expand=body.expand, synonyms=body.synonyms,
     )
     if not body.explain:
         response.pop("timings", None)
@@ -120,7 +120,7 @@ class SearchOperation(Operation):
 class SearchController(Controller):
     path = "/search"
     tags = ["search"]
-    before_request = json_only
+    before_request = json_only  # type: ignore[assignment]  # a plain function: Litestar passes the request
 
     @post("/", status_code=200, summary="Search (auto: all legs fused)", responses=_SEARCH_ERRORS, operation_class=SearchOperation)
     async def search(self, data: JSONBody[SearchRequest], rt: Rt, caller: Caller) -> SearchResponse:

@@ -60,6 +60,15 @@ class SearchRequest(BaseModel):
     format: Literal["json", "text", "voice"] = Field(
         "json", description="json: this response. text: a numbered citation list (text/plain). voice: short "
         "sentences to read out, without URLs, markup, brackets or code (text/plain).")
+    extended: StrictBool = Field(
+        False, description="Also search the documents' titles, summaries and propositions (made at ingestion with "
+        "`--extended`), return the chunks they stand for, and say in each hit's `matched` what matched.")
+    expand: StrictBool | None = Field(
+        None, description="Expand the keyword leg with synonyms (GRAPHRAG_SYNONYMS_FILE, `synonyms`) and the aliases "
+        "of entities the query names; null = the collections' default (GRAPHRAG_EXPAND_COLLECTIONS).")
+    synonyms: list[list[str]] | None = Field(
+        None, max_length=1000, description='Synonym groups for this request, e.g. [["car", "automobile", "auto"]]; '
+        "giving them turns expansion on unless expand is false.")
 
 
 class ModeSearchRequest(SearchRequest):
@@ -79,6 +88,10 @@ class LegStatus(_Out):
     named: int | None = Field(None, description="graph leg: documents named after what the query names")
     note: str | None = Field(None, description="vector leg: which collections it covered, when they use several "
                              "embedding models and none was named")
+    expanded: list[str] | None = Field(None, description="keyword leg with expansion: the terms added to the query")
+    expansions: list[dict[str, Any]] | None = Field(
+        None, description="keyword leg with expansion: each added term, the query words it stands for, and its "
+        "source (synonyms or alias)")
 
 
 class EntityRef(_Out):
@@ -93,6 +106,13 @@ class HitLeg(_Out):
     entities: list[EntityRef] | None = None
     matched: list[str] | None = None
     title: str | None = Field(None, description="named: the title of the document the query names")
+    kind: str | None = Field(None, description="extended: the kind of representation that matched")
+
+
+class Matched(_Out):
+    kind: Literal["title", "summary", "proposition", "chunk"] = Field(
+        description="what matched the query: a representation of the chunk's document or the chunk itself")
+    text: str | None = Field(None, description="the matching title, summary or proposition")
 
 
 class CommunityRef(_Out):
@@ -145,6 +165,7 @@ class Hit(_Out):
     content_char_start: int | None = Field(None, description="full document: where content starts in the document")
     content_char_end: int | None = None
     folded_chunk_ids: list[str] | None = Field(None, description="full document: other hits whose chunk it holds")
+    matched: Matched | None = Field(None, description="extended searches: what matched (see SearchRequest.extended)")
 
 
 class LinkedEntity(EntityRef):

@@ -133,7 +133,7 @@ async def _chunk_texts(postgres: PostgresStore, collection: str, ids: list[str])
 
 
 async def compute_communities(postgres: PostgresStore, neo4j: Neo4jStore, embedders: Embedders, collection: str, *,
-                              options: DetectOptions = DetectOptions(), report_model: Any = None,
+                              options: DetectOptions | None = None, report_model: Any = None,
                               report_limit: int = 200) -> dict[str, Any]:
     """Detect, report, embed and store the communities of ``collection`` (replacing its previous ones).
 
@@ -146,6 +146,7 @@ async def compute_communities(postgres: PostgresStore, neo4j: Neo4jStore, embedd
 
     Returns the summary ``graphrag communities --json`` prints.
     """
+    options = options or DetectOptions()
     await postgres.require_collections([collection])
     started = time.perf_counter()
     stages: dict[str, float] = {}
@@ -205,7 +206,7 @@ async def compute_communities(postgres: PostgresStore, neo4j: Neo4jStore, embedd
         t = lap("reports_s", t)
 
         space = await embedders.for_search(postgres, (collection,))
-        vectors = (await asyncio.to_thread(space.embedder.encode, [r.embedding_text for r in reports])
+        vectors: Any = (await asyncio.to_thread(space.embedder.encode, [r.embedding_text for r in reports])
                    if reports else [])
         t = lap("embed_s", t)
 

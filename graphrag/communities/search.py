@@ -29,7 +29,7 @@ import numpy as np
 from graphrag.communities.build import collection_signatures, community_vector_slot
 from graphrag.errors import InvalidInput, one_line
 from graphrag.search.config import LEGS
-from graphrag.search.legs import lucene_query, name_overlap, query_mentions
+from graphrag.search.linking import lucene_query, name_overlap, name_spans
 
 log = logging.getLogger(__name__)
 
@@ -111,9 +111,9 @@ def keyword_overlap(terms: Sequence[str], text: str) -> float:
 
 
 async def linked_entities(router: Any, query: str, collections: tuple[str, ...] | None) -> list[str]:
-    """Entity names of the collections that the query's mentions link to (the graph leg's linking by
-    name: the full-text index, then how much of the name the mention covers)."""
-    mentions = await asyncio.to_thread(query_mentions, router.nlp, query)
+    """Entity names of the collections that the query's name-like spans link to (the graph leg's
+    linking by name, without a parser: the full-text index, then how much of the name the span covers)."""
+    mentions = name_spans(query)
     lucene = {m: q for m in mentions if (q := lucene_query(m))}
     if not lucene:
         return []

@@ -12,6 +12,7 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from typing import Any, Protocol
 
 import numpy as np
@@ -147,7 +148,7 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
             spans.append((s, e))
             continue
         starts = _sentence_starts(next(docs)) + [e - s]
-        for a, b in zip(starts, starts[1:]):
+        for a, b in pairwise(starts):
             a, b = _trim(text, s + a, s + b)
             if b > a:
                 spans.append((a, b))

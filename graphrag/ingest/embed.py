@@ -170,7 +170,7 @@ class LocalEmbedder(Embedder):
         get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(get_dim() or 0)
         self._check_dim(dim)
-        self.max_seq_length = int(self.model.max_seq_length)
+        self.max_seq_length = int(self.model.max_seq_length or 0)
         # A fast tokenizer is not thread-safe: each call sets padding/truncation on the one Rust object,
         # so a token count (no padding) racing an encode (padding) broke batches under concurrent ingest
         # and search. Encodes take turns at the tokenizer only (the forward pass keeps no state, so

@@ -123,7 +123,8 @@ class Embedders:
         if info is None:
             embedder = await asyncio.to_thread(lambda: self.default)
             await self.register(postgres, embedder)
-            await postgres.create_collection(collection, embedder.name, text_config or self.settings.text_search_config)
+            default_config = self.settings.text_search_config if self.settings is not None else "english"
+            await postgres.create_collection(collection, embedder.name, text_config or default_config)
             info = (await postgres.collection_info([collection]))[collection]
         elif text_config is not None and text_config != info.text_config:
             raise InvalidInput(f"collection {collection!r} uses the text-search configuration {info.text_config!r}, "

@@ -399,9 +399,9 @@ class SpacyExtractor:
                     rel.chunk_weights[chunk] = rel.chunk_weights.get(chunk, 0) + 1
         for a, b, lemma, chunk in state.svo:
             pair = (a, b) if a < b else (b, a)
-            rel = result.relations.get(pair)
-            if rel is not None:
-                rel.predicates.add((lemma, chunk))
+            known = result.relations.get(pair)
+            if known is not None:
+                known.predicates.add((lemma, chunk))
         return result
 
 

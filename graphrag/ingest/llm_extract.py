@@ -92,8 +92,8 @@ def merge_extractions(first: Extraction, second: Extraction) -> Extraction:
                      for k, v in first.relations.items()}
     for key, ent in second.entities.items():
         out.entities[key] = ent  # one entity per name: where both found it, the LLM's label is the better guess
-    for key, count in second.mentions.items():
-        out.mentions[key] = max(out.mentions.get(key, 0), count)
+    for mention, count in second.mentions.items():
+        out.mentions[mention] = max(out.mentions.get(mention, 0), count)
     for pair, rel in second.relations.items():
         mine = out.relations.setdefault(pair, Relation(rel.source, rel.target))
         for index, weight in rel.chunk_weights.items():

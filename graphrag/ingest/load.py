@@ -310,10 +310,10 @@ def _html_blocks(root: Any, landmark: bool) -> list[tuple[str, str]]:
                 out.append(collector)
             elif name in _HTML_INLINE_CODE and not in_pre:
                 if collector is None:  # code in loose text: it joins (or opens) the loose block
-                    if loose[0] is None:
-                        loose[0] = ("p", [])
-                        out.append(loose[0])
                     collector = loose[0]
+                    if collector is None:
+                        collector = loose[0] = ("p", [])
+                        out.append(collector)
                 collector[1].append("`")
                 closing = "`"
             elif name in _HTML_BREAKS and current is not None and not in_pre:
@@ -325,10 +325,11 @@ def _html_blocks(root: Any, landmark: bool) -> list[tuple[str, str]]:
             if current is not None:
                 current[1].append(text)
             elif text.strip():
-                if loose[0] is None:
-                    loose[0] = ("p", [])
-                    out.append(loose[0])
-                loose[0][1].append(text)
+                block = loose[0]
+                if block is None:
+                    block = loose[0] = ("p", [])
+                    out.append(block)
+                block[1].append(text)
     blocks = []
     for kind, parts in out:
         if kind.startswith("pre"):
@@ -440,7 +441,7 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
             offset += len(text) + 2
         info = reader.metadata
         title = str(info.title).strip() if info and info.title else ""
-        meta = {"pages": len(pages)}
+        meta: dict[str, Any] = {"pages": len(pages)}
         if info and info.author:
             meta["author"] = str(info.author)
     except LoadError:

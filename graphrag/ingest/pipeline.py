@@ -36,6 +36,9 @@ from graphrag.ingest.extract import EXTRACTION_VERSION, SpacyExtractor, add_titl
 from graphrag.ingest.extractors import build_extractor, extract_options
 from graphrag.ingest.lanes import run_model_stages
 from graphrag.ingest.load import TYPES, Found, LoadError, discover, load_file
+from graphrag.ingest import representations as extended
+from graphrag.ingest.representations import Representation
+from graphrag.ingest.aliases import add_aliases
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.models import Chunk, Document, Extraction, entity_vector_slot, is_collection_name
 from graphrag.observability import events
@@ -80,6 +83,7 @@ class IngestReport:
     relations: int = 0
     seconds: float = 0.0
     graph_pending: int = 0  # graph writes recorded but not yet applied (Neo4j away)
+    representations: int = 0  # extended-search titles, summaries and propositions written
     totals: dict[str, int | None] | None = None
     stages: dict[str, float] = field(default_factory=dict)
     documents: list[dict[str, Any]] = field(default_factory=list)
@@ -104,8 +108,11 @@ class IngestReport:
 class IngestModels:
     """The models ingestion needs, loaded once per process."""
 
-    def __init__(self, settings: Settings, llm_model: Any = None) -> None:
+    def __init__(self, settings: Settings, llm_model: Any = None, extended_model: Any = None) -> None:
+        self.settings = settings
         self.embedders = Embedders(settings)
+        self.extended_model = extended_model  # a pydantic-ai model for GRAPHRAG_EXTENDED=llm (tests pass one)
+        self.representers: dict[str, Any] = {}
         self._counters: dict[str, HFTokenCounter] = {}
         if self.embedders.default_spec.provider != "openai":
             # A local model loads here (callers build IngestModels off the event loop), not inside the
@@ -149,6 +156,13 @@ class IngestModels:
         """The spaCy pipeline (the graph leg parses queries with it)."""
         return self.spacy.nlp
 
+    def representer(self, mode: str) -> Any:
+        """The extended-search representer of ``mode`` (built once)."""
+        found = self.representers.get(mode)
+        if found is None:
+            found = self.representers[mode] = extended.build_representer(mode, self.settings, self.extended_model)
+        return found
+
     def chunker(self, embedder: Embedder | None = None) -> Chunker:
         embedder = embedder or self.embedder
         return Chunker(self.counter_for(embedder), self.chunk_options, embed=embedder.encode)
@@ -168,6 +182,8 @@ class _Item:
     existed: bool = False
     space: EmbeddingSpace | None = None  # the collection's embedding model
     text_config: str = "english"  # the collection's text-search configuration
+    extended: str | None = None  # the collection's extended-search mode (None: no representations)
+    representations: list[Representation] | None = None
 
 
 def embedding_text(chunk: Chunk, counter: Any) -> str:
@@ -210,7 +226,8 @@ class Ingestor:
     # -- public API -----------------------------------------------------------------------------
     async def ingest_paths(self, paths: Sequence[Path], *, collection: str, chunker: str | None = None,
                            tags: Sequence[str] = (), file_types: set[str] | None = None, sync: bool = False,
-                           progress: bool = False, text_config: str | None = None) -> IngestReport:
+                           progress: bool = False, text_config: str | None = None,
+                           extended_mode: str | None = None) -> IngestReport:
         """Ingest files and folders; with ``sync`` also delete documents whose file is gone.
 
         A path that does not exist is :class:`InvalidInput` before anything is read or written (a
@@ -227,7 +244,7 @@ class Ingestor:
         report.skipped.extend(skipped)
         docs = await self._load(found, report, progress)
         await self.ingest_documents(docs, collection=collection, chunker=chunker, tags=tags, report=report,
-                                    progress=progress, text_config=text_config)
+                                    progress=progress, text_config=text_config, extended_mode=extended_mode)
         if sync:
             seen = {d.source for d, _ in docs} | {f["path"] for f in report.failed}
             report.deleted += await self._sync(collection, roots, seen)
@@ -260,7 +277,8 @@ class Ingestor:
         report.totals = totals
 
     async def ingest_changes(self, changes: list[dict[str, Any]], *, collection: str, chunker: str | None = None,
-                             tags: Sequence[str] = (), progress: bool = False) -> IngestReport:
+                             tags: Sequence[str] = (), progress: bool = False,
+                             extended_mode: str | None = None) -> IngestReport:
         """Apply a git-hook style change list ``[{"path", "added"|"modified"|"deleted": true}]``."""
         start = time.perf_counter()
         to_ingest: list[Path] = []
@@ -281,7 +299,7 @@ class Ingestor:
             report.deleted += await self.delete(collection=collection, source=str(path), missing_ok=True)
         if to_ingest:
             sub = await self.ingest_paths(to_ingest, collection=collection, chunker=chunker, tags=tags,
-                                          progress=progress)
+                                          progress=progress, extended_mode=extended_mode)
             sub.deleted += report.deleted
             report = sub
         if report.totals is None:
@@ -292,12 +310,20 @@ class Ingestor:
     async def ingest_documents(self, docs: Sequence[tuple[Document, str]], *, collection: str,
                                chunker: str | None = None, tags: Sequence[str] = (),
                                report: IngestReport | None = None, progress: bool = False,
-                               text_config: str | None = None) -> IngestReport:
+                               text_config: str | None = None, extended_mode: str | None = None) -> IngestReport:
         """Ingest already-loaded documents (``(document, origin)`` pairs). A new collection is created
-        with the configured embedding model and ``text_config`` (default GRAPHRAG_TEXT_SEARCH_CONFIG)."""
+        with the configured embedding model and ``text_config`` (default GRAPHRAG_TEXT_SEARCH_CONFIG).
+
+        ``extended_mode`` (``off``, ``extractive``, ``llm``; default GRAPHRAG_EXTENDED, else what the
+        collection recorded) makes extended-search representations; it is recorded with the collection,
+        and documents already stored unchanged get theirs too (see graphrag/ingest/representations.py)."""
         start = time.perf_counter()
         _check_options(collection, chunker, None)
         owned = report is None  # the caller that made the report reports it when done
+        requested = extended.check_mode(extended_mode if extended_mode is not None else self.settings.extended)
+        explicit = extended_mode is not None or self.settings.extended is not None
+        if requested is not None:
+            self.models.representer(requested)  # an LLM mode without a model fails before anything is written
         report = report or IngestReport()
         items: list[_Item] = []
         seen_sources: set[str] = set()
@@ -316,24 +342,44 @@ class Ingestor:
         for k in range(0, len(sources), 1000):
             existing.update(await self.postgres.existing_documents(collection, sources[k:k + 1000]))
         todo = []
+        unchanged: list[uuid.UUID] = []
         for item in items:
             found = existing.get(item.row.source)
             if found and found[1] == item.row.content_hash:
                 report.unchanged += 1
+                unchanged.append(found[0])
             else:
                 item.existed = found is not None
                 todo.append(item)
-        if todo or text_config is not None:  # a configuration asked for is checked even when nothing changed
+        if todo or text_config is not None or (explicit and items):
+            # A configuration asked for is checked even when nothing changed.
             info, space = await self.models.embedders.for_write(self.postgres, collection, text_config)
             await self._ensure_entity_index(space)
+            mode = await self._extended_mode(collection, requested, explicit, space.dim)
             for item in todo:
-                item.space, item.text_config = space, info.text_config
+                item.space, item.text_config, item.extended = space, info.text_config, mode
+            if mode is not None and unchanged:
+                report.representations += await extended.backfill(
+                    self, collection, unchanged, mode, space, info.text_config)
         await self._run(todo, report, progress)
         if not report.seconds:
             report.seconds = round(time.perf_counter() - start, 3)
         if owned:
             _report_finished(report)
         return report
+
+    async def _extended_mode(self, collection: str, requested: str | None, explicit: bool, dim: int) -> str | None:
+        """The collection's extended mode for this ingest: the one asked for (then recorded), else the
+        recorded one. Makes the representations' vector index of the dimension when a mode is on."""
+        async with self.postgres.pool.acquire() as conn:
+            recorded = await extended.collection_mode(conn, collection)
+            mode = requested if explicit else recorded
+            if explicit and mode != recorded:
+                await extended.record_mode(conn, collection, mode)
+            if mode is not None:
+                self.models.representer(mode)
+                await extended.ensure_index(conn, dim)
+        return mode
 
     async def delete(self, *, collection: str, document_id: str | None = None, source: str | None = None,
                      missing_ok: bool = False) -> int:
@@ -380,6 +426,7 @@ class Ingestor:
                                                   [[c.text for c in i.chunks] for i in items])
             for item, extraction in zip(items, extractions, strict=True):
                 add_title_entity(extraction, item.doc.title)
+                add_aliases(extraction, [c.text for c in item.chunks])
                 item.extraction = extraction
                 _, item.space = await self.models.embedders.for_write(self.postgres, item.row.collection)
             await self._embed_entity_names(items)
@@ -582,13 +629,26 @@ class Ingestor:
                 notify("extract", len(part))
             return out
 
-        run = await asyncio.to_thread(run_model_stages, len(jobs), embed, extract)
+        async def represent() -> list[list[extended.Representation]] | None:
+            mode = ready[0].extended
+            if mode is None:
+                return None
+            t = time.perf_counter()
+            docs = [(item.doc.title, [c.text for c in item.chunks]) for item in ready]
+            out = await asyncio.to_thread(self.models.representer(mode).represent, embedder, docs)
+            report.add_time("represent", time.perf_counter() - t)
+            return out
+
+        run, reps = await asyncio.gather(asyncio.to_thread(run_model_stages, len(jobs), embed, extract), represent())
         report.add_time("embed", run.embed_s)
         report.add_time("extract", run.extract_s)
-        extractions = run.extracted
+        per_doc: list[list[Representation] | None] = list(reps) if reps is not None else [None] * len(ready)
+        for item, item_reps in zip(ready, per_doc, strict=True):
+            item.representations = item_reps
         pos = 0
-        for item, extraction in zip(ready, extractions, strict=True):
+        for item, extraction in zip(ready, run.extracted, strict=True):
             add_title_entity(extraction, item.doc.title)
+            add_aliases(extraction, [c.text for c in item.chunks])
             item.embeddings = all_vectors[pos:pos + len(item.chunks)]
             item.extraction = extraction
             pos += len(item.chunks)
@@ -624,6 +684,7 @@ class Ingestor:
                 await _check_collection_model(conn, collection, model)
                 payload = _GraphPayload(collection)
                 outcomes = []
+                written_reps = 0
                 upserted = [await PostgresStore.upsert_document(conn, item.row) for item in batch]
                 ids = [doc_id for doc_id, _ in upserted]
                 await PostgresStore.update_stats(conn, ids, add=False)  # old chunks of updated documents
@@ -635,6 +696,12 @@ class Ingestor:
                         for cid, c, vec in zip(chunk_ids, item.chunks, item.embeddings, strict=True)  # type: ignore[arg-type]
                     ]
                     await PostgresStore.replace_chunks(conn, doc_id, rows)
+                    if item.representations is not None or not inserted:
+                        # Stale ones go even when none are made (the collection's mode was turned off).
+                        written_reps += await extended.replace_representations(
+                            conn, collection=collection, document_id=doc_id, chunk_ids=chunk_ids,
+                            reps=item.representations or [], model=model, text_config=text_config,
+                            generator=self.models.representer(item.extended).generator if item.extended else "")
                     doc_ids.append(str(doc_id))
                     payload.add(str(doc_id), item, [str(c) for c in chunk_ids], self._entity_vectors, model)
                     outcomes.append((item, inserted, str(doc_id)))
@@ -651,13 +718,14 @@ class Ingestor:
             await tx.commit()
         await self._apply_graph(report)
         report.count_graph(payload)
-        for item, inserted, doc_id in outcomes:
+        report.representations += written_reps
+        for item, inserted, done_id in outcomes:
             if inserted:
                 report.ingested += 1
             else:
                 report.updated += 1
             report.chunks += len(item.chunks)
-            report.documents.append({"id": doc_id, "source": item.row.source, "chunks": len(item.chunks),
+            report.documents.append({"id": done_id, "source": item.row.source, "chunks": len(item.chunks),
                                      "status": "ingested" if inserted else "updated"})
 
     async def _apply_graph(self, report: IngestReport | None = None) -> None:
@@ -757,11 +825,14 @@ class _GraphPayload:
         prop = entity_vector_slot(model)[0]
         for key, ent in ex.entities.items():
             vector = vectors.get(f"{model}\x1f{key}")
-            self.entities.setdefault(ids[key], {
+            entity = self.entities.setdefault(ids[key], {
                 "id": ids[key], "collection": self.collection, "name": ent.name, "label": ent.label, "key": key,
                 "norm": key.rsplit("|", 1)[0],
                 "embedding": vector.tolist() if vector is not None else None, "vector_property": prop,
+                "aliases": [],
             })
+            if ex.aliases.get(key):
+                entity["aliases"] = sorted(set(entity["aliases"]) | ex.aliases[key])
         for (index, key), count in ex.mentions.items():
             self.mentions.append({"chunk_id": chunk_ids[index], "entity_id": ids[key], "count": count,
                                   "label": ex.entities[key].label})

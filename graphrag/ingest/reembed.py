@@ -82,12 +82,15 @@ async def reembed(postgres: PostgresStore, neo4j: Neo4jStore, models: IngestMode
         await conn.execute(queries.sql("collections", "lock_collection"), collection)
         if info.reembed is not None and info.reembed.name != target.name:
             await conn.execute(queries.sql("collections", "reset_reembed_vectors"), collection)
+            await conn.execute(queries.sql("extended", "reset_representation_vectors"), collection)
+        await conn.execute(queries.sql("extended", "ensure_representation_index"), target.dim)
         await conn.execute(queries.sql("collections", "start_reembed"), collection, target.name)
     await neo4j.ensure_entity_vector_index(target.name, target.dim)
 
     counter = models.counter_for(embedder)
     while True:
         report.chunks += await _embed_chunks(postgres, embedder, counter, collection, progress)
+        await _embed_representations(postgres, embedder, collection)
         report.entities += await _embed_entities(neo4j, embedder, collection)
         if await _switch(postgres, collection, target.name):
             break
@@ -123,6 +126,18 @@ async def _embed_chunks(postgres: PostgresStore, embedder: Embedder, counter: An
     return embedded
 
 
+async def _embed_representations(postgres: PostgresStore, embedder: Embedder, collection: str) -> int:
+    """New vectors for the collection's extended-search representations (switched with the chunks)."""
+    embedded = 0
+    while todo := await postgres.fetch("extended", "reembed_representation_todo", collection, _CHUNK_BATCH):
+        vectors = await asyncio.to_thread(embedder.encode, [r["text"] for r in todo])
+        async with postgres.pool.acquire() as conn:
+            await conn.executemany(queries.sql("extended", "set_representation_vector"),
+                                   [(r["id"], v) for r, v in zip(todo, vectors, strict=True)])
+        embedded += len(todo)
+    return embedded
+
+
 async def _embed_entities(neo4j: Neo4jStore, embedder: Embedder, collection: str) -> int:
     prop = entity_vector_slot(embedder.name)[0]
     embedded = 0
@@ -144,9 +159,11 @@ async def _switch(postgres: PostgresStore, collection: str, model: str) -> bool:
     async with postgres.pool.acquire() as conn, conn.transaction():
         await conn.execute(queries.sql("collections", "lock_collection"), collection)
         counts = await conn.fetchrow(queries.sql("collections", "reembed_counts"), collection)
-        if counts["done"] < counts["total"]:
+        reps = await conn.fetchrow(queries.sql("extended", "reembed_representation_counts"), collection)
+        if counts["done"] < counts["total"] or reps["done"] < reps["total"]:
             return False
         await conn.execute(queries.sql("collections", "switch_chunks"), collection, model)
+        await conn.execute(queries.sql("extended", "switch_representations"), collection, model)
         await conn.execute(queries.sql("collections", "switch_collection"), collection, model)
     return True
 

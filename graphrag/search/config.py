@@ -58,7 +58,7 @@ class SearchConfig(BaseModel):
     metadata_only: bool = False
     collapse: bool = Field(False, description="keep only the best chunk per document")
     explain: bool = False
-    graph_hops: int = Field(2, ge=1, le=3)
+    graph_hops: int = Field(2, ge=1, le=2, description="hops of the graph walk from the linked entities")
     graph_seeds: int = Field(8, ge=1, le=50)
     graph_prf: int = Field(3, ge=0, le=20, description="top vector passages whose entities also seed the walk")
     graph_prf_weight: float = Field(1.0, ge=0.0, le=10.0)
@@ -67,7 +67,8 @@ class SearchConfig(BaseModel):
                                       description="fusion weight of documents named after an entity the query names")
     graph_mention_scan: int = Field(2000, ge=40, le=1_000_000,
                                     description="mentions of one entity read to pick its best chunks (bounds hub cost)")
-    ppr_alpha: float = Field(0.5, gt=0.0, lt=1.0, description="restart probability of personalised PageRank")
+    ppr_alpha: float = Field(0.5, gt=0.0, lt=1.0,
+                             description="restart probability of the personalised PageRank (truncated after graph_hops)")
     graph_leg: GraphLeg = Field(
         "auto", description="fused modes: auto skips the graph leg when the graph prior makes its weight "
                             "negligible (below graph_skip_below); always runs it; never leaves it out")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -120,9 +121,13 @@ def apply_rules(candidates: list[Candidate], rules: Sequence[Rule]) -> list[Cand
                 cand.score *= 1 + (rule.weight - 1) * (len(rule.values) - position) / len(rule.values)
     ordered = sorted(candidates, key=lambda c: -c.score)
     for rule in reversed([r for r in rules if r.kind == "sort"]):
-        ordered.sort(key=lambda c, r=rule: _sort_key(_field(c.row, r.field)), reverse=rule.descending)
+        ordered.sort(key=functools.partial(_rule_key, rule), reverse=rule.descending)
         ordered.sort(key=lambda c: -round(c.score, 12))
     return ordered
+
+
+def _rule_key(rule: Rule, cand: Candidate) -> tuple[int, Any]:
+    return _sort_key(_field(cand.row, rule.field))
 
 
 def _sort_key(value: Any) -> tuple[int, Any]:
@@ -158,7 +163,8 @@ def collapse_documents(candidates: Sequence[Candidate]) -> list[Candidate]:
 
 def within_budget(candidates: Sequence[Candidate], budget: int) -> list[Candidate]:
     """Stop adding hits once their token counts would pass ``budget`` (the first hit always fits)."""
-    out, used = [], 0
+    out: list[Candidate] = []
+    used = 0
     for cand in candidates:
         tokens = int(cand.row.get("token_count") or 0)
         if out and used + tokens > budget:

@@ -75,7 +75,7 @@ def keyword_spans(text: str, lexemes_of: Mapping[str, Sequence[str]], query_term
 def entity_spans(text: str, names: Iterable[str]) -> list[Span]:
     """Case-insensitive whole-word occurrences of the entity ``names`` in ``text`` (any run of white
     space matching the space between two words of a name)."""
-    spans = []
+    spans: list[Span] = []
     for name in dict.fromkeys(n.strip() for n in names if n and n.strip()):
         parts = [re.escape(p) for p in name.split()]
         pattern = re.compile(r"(?<!\w)" + r"\s+".join(parts) + r"(?!\w)", re.IGNORECASE)

@@ -21,11 +21,20 @@ from graphrag.ingest.embed import Embedder
 from graphrag.ingest.embedders import Embedders, EmbeddingSpace
 from graphrag.models import is_collection_name
 from graphrag.observability import events, tracing
+from graphrag.search import extended as extended_search
 from graphrag.search import extras, fusion
 from graphrag.search.batching import EmbeddingBatcher
 from graphrag.search.config import LEGS, SearchConfig, validate_query
+from graphrag.search.expansion import (
+    Expansion,
+    QueryExpander,
+    check_groups,
+    expanded_keyword_leg,
+    expanded_keyword_scores,
+)
 from graphrag.search.filters import compile_filter, parse_filter
-from graphrag.search.legs import LegResult, fetch_rows, graph_leg, keyword_leg, keyword_scores, vector_leg
+from graphrag.search.graph import graph_leg, plan_graph_leg
+from graphrag.search.legs import LegResult, fetch_rows, keyword_leg, keyword_scores, vector_leg
 from graphrag.search.recipes import derive
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore, is_connection_error
@@ -47,11 +56,14 @@ class SearchRouter:
     graph_prior_ttl_s: float = 300.0
     #: Share of documents named after an entity from which the graph leg gets its full fusion weight.
     graph_prior_full_share: float = 0.5
+    #: Per-leg timeout of requests that do not set one (GRAPHRAG_LEG_TIMEOUT_S); None: the recipes' 5 s.
+    leg_timeout_s: float | None = None
 
-    def __init__(self, postgres: PostgresStore, neo4j: Neo4jStore, embedder: Embedders | Embedder, nlp: Any,
+    def __init__(self, postgres: PostgresStore, neo4j: Neo4jStore, embedder: Embedders | Embedder, nlp: Any = None,
                  reranker_path: str | None = None) -> None:
         """``embedder``: the loaded models by name (each collection is searched with its own model), or
-        one model, which then serves every collection that records it."""
+        one model, which then serves every collection that records it. ``nlp`` is not used by search
+        (the graph leg needs no parse of the query); it is accepted for callers that pass one."""
         self.postgres = postgres
         self.neo4j = neo4j
         self.embedders = embedder if isinstance(embedder, Embedders) else Embedders(None, default=embedder)
@@ -60,9 +72,14 @@ class SearchRouter:
         self._reranker: Any = None
         self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._graph_priors: dict[tuple[str, ...] | None, tuple[float, float]] = {}
+        self._chunk_counts: dict[tuple[str, ...] | None, tuple[int, float]] = {}
         self._batchers: dict[str, Callable[[list[str]], Awaitable[np.ndarray]]] = {}
         # Tests replace a leg to force failures or timeouts; production never touches this.
         self.leg_overrides: dict[str, Callable[..., Awaitable[LegResult]]] = {}
+        #: Query expansion (synonyms, entity aliases); the runtime configures it from the settings.
+        self.expander = QueryExpander()
+        #: The per-leg timeout of requests that name none (GRAPHRAG_LEG_TIMEOUT_S; None: the recipes').
+        self.leg_timeout_s: float | None = None
 
     @property
     def embedder(self) -> Embedder:
@@ -116,6 +133,8 @@ class SearchRouter:
             raise InvalidInput(f"limit must be an integer from 1 to 100, got {limit!r}")
         spec = parse_filter(filters)
         compile_filter(spec)  # raises InvalidInput naming the problem
+        if options.get("leg_timeout_s") is None and self.leg_timeout_s is not None:
+            options["leg_timeout_s"] = self.leg_timeout_s
         return derive(mode, limit=limit, collections=collections, filters=spec, **options)
 
     async def search(self, query: str, mode: str = "auto", **options: Any) -> dict[str, Any]:
@@ -125,22 +144,37 @@ class SearchRouter:
         rerank = bool(options.pop("rerank", False))
         shaping = extras.options(options.pop("highlight", False), options.pop("full_document_threshold", None),
                                  options.pop("token_limit", None))
+        extended = options.pop("extended", False)
+        if not isinstance(extended, bool):
+            raise InvalidInput("extended must be true or false")
+        expand = options.pop("expand", None)
+        if expand is not None and not isinstance(expand, bool):
+            raise InvalidInput("expand must be true or false")
+        groups = check_groups(options.pop("synonyms", None))
         if mode == "global" or (mode == "auto" and global_cue(text) is not None):
             # Community reports answer corpus-level questions; auto falls through when none apply.
             routed = await route_global(self, text, mode, options, started)
             if routed is not None:
                 return routed
         config = self.build_config(mode, **options)
+        # Synonyms given with the request ask for expansion, unless the request says expand: false.
+        expanding = "keyword" in config.legs and self.expander.wanted(
+            expand if expand is not None else (True if groups else None), config.collections)
+        expansion_task = (asyncio.ensure_future(self.expander.expand(self.postgres, self.neo4j, text,
+                                                                     config.collections, groups))
+                          if expanding else None)
+        run_legs = (*config.legs, *((extended_search.LEG,) if extended else ()))
         if config.legs == ("graph",) and config.graph_leg == "never":
             raise InvalidInput("graph_leg 'never' leaves mode 'graph' nothing to run")
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         # The query is embedded while the work that does not need the embedding already runs: the
-        # keyword leg, and the graph leg's query parse and entity linking. The vector leg (and a leg
-        # replaced by a test) starts once the embedding is there; its timer and timeout start then.
+        # keyword leg (and the graph leg when it has no passage feedback to wait for). The vector leg
+        # (and a leg replaced by a test) starts once the embedding is there; its timer and timeout
+        # start then.
         # Keyword-only searches (without MMR) never embed: on 2 cores that is half their CPU time.
         needs_embedding = (bool({"vector", "graph"} & set(config.legs)) or config.mmr_lambda is not None
-                           or any(leg in self.leg_overrides for leg in config.legs))
+                           or extended or any(leg in self.leg_overrides for leg in config.legs))
         space_task = asyncio.ensure_future(self.space(config.collections) if needs_embedding else _none())
 
         async def embed() -> np.ndarray:
@@ -153,6 +187,9 @@ class SearchRouter:
         legs: dict[str, dict[str, Any]] = {}
         results: dict[str, LegResult] = {}
         failures: dict[str, BaseException] = {}
+        # The graph leg's passage feedback is the vector leg's top hits when that leg runs anyway.
+        vector_hits: asyncio.Future[list[tuple[str, float]]] | None = (
+            asyncio.get_running_loop().create_future() if {"vector", "graph"} <= set(config.legs) else None)
         # The graph prior (cached; a Neo4j read when not) is fetched beside the other legs. The graph
         # leg waits for it: where it makes the leg's weight negligible, fusion would throw the leg's
         # work away, so (unless the request says otherwise) the leg is not run at all.
@@ -174,13 +211,18 @@ class SearchRouter:
                 return
             t = time.perf_counter()
             try:
-                if leg == "vector" or leg in self.leg_overrides:
+                if leg in ("vector", extended_search.LEG) or leg in self.leg_overrides:
                     await embed_task
                     t = time.perf_counter()
-                result = await asyncio.wait_for(self._leg(leg, text, embed_task, config, space_task),
-                                                config.leg_timeout_s)
+                result = await asyncio.wait_for(
+                    # Both tasks give a value whenever a leg runs that reads it (needs_embedding).
+                    self._leg(leg, text, embed_task, config, space_task,  # type: ignore[arg-type]
+                              expansion_task, vector_hits),
+                    config.leg_timeout_s)
                 results[leg] = result
-                legs[leg] = {"status": "ok", "took_ms": _ms(t), "hits": len(result.hits)}
+                if leg == "vector" and vector_hits is not None and not vector_hits.done():
+                    vector_hits.set_result([(h[0], h[1]) for h in result.hits])
+                legs[leg] = {"status": "ok", "took_ms": _ms(t), "hits": len(result.hits), **result.info}
                 if result.confidence != 1.0:
                     legs[leg]["confidence"] = round(result.confidence, 3)
             except TimeoutError:
@@ -192,6 +234,9 @@ class SearchRouter:
                 log.warning("%s leg failed: %s", leg, exc)
                 failures[leg] = exc
                 legs[leg] = {"status": "error", "took_ms": _ms(t), "hits": 0, "error": one_line(exc)}
+            finally:
+                if leg == "vector" and vector_hits is not None and not vector_hits.done():
+                    vector_hits.set_result([])  # the graph leg walks without passage feedback
 
         async def graph_skip() -> str | None:
             """Why the fused search leaves the graph leg out, or None to run it."""
@@ -208,14 +253,14 @@ class SearchRouter:
             return None
 
         try:
-            await asyncio.gather(*(run(leg) for leg in config.legs))
+            await asyncio.gather(*(run(leg) for leg in run_legs))
             embedding = await embed_task  # a failed embedding fails the search, as it always did
         except BaseException:
             if prior_task is not None:
                 prior_task.cancel()
             raise
         finally:
-            for task in (embed_task, space_task):
+            for task in (embed_task, space_task, *((expansion_task,) if expansion_task is not None else ())):
                 if not task.done():
                     task.cancel()
                 task.add_done_callback(lambda task: task.cancelled() or task.exception())
@@ -231,7 +276,7 @@ class SearchRouter:
         # The legs finish in a different order each time: a fixed order keeps answers repeatable (the
         # legs of each hit, and the fused sums, follow the order of the rankings).
         legs = {**{leg: legs[leg] for leg in LEGS if leg in legs}, **legs}
-        results = {leg: results[leg] for leg in config.legs if leg in results}
+        results = {leg: results[leg] for leg in run_legs if leg in results}  # the extended leg included
         if prior_task is not None and legs["graph"]["status"] == "skipped":
             legs["graph"]["prior"] = round(prior, 3)
         space = space_task.result() if space_task.done() and not space_task.cancelled() else None
@@ -257,7 +302,7 @@ class SearchRouter:
             union = list(dict.fromkeys(cid for hits in rankings.values() for cid, _, _ in hits))
             fetched, completed = await asyncio.gather(
                 fetch_rows(self.postgres, [c for c in union if c not in rows], config),
-                self._keyword_completion(text, union, results, config))
+                self._keyword_completion(text, union, results, config, _done(expansion_task)))
             rows.update(fetched)
             completed.update(self._vector_completion(embedding, space, union, rows, results, config))
             candidates = fusion.convex(rankings, weights, completed)
@@ -291,7 +336,7 @@ class SearchRouter:
             pool = await self._rerank(text, pool)
         if config.collapse:
             pool = fusion.collapse_documents(pool)
-        if config.mmr_lambda is not None:
+        if config.mmr_lambda is not None and embedding is not None:  # MMR always embeds the query
             pool = fusion.mmr(pool, embedding, config.mmr_lambda, config.limit)
         pool = pool[: config.limit]
         if config.token_budget is not None:
@@ -305,15 +350,19 @@ class SearchRouter:
             entities.update(await self._entities_of(unguessed))
         timings["entities_ms"] = _ms(t2)
         graph_context = results["graph"].context if "graph" in results else {"entities": [], "relations": []}
+        results_out: list[dict[str, Any]] = [self._shape(c, entities.get(c.chunk_id, []), config) for c in pool]
         response = {
             "query": text,
             "mode": mode,
             "took_ms": _ms(started),
             "legs": legs,
-            "results": [self._shape(c, entities.get(c.chunk_id, []), config) for c in pool],
+            "results": results_out,
             "graph_context": graph_context,
             "timings": timings,
         }
+        if extended:
+            bests = {leg: max((score for _, score, _ in hits), default=0.0) for leg, hits in rankings.items()}
+            extended_search.annotate(results_out, [c.legs for c in pool], bests)
         if shaping["highlight"] or shaping["full_document_threshold"] is not None:
             t3 = time.perf_counter()
             await extras.apply(self.postgres, response, **shaping)
@@ -349,28 +398,73 @@ class SearchRouter:
         self._graph_priors[collections] = (prior, now + self.graph_prior_ttl_s)
         return prior
 
+    async def warm_graph(self) -> None:
+        """Get the graph leg's statement planned in Neo4j before the first graph search (which would
+        otherwise spend seconds of its leg timeout on it); a failure is logged, the search reports it."""
+        try:
+            await plan_graph_leg(self.neo4j, self.build_config("graph"))
+        except Exception as exc:  # noqa: BLE001 - the first graph search then plans it itself
+            log.info("graph statement not planned in advance: %s", one_line(exc))
+
+    async def chunk_count(self, collections: tuple[str, ...] | None) -> int:
+        """Chunks in these collections (the graph leg's IDF), cached like the graph prior."""
+        now = time.monotonic()
+        cached = self._chunk_counts.get(collections)
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        rows = await self.postgres.fetch("search", "collection_chunk_count", list(collections) if collections else None)
+        count = max(int(rows[0][0]) if rows else 1, 1)
+        if len(self._chunk_counts) >= 1024:
+            self._chunk_counts.clear()
+        self._chunk_counts[collections] = (count, now + self.graph_prior_ttl_s)
+        return count
+
     async def _leg(self, leg: str, text: str, embedding: Awaitable[np.ndarray], config: SearchConfig,
-                   space_task: Awaitable[EmbeddingSpace]) -> LegResult:
+                   space_task: Awaitable[EmbeddingSpace],
+                   expansion_task: Awaitable[Expansion] | None = None,
+                   vector_hits: Awaitable[list[tuple[str, float]]] | None = None) -> LegResult:
         if leg in self.leg_overrides:
             return await self.leg_overrides[leg](text, await embedding, config)
         if leg == "keyword":
-            return await keyword_leg(self.postgres, text, config)
+            if expansion_task is None:
+                return await keyword_leg(self.postgres, text, config)
+            expansion = await asyncio.shield(expansion_task)
+            result = (await expanded_keyword_leg(self.postgres, text, expansion, self.expander.weight, config)
+                      if expansion.terms else await keyword_leg(self.postgres, text, config))
+            result.info = expansion.report()
+            return result
         space = await asyncio.shield(space_task)
+        if leg == extended_search.LEG:
+            return await extended_search.extended_leg(self.postgres, text, await embedding, config, space.name,
+                                                      space.dim)
         if leg == "vector":
             return await vector_leg(self.postgres, await embedding, config, space.name, space.dim)
-        return await graph_leg(self.postgres, self.neo4j, self.nlp, text, embedding, config,
-                               space.name, self._embed_with(space.embedder), dim=space.dim,
-                               entity_index=space.entity_index)
+        feedback: Awaitable[list[tuple[str, float]]] | list[tuple[str, float]] = []
+        if config.graph_prf:
+            feedback = vector_hits if vector_hits is not None else self._feedback(embedding, config, space)
+        return await graph_leg(self.postgres, self.neo4j, text, config,
+                               total_chunks=self.chunk_count(config.collections), feedback=feedback)
+
+    async def _feedback(self, embedding: Awaitable[np.ndarray], config: SearchConfig,
+                        space: EmbeddingSpace) -> list[tuple[str, float]]:
+        """The graph leg's passage feedback when no vector leg runs beside it: the top vector passages."""
+        prf = config.model_copy(update={"overfetch": config.graph_prf, "threshold": None})
+        found = await vector_leg(self.postgres, await asyncio.shield(embedding), prf, space.name, space.dim)
+        return [(h[0], h[1]) for h in found.hits]
 
     async def _keyword_completion(self, text: str, union: list[str], results: dict[str, LegResult],
-                                  config: SearchConfig) -> dict[str, dict[str, float]]:
-        """The BM25 scores of candidates the keyword leg did not return (score fusion counts them)."""
+                                  config: SearchConfig, expansion: Expansion | None = None) -> dict[str, dict[str, float]]:
+        """The BM25 scores of candidates the keyword leg did not return (score fusion counts them),
+        with the query's expanded terms when the leg used them."""
         if "keyword" not in results:
             return {}
         found = {h[0] for h in results["keyword"].hits}
+        others = [c for c in union if c not in found]
         try:
             scores = await asyncio.wait_for(
-                keyword_scores(self.postgres, text, [c for c in union if c not in found], config), config.leg_timeout_s)
+                expanded_keyword_scores(self.postgres, text, expansion, self.expander.weight, others, config)
+                if expansion is not None and expansion.terms else keyword_scores(self.postgres, text, others, config),
+                config.leg_timeout_s)
         except Exception as exc:  # noqa: BLE001 - without it, fusion counts what the leg returned
             log.warning("keyword scores of other legs' candidates unavailable: %s", one_line(exc))
             return {}
@@ -455,6 +549,13 @@ def _vector(row: dict[str, Any]) -> np.ndarray | None:
 
 async def _none() -> None:
     return None
+
+
+def _done(task: asyncio.Future[Any] | None) -> Any:
+    """The task's result when it finished well, else None."""
+    if task is None or not task.done() or task.cancelled() or task.exception() is not None:
+        return None
+    return task.result()
 
 
 def _ms(since: float) -> float:

@@ -111,9 +111,9 @@ async def _external_status(settings: Settings) -> dict[str, Any]:
         password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else ""
         try:
             graph = await Neo4jStore.connect(uri, settings.neo4j_user, password, settings.neo4j_database)
-            health = await graph.health()
+            graph_health = await graph.health()
             await graph.close()
-            neo.update(running=health.ok, version=health.version, edition=health.edition)
+            neo.update(running=graph_health.ok, version=graph_health.version, edition=graph_health.edition)
         except GraphRAGError as exc:
             neo["error"] = exc.message
         result["neo4j"] = neo

@@ -1,0 +1,167 @@
+// The graph leg as one statement: link the query to entities, spread activation from them over
+// RELATED_TO (two hops, hubs damped), score chunks through MENTIONS, and read the context relations
+// and the documents named after what the query names. One round trip; only the best chunks travel.
+//
+// One map parameter, $leg (graphrag/search/graph.py builds it): Neo4j makes a plan per signature of
+// parameter types (an empty list is typed apart from a list of maps, null apart from a list), and
+// planning a statement this size takes seconds; as fields of one map, every search shares one plan.
+// Its fields:
+//   spans      [{q: Lucene query, toks: [name tokens]}]: name-like spans of the query
+//   grams      [{norm, span, start, end}]: word n-grams of the spans (of a query without any), as
+//               exact entity names; a match inside a longer match of the same span does not count
+//   prf        [{chunk, w}]: passages the vector search ranked first; their entities seed too
+//   titles     [title key]: documents named after a span (Document.title_norm)
+//   collections (null = all), total: chunks in them (for the entities' IDF)
+//   max_seeds, per_span, per_first, per_next, frontier, alpha, top_entities,
+//   per_entity, scan, title_boost, limit, context_entities, relation_limit, named_limit
+//
+// IDF of an entity: ln((total + 1) / (mentions + 0.5)) / ln(total + 1.5); its damping is the IDF
+// with a floor of 0.05: a walk into a hub passes on little (graphrag/search/walk.py has the same
+// walk in Python, which the tests compare with this one).
+
+// name: graph_leg
+CALL () {
+  // Spans through the entity-name full-text index: Lucene finds candidates, the share of the name
+  // the span covers decides the link (graphrag/search/linking.py name_overlap).
+  UNWIND $leg.spans AS s
+  CALL db.index.fulltext.queryNodes('entity_name', s.q) YIELD node, score
+  WHERE $leg.collections IS NULL OR node.collection IN $leg.collections
+  WITH s, node ORDER BY score DESC
+  WITH s, collect(node)[0..$leg.per_span] AS nodes
+  UNWIND nodes AS e
+  WITH s, e, reduce(acc = [], t IN split(replace(replace(replace(replace(replace(coalesce(e.norm, ''), '.', ' '),
+       '-', ' '), '/', ' '), '&', ' '), '+', ' '), ' ') | CASE WHEN t = '' OR t IN acc THEN acc ELSE acc + t END) AS et
+  WITH s, e, et, size([t IN et WHERE t IN s.toks]) AS common
+  WHERE common > 0
+  WITH e, CASE WHEN size(et) >= 2 AND common = size(et) THEN 0.8 ELSE 0.0 END AS contained,
+       toFloat(common) / (size(s.toks) + size(et) - common) AS jaccard
+  WITH e, CASE WHEN jaccard > contained THEN jaccard ELSE contained END AS link
+  WHERE link >= 0.5
+  RETURN e, link, true AS named
+  UNION ALL
+  // Exact names among the spans' word n-grams (those of a query without spans), longest matches only.
+  UNWIND $leg.grams AS g
+  MATCH (e:Entity {norm: g.norm})
+  WHERE $leg.collections IS NULL OR e.collection IN $leg.collections
+  WITH g, collect(e) AS es
+  WITH collect({g: g, es: es}) AS found
+  UNWIND found AS f
+  WITH f, found
+  WHERE none(o IN found WHERE o.g.span = f.g.span AND o.g.start <= f.g.start AND o.g.end >= f.g.end
+                              AND o.g.end - o.g.start > f.g.end - f.g.start)
+  UNWIND f.es AS e
+  RETURN e, 1.0 AS link, true AS named
+  UNION ALL
+  // Passage feedback: the entities the top passages mention most.
+  UNWIND $leg.prf AS p
+  MATCH (:Chunk {id: p.chunk})-[m:MENTIONS]->(e:Entity)
+  WITH p, e, m ORDER BY m.count DESC
+  WITH p, collect(e)[0..8] AS es
+  UNWIND es AS e
+  RETURN e, p.w AS link, false AS named
+}
+WITH e, max(link) AS link, max(CASE WHEN named THEN link ELSE 0.0 END) AS named_link,
+     log(($leg.total + 1.0) / (coalesce(e.mentions, 1) + 0.5)) / log($leg.total + 1.5) AS idf
+WITH e, link * idf AS seed, named_link
+ORDER BY seed DESC, e.id
+WITH collect({e: e, s: seed, link: named_link}) AS candidates
+// How well the query itself names known entities (passage feedback does not count): its confidence.
+WITH candidates[0..$leg.max_seeds] AS linked, reduce(m = 0.0, x IN candidates | CASE WHEN x.link > m THEN x.link ELSE m END) AS named_link
+WITH linked, named_link, reduce(z = 0.0, x IN linked | z + CASE WHEN x.s > 0 THEN x.s ELSE 0.0 END) AS z
+WITH linked, named_link, [x IN linked WHERE x.s > 0 | {n: x.e, a: x.s / z}] AS seeds
+
+// Hop 1: each seed passes its activation to its strongest neighbours, in proportion to
+// ln(1 + relation weight) x the neighbour's damping.
+CALL (seeds) {
+  UNWIND seeds AS x
+  CALL (x) {
+    WITH x.n AS a
+    MATCH (a)-[r:RELATED_TO]-(n:Entity)
+    WHERE n <> a
+    WITH n, sum(r.weight) AS w
+    ORDER BY w DESC, n.id
+    LIMIT $leg.per_first
+    WITH n, w, log(($leg.total + 1.0) / (coalesce(n.mentions, 1) + 0.5)) / log($leg.total + 1.5) AS idf
+    RETURN collect({n: n, t: log(1 + w) * CASE WHEN idf > 0.05 THEN idf ELSE 0.05 END}) AS out
+  }
+  WITH x, out, reduce(z = 0.0, o IN out | z + o.t) AS z
+  WHERE z > 0
+  UNWIND out AS o
+  WITH o.n AS n, sum(x.a * o.t / z) AS a
+  RETURN collect({n: n, a: a}) AS hop1
+}
+// Hop 2: the same from the most activated nodes of hop 1.
+CALL (hop1) {
+  UNWIND hop1 AS x
+  WITH x ORDER BY x.a DESC, x.n.id LIMIT $leg.frontier
+  CALL (x) {
+    WITH x.n AS a
+    MATCH (a)-[r:RELATED_TO]-(n:Entity)
+    WHERE n <> a
+    WITH n, sum(r.weight) AS w
+    ORDER BY w DESC, n.id
+    LIMIT $leg.per_next
+    WITH n, w, log(($leg.total + 1.0) / (coalesce(n.mentions, 1) + 0.5)) / log($leg.total + 1.5) AS idf
+    RETURN collect({n: n, t: log(1 + w) * CASE WHEN idf > 0.05 THEN idf ELSE 0.05 END}) AS out
+  }
+  WITH x, out, reduce(z = 0.0, o IN out | z + o.t) AS z
+  WHERE z > 0
+  UNWIND out AS o
+  WITH o.n AS n, sum(x.a * o.t / z) AS a
+  RETURN collect({n: n, a: a}) AS hop2
+}
+// Personalised PageRank truncated after two steps: alpha x (seeds + (1 - alpha) hop 1 + (1 - alpha)^2 hop 2).
+// An entity's weight for chunk scoring is its activation times its damping.
+CALL (seeds, hop1, hop2) {
+  UNWIND [x IN seeds | {n: x.n, r: $leg.alpha * x.a}] + [x IN hop1 | {n: x.n, r: $leg.alpha * (1 - $leg.alpha) * x.a}]
+         + [x IN hop2 | {n: x.n, r: $leg.alpha * (1 - $leg.alpha) * (1 - $leg.alpha) * x.a}] AS x
+  WITH x.n AS n, sum(x.r) AS r
+  WITH n, log(($leg.total + 1.0) / (coalesce(n.mentions, 1) + 0.5)) / log($leg.total + 1.5) AS idf, r
+  WITH n, r * CASE WHEN idf > 0.05 THEN idf ELSE 0.05 END AS w
+  ORDER BY w DESC, n.id
+  LIMIT $leg.top_entities
+  RETURN collect({e: n, w: w}) AS top
+}
+// Chunks through MENTIONS: for each top entity, the chunks that
+// mention it most (entities of the same normalised name count as one); a chunk gains
+// w x (1 + ln count) / sqrt(entities it mentions) x $leg.title_boost when the entity names its document.
+CALL (top) {
+  UNWIND range(0, size(top) - 1) AS i
+  WITH i, top[i].e AS e, top[i].w AS w
+  CALL (e) {
+    MATCH (v:Entity {collection: e.collection, norm: e.norm})<-[m:MENTIONS]-(c:Chunk)
+    WITH c, m LIMIT $leg.scan
+    RETURN c, m.count AS count ORDER BY count DESC LIMIT $leg.per_entity
+  }
+  MATCH (d:Document {id: c.document_id})
+  WITH i, w, e, c, count, d, COUNT { (c)-[:MENTIONS]->() } AS degree
+  WITH i, e, c, w * (1 + log(toFloat(coalesce(count, 1)))) / sqrt(toFloat(CASE WHEN degree > 1 THEN degree ELSE 1 END))
+       * CASE WHEN toLower(d.title) CONTAINS toLower(e.name) THEN $leg.title_boost ELSE 1.0 END AS part
+  ORDER BY i
+  WITH c, sum(part) AS score, collect([e.id, e.name, e.label])[0..5] AS via
+  ORDER BY score DESC, c.id
+  LIMIT $leg.limit
+  RETURN collect([c.id, score, via]) AS chunks
+}
+// The relations among the top entities, strongest first, with their evidence chunks.
+CALL (top) {
+  WITH [t IN top[0..$leg.context_entities] | t.e] AS ents
+  UNWIND ents AS a
+  MATCH (a)-[r:RELATED_TO]-(b:Entity)
+  WHERE b IN ents AND a.id < b.id
+  WITH a, b, r ORDER BY r.weight DESC, a.name, b.name
+  LIMIT $leg.relation_limit
+  RETURN collect([a.name, b.name, r.predicates, r.evidence_chunk_ids[0..5]]) AS relations
+}
+// Documents named after a span, with their first chunk.
+CALL () {
+  UNWIND range(0, size($leg.titles) - 1) AS i
+  MATCH (d:Document {title_norm: $leg.titles[i]})
+  WHERE $leg.collections IS NULL OR d.collection IN $leg.collections
+  MATCH (d)-[:HAS_CHUNK]->(c:Chunk {index: 0})
+  WITH i, d, c ORDER BY i, size(d.title), d.title
+  LIMIT $leg.named_limit
+  RETURN collect([c.id, d.title]) AS named
+}
+RETURN [x IN linked | [x.e.id, x.e.name, x.e.label, x.s, x.link]] AS linked, named_link,
+       [t IN top | [t.e.id, t.w]] AS walked, chunks, relations, named;

@@ -1,0 +1,123 @@
+"""The extended leg: match titles, summaries and propositions first, then return the chunks they stand for.
+
+Representations (made at ingestion, :mod:`graphrag.ingest.representations`) are searched by vector
+(HNSW over their embeddings) and by BM25 (their tsvector; IDF from the chunks' statistics). Each
+representation's score is the sum of its two scores, each divided by the best of its kind in this
+search (the convex fusion the router uses for chunks; a representation the vector search did not
+return gets its exact similarity from its stored vector). Scores then pass to chunks:
+
+- a proposition to the chunk it was taken from;
+- a title or a summary to its document's best chunk (the one most similar to the query).
+
+A chunk keeps its best representation's score, and that representation is what the hit reports as
+``matched``. The leg's ranking fuses with the other legs like any leg.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import numpy as np
+
+from graphrag.search.config import SearchConfig
+from graphrag.search.filters import compile_filter
+from graphrag.search.legs import BM25_B, BM25_K1, LegResult
+from graphrag.stores.postgres import PostgresStore
+
+LEG = "extended"
+#: Mean length (words) BM25 normalises representation lengths by: a typical proposition.
+MEAN_WORDS = 20.0
+#: Chunks a title or summary match passes its score to, per document.
+CHUNKS_PER_DOCUMENT = 1
+MATCHED_TEXT_CHARS = 400
+
+
+def _collections(config: SearchConfig) -> list[str] | None:
+    return list(config.collections) if config.collections else None
+
+
+async def extended_leg(pg: PostgresStore, query: str, embedding: np.ndarray, config: SearchConfig, model: str,
+                       dim: int) -> LegResult:
+    """Chunks ranked by their best-matching representation (see the module docstring)."""
+    vector_filter = compile_filter(config.filters, first_param=5)
+    keyword_filter = compile_filter(config.filters, first_param=7)
+    ef_search = max(config.ef_search, config.overfetch)
+    settings = {"hnsw.ef_search": str(ef_search)}
+    fetch = config.overfetch
+    if config.filters or config.collections:
+        settings["hnsw.iterative_scan"] = "relaxed_order"
+        fetch = ef_search  # as the chunk vector leg: the relaxed scan's first batch, sorted, then cut
+    vector_rows, keyword_rows = await asyncio.gather(
+        pg.fetch_filtered("extended", "representation_vector", vector_filter.sql, embedding, _collections(config),
+                          model, fetch, *vector_filter.params, local_settings=settings, dim=dim),
+        pg.fetch_filtered("extended", "representation_keyword", keyword_filter.sql, query, _collections(config),
+                          config.overfetch, BM25_K1, BM25_B, MEAN_WORDS, *keyword_filter.params))
+    vector_rows = sorted(vector_rows, key=lambda r: -float(r["similarity"]))[: config.overfetch]
+    reps: dict[str, dict[str, Any]] = {}
+    for r in vector_rows:
+        reps[str(r["id"])] = {"row": r, "vector": max(float(r["similarity"]), 0.0), "keyword": 0.0}
+    for r in keyword_rows:
+        entry = reps.setdefault(str(r["id"]), {"row": r, "vector": None, "keyword": 0.0})
+        entry["keyword"] = float(r["score"] or 0.0)
+        if entry["vector"] is None:
+            entry["vector"] = _similarity(r, embedding, model)
+    if not reps:
+        return LegResult()
+    best_vector = max((e["vector"] for e in reps.values()), default=0.0) or 1.0
+    best_keyword = max((e["keyword"] for e in reps.values()), default=0.0) or 1.0
+    for entry in reps.values():
+        # As for chunks, the threshold is on vector similarity: below it the vector evidence counts 0.
+        vector = entry["vector"] if config.threshold is None or entry["vector"] >= config.threshold else 0.0
+        entry["score"] = vector / best_vector + entry["keyword"] / best_keyword
+    # Titles and summaries stand for their documents: their best chunks take the score.
+    documents = list({e["row"]["document_id"] for e in reps.values() if e["row"]["chunk_id"] is None and e["score"] > 0})
+    best: dict[uuid.UUID, list[uuid.UUID]] = {}
+    if documents:
+        for row in await pg.fetch("extended", "best_chunks_of_documents", documents, embedding, model,
+                                  CHUNKS_PER_DOCUMENT):
+            best.setdefault(row["document_id"], []).append(row["id"])
+    chunks: dict[str, tuple[float, dict[str, Any]]] = {}
+    for entry in sorted(reps.values(), key=lambda e: -e["score"]):
+        if entry["score"] <= 0:
+            continue
+        row = entry["row"]
+        targets = [row["chunk_id"]] if row["chunk_id"] is not None else best.get(row["document_id"], [])
+        for chunk_id in targets:
+            key = str(chunk_id)
+            if key not in chunks:  # the best representation of the chunk comes first
+                chunks[key] = (entry["score"], {"kind": row["kind"], "text": row["content"]})
+    hits = sorted(((cid, score, extra) for cid, (score, extra) in chunks.items()), key=lambda h: -h[1])
+    return LegResult(hits[: config.overfetch])
+
+
+def _similarity(row: Any, embedding: np.ndarray, model: str) -> float:
+    vector = row["embedding"]
+    if vector is None or row["embedding_model"] != model:
+        return 0.0
+    if hasattr(vector, "to_numpy"):
+        vector = vector.to_numpy()
+    return max(float(np.dot(np.asarray(vector, dtype=np.float32), embedding)), 0.0)
+
+
+def annotate(results: list[dict[str, Any]], legs_of: list[dict[str, dict[str, Any]]],
+             bests: dict[str, float]) -> None:
+    """Add ``matched`` to each hit: the representation that found it, when the extended leg's
+    (normalised) evidence is at least that of the chunk's own legs; else ``{"kind": "chunk"}``."""
+    for hit, legs in zip(results, legs_of, strict=True):
+        ext = legs.get(LEG)
+        own = max((_norm(info, bests.get(leg)) for leg, info in legs.items() if leg in ("vector", "keyword")),
+                  default=0.0)
+        if ext is not None and ext.get("kind") and _norm(ext, bests.get(LEG)) >= own:
+            text = str(ext.get("text") or "")
+            hit["matched"] = {"kind": ext["kind"], "text": text[:MATCHED_TEXT_CHARS]}
+        else:
+            hit["matched"] = {"kind": "chunk"}
+        if ext is not None:
+            hit["legs"].setdefault(LEG, {}).update({"kind": ext.get("kind")})
+
+
+def _norm(info: dict[str, Any], best: float | None) -> float:
+    score = float(info.get("score") or 0.0)
+    return score / best if best else 0.0

@@ -1,0 +1,252 @@
+"""Entities fit for technical text: name filters, code entities, label merge, boilerplate, plug-ins.
+
+Pure logic is tested directly; what reaches the graph is tested against the real Neo4j."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from graphrag.config import Settings
+from graphrag.errors import ConfigurationError
+from graphrag.ingest.extract import SpacyExtractor, unify_labels
+from graphrag.ingest.extractors import BoilerplateGate, Extractor, build_extractor, extract_options
+from graphrag.ingest.pipeline import Ingestor
+from graphrag.ingest.textprep import (
+    boilerplate_flags,
+    code_name,
+    is_boilerplate,
+    prose_view,
+    reject_name,
+    repeated_chunks,
+)
+from graphrag.models import Entity, Extraction, Relation
+from graphrag.runtime import Runtime
+
+FRAGMENTS = ["= &v[0", "Refund(BaseModel", "Function]int", "Model Access](", "std::sync::{Arc", "x && y",
+             "Rc::new(Nil", "Summary` on `Vec<T>", "Claude Desktop](https://claude.ai", "s1`</span", "C++,",
+             "Appendix B][appendix_b]<!--", "world&quot", "r3 = &mut s"]
+STRUCTURAL = ["Chapter 15", "Listing 8-6", "Listing", "Figure 15-3", "Section 5.6", "Chapters 1", "Appendix B"]
+NAMES = ["Apple Inc.", "C++", "AT&T", "Procter & Gamble", "Hello, World!", "U.S.", "O'Reilly", "Rust",
+         "RAG (Retrieval-Augmented Generation)", "pydantic_ai.models.test", "E0502"]
+
+LICENCE = ("Permission is granted to copy, distribute and/or modify this document under the terms of the GNU Free "
+           "Documentation License, Version 1.3 or any later version published by the Free Software Foundation; "
+           "with no Invariant Sections, no Front-Cover Texts, and no Back-Cover Texts. A copy of the license is "
+           "included in the section entitled GNU Free Documentation License.")
+
+MARKDOWN = """# Smart pointers in Zyrtle
+
+The `Rc<T>` type counts references, and `Rc::clone` adds one. A `String` owns its text; `String` is
+not `Copy`. See [Chapter 4][ch4] and [the `Vec<T>` docs](https://example.org/vec) for more.
+Listing 15-18 shows it.
+
+```rust
+fn main() {
+    let a = Rc::new(Cons(5, Rc::new(Cons(10, Rc::new(Nil)))));
+    let first = &v[0];
+    let s = String::from("hello");
+}
+```
+
+## Strings
+
+Olga Brandt wrote that `String` values are UTF-8. Call `push_str` to append, and `push_str` again.
+
+[ch4]: ch04-00-understanding-ownership.html
+"""
+
+
+# --- pure logic ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", FRAGMENTS)
+def test_code_fragments_are_rejected(name: str) -> None:
+    assert reject_name(name) == "fragment"
+
+
+@pytest.mark.parametrize("name", STRUCTURAL)
+def test_structural_references_are_rejected(name: str) -> None:
+    assert reject_name(name) == "structure"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_real_names_pass(name: str) -> None:
+    assert reject_name(name) is None
+
+
+def test_versions_are_rejected() -> None:
+    assert reject_name("v0.1.0") == "version" and reject_name("1.2.3") == "version"
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    ("Rc<T>", ("Rc<T>", "Rc")), ("Rc::clone()", ("Rc::clone", "Rc::clone")), ("&str", ("str", "str")),
+    ("println!", ("println!", "println")), ("OLLAMA_BASE_URL", ("OLLAMA_BASE_URL", "OLLAMA_BASE_URL")),
+    ("pydantic-ai-slim", ("pydantic-ai-slim", "pydantic-ai-slim")), ("let x = 5;", None), ("self", None),
+    ("x", None), ("s1", None), ('"blue"', None), ("100", None), ('String::from("hi")', None), ("a - b", None),
+])
+def test_code_name(content: str, expected: tuple[str, str] | None) -> None:
+    assert code_name(content) == expected
+
+
+def test_prose_view_drops_code_and_markup() -> None:
+    view = prose_view(MARKDOWN)
+    assert "fn main" not in view.text and "&v[0]" not in view.text and len(view.code_blocks) == 1
+    assert "https://" not in view.text and "ch4" not in view.text and "](" not in view.text
+    assert "Chapter 4" in view.text  # a link keeps its text
+    assert "Smart pointers in Zyrtle." in view.text  # a heading ends as a sentence
+    spans = [c for _, _, c in view.code_spans]
+    assert spans[:3] == ["Rc<T>", "Rc::clone", "String"] and "Vec<T>" in spans
+    assert all(view.text[s:e] == c for s, e, c in view.code_spans)
+
+
+def test_licence_text_is_boilerplate_and_a_mention_is_not() -> None:
+    assert is_boilerplate(LICENCE)
+    assert not is_boilerplate("Zyrtle is MIT licensed; the `Rc<T>` type counts references to a value on the heap.")
+    assert not is_boilerplate(MARKDOWN)
+
+
+def test_repeated_chunks_across_documents() -> None:
+    nav = "Keyboard shortcuts: press left or right to navigate between chapters"
+    docs = [["own text one", nav], ["own text two", nav + "  "], ["own text three", nav], ["only here"]]
+    assert repeated_chunks(docs, 3) == {nav}
+    assert repeated_chunks(docs, 4) == set()
+
+
+def test_unify_labels_takes_the_majority_label() -> None:
+    ex = Extraction()
+    ex.entities = {"rust|ORG": Entity("rust|ORG", "Rust", "ORG"), "rust|PERSON": Entity("rust|PERSON", "Rust", "PERSON"),
+                   "cargo|PRODUCT": Entity("cargo|PRODUCT", "Cargo", "PRODUCT")}
+    ex.mentions = {(0, "rust|ORG"): 2, (1, "rust|ORG"): 1, (1, "rust|PERSON"): 1, (1, "cargo|PRODUCT"): 1}
+    ex.relations = {("cargo|PRODUCT", "rust|PERSON"): Relation("cargo|PRODUCT", "rust|PERSON", {1: 1}, {("use", 1)}),
+                    ("cargo|PRODUCT", "rust|ORG"): Relation("cargo|PRODUCT", "rust|ORG", {1: 2})}
+    out = unify_labels(ex)
+    assert {k: e.label for k, e in out.entities.items()} == {"rust": "ORG", "cargo": "PRODUCT"}
+    assert out.mentions == {(0, "rust"): 2, (1, "rust"): 2, (1, "cargo"): 1}
+    [rel] = out.relations.values()
+    assert (rel.source, rel.target, rel.chunk_weights, rel.predicates) == ("cargo", "rust", {1: 3}, {("use", 1)})
+    assert unify_labels(out).entities == out.entities  # idempotent
+
+
+# --- the spaCy extractor (the real model, no stores) -------------------------------------------
+
+@pytest.fixture(scope="module")
+def spacy_extractor() -> SpacyExtractor:
+    settings = Settings()
+    return SpacyExtractor(settings.spacy_model, extract_options(settings))
+
+
+def test_code_spans_label_a_name_code_in_the_whole_document(spacy_extractor: SpacyExtractor) -> None:
+    chunks = [MARKDOWN, "Olga Brandt says String and Rc are the first smart pointers to learn in Zyrtle."]
+    [ex] = spacy_extractor.extract_many([chunks])
+    labels = {e.name: e.label for e in ex.entities.values()}
+    assert labels.get("Rc<T>") == "CODE" and labels.get("Rc::clone") == "CODE"
+    assert labels.get("String") == "CODE"  # also in the second chunk's prose, where NER may say PERSON
+    assert (1, "string") in ex.mentions  # the prose mention joined the code entity
+    assert not any(reject_name(e.name) for e in ex.entities.values() if e.label != "CODE")
+    assert "push_str" in {e.name for e in ex.entities.values()}  # a plain identifier seen in 2 chunks
+    # Code blocks yield no names of their own, but the document's identifiers count as mentions there.
+    assert not any("Cons(" in e.name or "&v" in e.name for e in ex.entities.values())
+
+
+def test_keyphrases_need_to_recur(spacy_extractor: SpacyExtractor) -> None:
+    text = "The borrow checker rejects the program. Reference counting keeps values alive."
+    [ex] = spacy_extractor.extract_many([[text, text.replace("rejects", "accepts"), text, "Nothing else here."]])
+    assert ("borrow checker", "CONCEPT") in {(e.name, e.label) for e in ex.entities.values()}
+    [once] = spacy_extractor.extract_many([[text, "Nothing else here."]])
+    assert "borrow checker" not in once.entities
+
+
+# --- the registry ------------------------------------------------------------------------------
+
+class UpperExtractor:
+    """A plug-in for the registry test: every capitalised word is a THING, labels by document."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def extract_many(self, documents: Sequence[Sequence[str]]) -> list[Extraction]:
+        out = []
+        for texts in documents:
+            ex = Extraction()
+            for i, text in enumerate(texts):
+                for word in re.findall(r"[A-Z]\w+", text):
+                    if word:
+                        label = "PERSON" if "person" in text else "ORG"
+                        key = f"{word.lower()}|{label}"
+                        ex.entities.setdefault(key, Entity(key, word, label))
+                        ex.mentions[(i, key)] = ex.mentions.get((i, key), 0) + 1
+            out.append(ex)
+        return out
+
+
+def test_registry_builds_spacy_llm_and_plugins(spacy_extractor: SpacyExtractor) -> None:
+    assert build_extractor(Settings(), spacy_extractor).inner is spacy_extractor
+    plugin = build_extractor(Settings(extractor="tests.integration.test_entities:UpperExtractor"), spacy_extractor)
+    assert isinstance(plugin.inner, UpperExtractor) and isinstance(plugin.inner, Extractor)
+    [ex] = plugin.extract_many([["Zyrtle ships Quarn.", LICENCE]])
+    assert set(ex.entities) == {"zyrtle", "quarn"}  # keyed by name; the licence chunk was blanked
+    with pytest.raises(ConfigurationError, match="GRAPHRAG_EXTRACTOR"):
+        build_extractor(Settings(extractor="nope"), spacy_extractor)
+    with pytest.raises(ConfigurationError, match="cannot import"):
+        build_extractor(Settings(extractor="tests.integration.test_entities:Missing"), spacy_extractor)
+    with pytest.raises(ConfigurationError, match="LLM_EXTRACTOR_MODEL"):
+        build_extractor(Settings(extractor="llm"), spacy_extractor)
+
+
+# --- against the real stores -------------------------------------------------------------------
+
+async def _entities(rt: Runtime, collection: str) -> dict[str, tuple[str, str, int]]:
+    rows, _, _ = await rt.neo4j.driver.execute_query(
+        "MATCH (e:Entity {collection: $c}) RETURN e.key AS key, e.name AS name, e.label AS label, "
+        "e.mentions AS mentions", c=collection)
+    return {r["key"]: (r["name"], r["label"], r["mentions"]) for r in rows}
+
+
+async def test_code_fragment_names_never_become_entities(tmp_path: Path, ingestor: Ingestor, runtime: Runtime,
+                                                         collection: str) -> None:
+    (tmp_path / "pointers.md").write_text(MARKDOWN + "\n\n## Licence\n\n" + LICENCE + "\n")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert report.ingested == 1 and not report.failed
+    entities = await _entities(runtime, collection)
+    names = {name for name, _, _ in entities.values()}
+    assert entities and not names & set(FRAGMENTS)
+    for name, label, _ in entities.values():
+        assert label == "CODE" or reject_name(name) is None, name  # code names are checked by code_name
+        assert "(" not in name or ")" in name, name
+    assert entities["rc"][:2] == ("Rc<T>", "CODE") and entities["string"][1] == "CODE"
+    assert not any(name.startswith(("Listing", "Chapter")) for name in names)
+    # The licence section is boilerplate: its names stay out of the graph.
+    assert not {"Free Software Foundation", "Invariant Sections", "GNU Free Documentation License"} & names
+
+
+async def test_one_name_is_one_entity_per_collection_with_the_majority_label(
+        tmp_path: Path, runtime: Runtime, models: object, collection: str) -> None:
+    plugged = copy.copy(models)
+    plugged.extractor = BoilerplateGate(UpperExtractor(runtime.settings))  # type: ignore[attr-defined]
+    ingestor = Ingestor(runtime.settings, runtime.postgres, runtime.neo4j, plugged)  # type: ignore[arg-type]
+    (tmp_path / "a.txt").write_text("Rust and Cargo. Rust again. Rust.")  # ORG x3
+    (tmp_path / "b.txt").write_text("a person: Rust.")  # PERSON x1
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert report.ingested == 2 and not report.failed
+    entities = await _entities(runtime, collection)
+    assert entities["rust"] == ("Rust", "ORG", 2)  # one entity, mentioned by both documents' chunks
+    assert not any(k.startswith("rust|") for k in entities)
+    # The label follows the evidence: more PERSON mentions tip it, deleting them tips it back.
+    (tmp_path / "c.txt").write_text("person Rust. Rust, Rust, Rust, Rust.")
+    await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (await _entities(runtime, collection))["rust"][1] == "PERSON"
+    assert await ingestor.delete(collection=collection, source=str((tmp_path / "c.txt").resolve())) == 1
+    assert (await _entities(runtime, collection))["rust"][1] == "ORG"
+
+
+def test_a_licence_section_is_boilerplate_as_a_whole() -> None:
+    prose = "The borrow checker compares scopes to decide whether all borrows are valid in Zyrtle."
+    weak = "A Secondary Section is a named appendix of the Document that deals with the publishers."
+    three = [prose] * 3
+    assert boilerplate_flags([*three, LICENCE, weak, LICENCE, *three]) == [False] * 3 + [True] * 3 + [False] * 3
+    assert boilerplate_flags([*three, LICENCE, "Closing words by the authors."]) == [False] * 3 + [True, False]
+    assert boilerplate_flags([LICENCE, weak, LICENCE, weak]) == [True] * 4  # a licence document

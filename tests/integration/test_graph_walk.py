@@ -1,0 +1,102 @@
+"""The graph leg's statement against the real Neo4j: it links, walks and scores as the Python reference
+(graphrag/search/walk.py) does on the same graph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphrag.ingest.pipeline import Ingestor
+from graphrag.runtime import Runtime
+from graphrag.search import walk
+from graphrag.search.config import SearchConfig
+from graphrag.search.graph import PER_ENTITY, PER_FIRST, PER_NEXT, FRONTIER, TOP_ENTITIES, graph_parameters
+from tests.integration.test_search import DOCS
+
+
+async def _read(runtime: Runtime, statement: str, **params: Any) -> list[dict[str, Any]]:
+    records, _, _ = await runtime.neo4j.driver.execute_query(statement, parameters_=params)
+    return [r.data() for r in records]
+
+
+@pytest.fixture
+async def graph(tmp_path: Path, ingestor: Ingestor, collection: str) -> str:
+    for name, text in DOCS.items():
+        (tmp_path / name).write_text(text)
+    assert (await ingestor.ingest_paths([tmp_path], collection=collection)).ingested == len(DOCS)
+    return collection
+
+
+async def test_the_statement_walks_and_scores_like_the_python_reference(runtime: Runtime, graph: str) -> None:
+    total = int((await runtime.postgres.fetch("search", "collection_chunk_count", [graph]))[0][0])
+    config = SearchConfig(collections=(graph,), graph_prf=0)
+    params = graph_parameters("Who founded Apex Logistics, and where did the founder study?", config,
+                              total_chunks=total, feedback=[])
+    record = (await runtime.neo4j.run("graph_leg", "graph_leg", leg=params))[0]
+    linked = {name: (entity_id, seed, link) for entity_id, name, _, seed, link in record["linked"]}
+    assert linked["Apex Logistics Inc."][2] == 1.0 and record["named_link"] == 1.0  # the span names it exactly
+
+    # The same walk in Python, over the graph read back from Neo4j.
+    entities = {r["id"]: r for r in await _read(
+        runtime, "MATCH (e:Entity {collection: $c}) RETURN e.id AS id, e.mentions AS mentions, e.name AS name, "
+                 "e.norm AS norm", c=graph)}
+    edges: dict[str, dict[str, float]] = {}
+    for r in await _read(runtime, "MATCH (a:Entity {collection: $c})-[r:RELATED_TO]->(b:Entity) WHERE a <> b "
+                                  "RETURN a.id AS a, b.id AS b, r.weight AS w", c=graph):
+        for x, y in ((r["a"], r["b"]), (r["b"], r["a"])):
+            edges.setdefault(x, {})[y] = edges.get(x, {}).get(y, 0.0) + r["w"]
+
+    def neighbours(node: str, k: int) -> list[tuple[str, float]]:
+        return sorted(edges.get(node, {}).items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+
+    def damp(node: str) -> float:
+        return walk.damping(entities[node]["mentions"], total)
+
+    seeds = {entity_id: seed for entity_id, seed, _ in linked.values()}
+    rank = walk.spread(seeds, neighbours, damp, alpha=config.ppr_alpha, per_first=PER_FIRST, per_next=PER_NEXT,
+                       frontier=FRONTIER)
+    expected = walk.top_entities(rank, damp, TOP_ENTITIES)
+    assert len(expected) > len(seeds)  # the walk reached entities the query does not name
+    assert [e for e, _ in record["walked"]] == [e for e, _ in expected]
+    assert [w for _, w in record["walked"]] == pytest.approx([w for _, w in expected], rel=1e-9)
+
+    # Chunk scores: every top entity adds its part to the chunks that mention it.
+    mentions = await _read(runtime, "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk {collection: $c})-[m:MENTIONS]->(e) "
+                                    "RETURN c.id AS chunk, e.norm AS norm, m.count AS count, d.title AS title, "
+                                    "COUNT { (c)-[:MENTIONS]->() } AS degree", c=graph)
+    scores: dict[str, float] = {}
+    for entity_id, weight in expected:
+        entity = entities[entity_id]
+        mine = sorted((m for m in mentions if m["norm"] == entity["norm"]), key=lambda m: -m["count"])[:PER_ENTITY]
+        for m in mine:
+            titled = entity["name"].lower() in m["title"].lower()
+            scores[m["chunk"]] = scores.get(m["chunk"], 0.0) + walk.chunk_part(
+                weight, m["count"], m["degree"], titled, config.graph_title_boost)
+    got = {chunk: score for chunk, score, _ in record["chunks"]}
+    assert got == pytest.approx(scores, rel=1e-9)
+    ranked = [chunk for chunk, _, _ in record["chunks"]]
+    assert ranked == sorted(got, key=lambda c: (-got[c], c))
+
+
+async def test_a_query_without_names_and_another_collection(runtime: Runtime, graph: str) -> None:
+    total = int((await runtime.postgres.fetch("search", "collection_chunk_count", [graph]))[0][0])
+    config = SearchConfig(collections=(graph,), graph_prf=0)
+    nothing = graph_parameters("zzzz qqqq", config, total_chunks=total, feedback=[])
+    record = (await runtime.neo4j.run("graph_leg", "graph_leg", leg=nothing))[0]
+    assert record["linked"] == [] and record["chunks"] == [] and record["walked"] == []
+    assert record["named_link"] == 0.0
+    # Passage feedback alone seeds the walk, and does not count as the query naming something.
+    chunk = (await _read(runtime, "MATCH (d:Document {collection: $c, title: 'Sarah Johnson'})-[:HAS_CHUNK]->(c) "
+                                  "RETURN c.id AS id", c=graph))[0]["id"]
+    fed = graph_parameters("zzzz qqqq", config.model_copy(update={"graph_prf": 1}), total_chunks=total,
+                           feedback=[(chunk, 0.9)])
+    record = (await runtime.neo4j.run("graph_leg", "graph_leg", leg=fed))[0]
+    assert record["linked"] and record["named_link"] == 0.0
+    assert chunk in [c for c, _, _ in record["chunks"]]
+    # Another collection's name never links.
+    other = graph_parameters("Apex Logistics", config.model_copy(update={"collections": ("no_such_collection",)}),
+                             total_chunks=total, feedback=[])
+    record = (await runtime.neo4j.run("graph_leg", "graph_leg", leg=other))[0]
+    assert record["linked"] == [] and record["chunks"] == [] and record["named"] == []
