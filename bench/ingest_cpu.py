@@ -90,9 +90,8 @@ def embed_variants(embedder: LocalEmbedder, int8: bool) -> dict[str, Callable[[l
     variants: dict[str, Callable[[list[list[str]]], np.ndarray]] = {
         "before: slices, batch 64, 2 threads": before,
         "slices, batch 64, 1 thread": lambda g: before(g, 1),
-        "slices, length batches, 2 threads": lambda g: bucketed(g, 2),
         "slices, length batches, 1 thread": lambda g: bucketed(g, 1),
-        "whole batch, length batches, 1 thread": lambda g: bucketed(g, 1, per_slice=False),
+        "now: whole batch longest first, length batches, 1 thread": lambda g: bucketed(g, 1, per_slice=False),
     }
     if int8:
         from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
