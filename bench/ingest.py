@@ -1,7 +1,10 @@
 """Ingestion benchmark: a BEIR corpus (default SciFact) or a folder into a fresh collection.
 
 Reports documents/s, chunks/s, characters/s, seconds per stage, peak RSS, the time of an unchanged
-re-ingest, and, for comparison, the embedding and NER stages run alone over the same chunks.
+re-ingest, the CPU seconds of this process and the load average it saw (the machine may be shared),
+and, for comparison, the embedding and NER stages run alone over the same chunks: embedding with
+the process's default thread count, and with one thread (as the pipeline's lanes run it on two
+cores; ``embed_1_thread``).
 
     python bench/ingest.py                       # ../shared/eval/scifact/corpus.jsonl
     python bench/ingest.py --path docs/ --name markdown-docs
@@ -20,6 +23,7 @@ import platform
 import resource
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -53,11 +57,15 @@ async def main() -> None:
                     break
                 dst.write(line)
         path = sample
+    load_start = os.getloadavg()
     async with open_services(settings) as rt:
         t0 = time.perf_counter()
         ingestor = await rt.ingestor()
         models_s = time.perf_counter() - t0
+        cpu0 = time.process_time()
         report = await ingestor.ingest_paths([path], collection=collection, progress=True)
+        ingest_cpu_s = time.process_time() - cpu0
+        load_after_ingest = os.getloadavg()
         rss_after_ingest = peak_rss_mb()
         again = await ingestor.ingest_paths([path], collection=collection, progress=False)
         files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
@@ -71,16 +79,25 @@ async def main() -> None:
                     pass
         chars = sum(len(d.text) for d in docs)
         alone: dict[str, float] = {}
+        alone_cpu: dict[str, float] = {}
         if not args.no_alone:
             models = await rt.models()
             chunker = models.chunker()
             texts = [c.text for d in docs for c in chunker.chunk(d)]
-            t = time.perf_counter()
-            models.embedder.encode(texts)
-            alone["embed"] = round(time.perf_counter() - t, 2)
-            t = time.perf_counter()
-            models.extractor.extract_many([[x] for x in texts])
-            alone["extract"] = round(time.perf_counter() - t, 2)
+            runs: dict[str, Any] = {
+                "embed": lambda: models.embedder.encode(texts),
+                "embed_1_thread": lambda: models.embedder.encode(texts, threads=1),
+                "extract": lambda: models.extractor.extract_many([[x] for x in texts]),
+            }
+            for name, run in runs.items():
+                t, c = time.perf_counter(), time.process_time()
+                try:
+                    run()
+                except TypeError:  # an embedder without per-call threads (older code)
+                    continue
+                alone[name] = round(time.perf_counter() - t, 2)
+                alone_cpu[name] = round(time.process_time() - c, 2)
+        load_end = os.getloadavg()
     seconds = report.seconds
     result = {
         "dataset": args.name,
@@ -101,8 +118,16 @@ async def main() -> None:
         "reingest_unchanged_s": again.seconds,
         "reingest_unchanged": again.unchanged,
         "peak_rss_mb": round(rss_after_ingest, 1),
+        "ingest_cpu_s": round(ingest_cpu_s, 1),
+        "load_avg": {"start": [round(x, 2) for x in load_start],
+                     "after_ingest": [round(x, 2) for x in load_after_ingest],
+                     "end": [round(x, 2) for x in load_end]},
         "alone_s": alone,
-        "ratio_to_slowest_stage_alone": round(seconds / max(alone.values()), 3) if alone else None,
+        "alone_cpu_s": alone_cpu,
+        "ratio_to_slowest_stage_alone": (round(seconds / max(alone.get("embed", 0), alone.get("extract", 0)), 3)
+                                         if alone else None),
+        "ratio_to_slowest_stage_alone_1_thread": (
+            round(seconds / max(alone["embed_1_thread"], alone["extract"]), 3) if "embed_1_thread" in alone else None),
         "collection": collection,
     }
     out = REPO / "bench" / "results" / f"ingest_{args.name}.json"

@@ -91,6 +91,29 @@ def parse_spec(spec: str | None, base_url: str | None = None) -> EmbeddingSpec:
     return EmbeddingSpec("sentence-transformers", str(path.resolve()) if path.exists() else str(path), name)
 
 
+#: A local model's batch holds at most about this many characters once padded to its longest text
+#: (about 4,000 tokens): full-length chunks go 16 at a time, short texts up to the batch size.
+PADDED_CHARS_PER_BATCH = 16_384
+
+
+def length_batches(lengths: list[int], max_items: int, max_padded: int) -> list[list[int]]:
+    """Indexes of texts grouped into batches, longest texts first: each batch holds at most
+    ``max_items`` texts, and its item count times its longest length stays within ``max_padded``
+    (a single text longer than that is a batch of its own)."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches: list[list[int]] = []
+    cur: list[int] = []
+    for i in order:
+        # Longest first: the batch's longest text is its first one.
+        if cur and (len(cur) >= max_items or (len(cur) + 1) * lengths[cur[0]] > max_padded):
+            batches.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        batches.append(cur)
+    return batches
+
+
 class Embedder:
     """What every provider offers: ``name``, ``dim``, ``max_seq_length``, a counting ``tokenizer``,
     ``encode`` (blocking, thread-safe) and ``aencode`` (off the event loop)."""
@@ -109,7 +132,9 @@ class Embedder:
     def tokenizer(self) -> Any:
         raise NotImplementedError
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    def encode(self, texts: list[str], threads: int | None = None) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text; ``threads`` caps the CPU threads a local
+        model uses for this call (None: its default), and is ignored by remote models."""
         raise NotImplementedError
 
     async def aencode(self, texts: list[str]) -> np.ndarray:
@@ -150,6 +175,7 @@ class LocalEmbedder(Embedder):
         self.spec = spec
         self.name = spec.name
         self.model = SentenceTransformer(model_path, device="cpu", local_files_only=True)
+        self.model.eval()
         self.batch_size = batch_size
         get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(get_dim() or 0)
@@ -157,9 +183,13 @@ class LocalEmbedder(Embedder):
         self.max_seq_length = int(self.model.max_seq_length or 0)
         # A fast tokenizer is not thread-safe: each call sets padding/truncation on the one Rust object,
         # so a token count (no padding) racing an encode (padding) broke batches under concurrent ingest
-        # and search. Encodes take turns (two forward passes on the same cores gain nothing), and token
-        # counting gets a tokenizer of its own.
+        # and search. Encodes take turns at the tokenizer only (the forward pass keeps no state, so
+        # single-threaded encodes can run side by side on different cores), and token counting gets a
+        # tokenizer of its own.
         self._lock = threading.Lock()
+        import torch
+
+        self.threads = torch.get_num_threads()  # the default of a call that names none
         self._counting_tokenizer: object | None = None
         # Queries go through ONNX Runtime when it reproduces the model's vectors (query_encoder.py).
         self._query_runtime = query_runtime
@@ -173,16 +203,29 @@ class LocalEmbedder(Embedder):
             self._counting_tokenizer = copy.deepcopy(self.model.tokenizer)
         return self._counting_tokenizer
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """Unit-length float32 vectors, one row per text."""
+    def encode(self, texts: list[str], threads: int | None = None) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text, computed with ``threads`` CPU threads
+        (None: the process default).
+
+        Texts go through the model longest first in batches of similar length (:func:`length_batches`):
+        a batch is padded to its longest text, so mixing a 250-token chunk with 60-token ones would
+        spend most of the batch's work on padding. Padding does not change a text's vector.
+        """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        with self._lock:
-            vectors = self.model.encode(
-                texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        return np.asarray(vectors, dtype=np.float32)
+        import torch
+
+        # Thread counts are per calling thread (OpenMP/MKL), so one call's setting does not hold
+        # another caller back; every call sets its own.
+        torch.set_num_threads(max(1, threads or self.threads))
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for batch in length_batches([len(t) for t in texts], self.batch_size, PADDED_CHARS_PER_BATCH):
+            with self._lock:
+                features = self.model.preprocess([texts[i] for i in batch])
+            with torch.inference_mode():
+                vectors = self.model(features)["sentence_embedding"]
+                out[batch] = torch.nn.functional.normalize(vectors, p=2, dim=1).numpy()
+        return out
 
     def encode_queries(self, texts: list[str]) -> np.ndarray:
         """The model's vectors for a few short texts, by ONNX Runtime unless that is off or unavailable."""
@@ -250,8 +293,9 @@ class OpenAIEmbedder(Embedder):
                 self._counting_tokenizer = AutoTokenizer.from_pretrained(packaged_model_path(), local_files_only=True)
         return self._counting_tokenizer
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """Unit-length float32 vectors, one row per text, in request batches of ``batch_size``."""
+    def encode(self, texts: list[str], threads: int | None = None) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text, in request batches of ``batch_size``
+        (``threads`` is for local models; the endpoint decides its own)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         parts = [self._request(texts[k:k + self.batch_size]) for k in range(0, len(texts), self.batch_size)]

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphrag.ingest.fast_ruler import FastAttributeRuler
 from graphrag.ingest.textprep import IDENTIFIER, Prose, code_name, identifier_shaped, prose_view, reject_name
 from graphrag.models import Entity, Extraction, Relation
 
@@ -144,15 +145,54 @@ class SpacyExtractor:
             raise ConfigurationError(f"GRAPHRAG_SPACY_MODEL: cannot load spaCy model {model!r}: {exc}") from None
         if not needs_parser:
             self.nlp.add_pipe("sentencizer", first=True)
+        # Lemmas are read for a few tokens only (a key phrase's head noun, an SVO verb), so the
+        # lemmatizer stays out of the pipeline and lemmatizes those tokens on demand (:meth:`lemma`).
+        self._lemmatizer: Any = None
+        if "lemmatizer" in self.nlp.pipe_names:
+            self._lemmatizer = self.nlp.get_pipe("lemmatizer")
+            self.nlp.disable_pipe("lemmatizer")
+        # The attribute ruler runs as a table look-up (fast_ruler) after the rest of the pipeline:
+        # nothing else in it reads what the ruler sets.
+        self._ruler: FastAttributeRuler | None = None
+        self._skip: list[str] = []
+        if "attribute_ruler" in self.nlp.pipe_names and self._ruler_is_last_reader():
+            self._ruler = FastAttributeRuler(self.nlp.get_pipe("attribute_ruler"))
+            self._skip = ["attribute_ruler"]
         self.model_name = model
+        from spacy.attrs import IS_ALPHA, IS_LOWER, ORTH
+
+        self._lower_attrs = [ORTH, IS_LOWER, IS_ALPHA]
+
+    def _ruler_is_last_reader(self) -> bool:
+        """Whether the pipes after the attribute ruler are only an NER that reads none of what it sets."""
+        names = self.nlp.pipe_names
+        after = names[names.index("attribute_ruler") + 1:]
+        if any(name != "ner" for name in after):
+            return False
+        if "ner" not in after:
+            return True
+        embed = self.nlp.config["components"]["ner"].get("model", {}).get("tok2vec", {}).get("embed", {})
+        return set(embed.get("attrs", ())) <= {"NORM", "PREFIX", "SUFFIX", "SHAPE", "ORTH", "LOWER"}
+
+    def parse(self, texts: Any) -> Any:
+        """``nlp.pipe`` over ``texts`` with every annotation the extractor reads."""
+        docs = self.nlp.pipe(texts, batch_size=self.options.batch_size, disable=self._skip)
+        if self._ruler is None:
+            return docs
+        return (self._ruler(doc) for doc in docs)
+
+    def lemma(self, token: Any) -> str:
+        """The token's lemma, as the pipeline's lemmatizer would have set it: a lemma already set
+        (by the attribute ruler) wins, else the lemmatizer's rule for it, else the text."""
+        if token.lemma != 0 or self._lemmatizer is None:
+            return token.lemma_ or token.text
+        return self._lemmatizer.lemmatize(token)[0]
 
     def extract(self, chunk_texts: Sequence[str], into: Extraction | None = None, first_index: int = 0) -> Extraction:
         """Entities, mentions and relations of one document's chunks (chunk i has index first_index+i)."""
         state = _DocState()
         views = [prose_view(t) for t in chunk_texts]
-        for offset, (doc, view) in enumerate(zip(self.nlp.pipe((v.text for v in views),
-                                                               batch_size=self.options.batch_size),
-                                                 views, strict=True)):
+        for offset, (doc, view) in enumerate(zip(self.parse(v.text for v in views), views, strict=True)):
             self._one(doc, view, first_index + offset, state)
         result = self._finish(state)
         if into is None:
@@ -167,7 +207,7 @@ class SpacyExtractor:
         """One :class:`Extraction` per document, all chunks of all documents in one ``nlp.pipe`` stream."""
         flat = [(d, i, prose_view(text)) for d, texts in enumerate(documents) for i, text in enumerate(texts)]
         states = [_DocState() for _ in documents]
-        docs = self.nlp.pipe((v.text for _, _, v in flat), batch_size=self.options.batch_size)
+        docs = self.parse(v.text for _, _, v in flat)
         for (d, i, view), doc in zip(flat, docs, strict=True):
             self._one(doc, view, i, states[d])
         return [self._finish(s) for s in states]
@@ -179,7 +219,7 @@ class SpacyExtractor:
         spans: list[tuple[int, int, str]] = []  # token start, end, norm
         code_tokens: set[int] = set()
         state.code_marks += len(view.code_spans) + len(view.code_blocks)
-        state.lower_words.update(t.text for t in doc if t.is_lower and t.is_alpha)
+        state.lower_words.update(self._lower_words(doc))
         state.code_blocks.extend((chunk_index, b) for b in view.code_blocks)
         for start, end, content in view.code_spans:
             span = doc.char_span(start, end, alignment_mode="expand")
@@ -226,6 +266,16 @@ class SpacyExtractor:
             if opts.svo and len(norms) > 1:
                 self._svo(sent, token_norm, chunk_index, state)
 
+    def _lower_words(self, doc: Any) -> set[str]:
+        """The words a chunk writes in lower case (alphabetic tokens), read from the token array
+        rather than token by token."""
+        rows = doc.to_array(self._lower_attrs)
+        if not len(rows):
+            return set()
+        hashes = rows[(rows[:, 1] != 0) & (rows[:, 2] != 0), 0]
+        strings = doc.vocab.strings
+        return {strings[h] for h in set(hashes.tolist())}
+
     @staticmethod
     def _common_word(ent: Any, name: str) -> bool:
         """A one-word name that could be a common word: a noun, adjective or verb (not a proper noun),
@@ -242,7 +292,7 @@ class SpacyExtractor:
             tokens.pop()
         if not tokens or "\n\n" in ent.text:
             return None
-        text = ent.doc.text[tokens[0].idx:tokens[-1].idx + len(tokens[-1].text)]
+        text = ent.doc[tokens[0].i:tokens[-1].i + 1].text  # not doc.text: that joins the whole chunk
         name = display_name(text)
         norm = normalise_name(text)
         if not norm or norm.isdigit() or len(norm) < 2 or reject_name(name):
@@ -256,8 +306,7 @@ class SpacyExtractor:
             return None
         return name, norm
 
-    @staticmethod
-    def _phrase(np_: Any) -> tuple[str, str, int, int] | None:
+    def _phrase(self, np_: Any) -> tuple[str, str, int, int] | None:
         """A noun chunk as a key-phrase candidate: 2-4 content words ending in a noun."""
         toks = list(np_)
         while toks and (toks[0].is_stop or toks[0].pos_ not in _PHRASE_POS or toks[0].lower_ in _QUALIFIERS):
@@ -268,7 +317,7 @@ class SpacyExtractor:
             return None
         words = [t.text if t.pos_ == "PROPN" else t.text.lower() for t in toks[:-1]]
         last = toks[-1].text if toks[-1].pos_ == "PROPN" else toks[-1].lower_
-        lemma = toks[-1].lemma_.lower()
+        lemma = self.lemma(toks[-1]).lower()
         if toks[-1].pos_ != "PROPN" and last.startswith(lemma) and len(last) - len(lemma) <= 2:
             last = lemma  # plural to singular ("smart pointers"); not "data" -> "datum"
         name = " ".join([*words, last])
@@ -277,8 +326,7 @@ class SpacyExtractor:
             return None
         return name, norm, toks[0].i, toks[-1].i + 1
 
-    @staticmethod
-    def _svo(sent: Any, token_norm: dict[int, str], chunk_index: int, state: _DocState) -> None:
+    def _svo(self, sent: Any, token_norm: dict[int, str], chunk_index: int, state: _DocState) -> None:
         for token in sent:
             if token.pos_ not in ("VERB", "AUX"):
                 continue
@@ -289,7 +337,7 @@ class SpacyExtractor:
                 for obj in objects:
                     a, b = token_norm.get(subj.i), token_norm.get(obj.i)
                     if a and b and a != b:
-                        state.svo.append((a, b, token.lemma_.lower(), chunk_index))
+                        state.svo.append((a, b, self.lemma(token).lower(), chunk_index))
 
     # --- one document ------------------------------------------------------------------------
 

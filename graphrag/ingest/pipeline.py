@@ -15,6 +15,7 @@ import hashlib
 import json
 import logging
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -29,10 +30,11 @@ from graphrag.config import Settings
 from graphrag.errors import InvalidInput, NotFound, ServiceUnavailable, one_line
 from graphrag.ingest import terms
 from graphrag.ingest.chunk import CHUNKERS, DEFAULT_FOR_KIND, Chunker, ChunkOptions, HFTokenCounter
-from graphrag.ingest.embed import Embedder
+from graphrag.ingest.embed import PADDED_CHARS_PER_BATCH, Embedder, length_batches
 from graphrag.ingest.embedders import Embedders, EmbeddingSpace
 from graphrag.ingest.extract import EXTRACTION_VERSION, SpacyExtractor, add_title_entity, title_key
 from graphrag.ingest.extractors import build_extractor, extract_options
+from graphrag.ingest.lanes import run_model_stages
 from graphrag.ingest.load import TYPES, Found, LoadError, discover, load_file
 from graphrag.ingest import representations as extended
 from graphrag.ingest.representations import Representation
@@ -46,9 +48,8 @@ from graphrag.stores.postgres import DocumentRow, PostgresStore
 
 log = logging.getLogger(__name__)
 
-# Embedding and extraction walk a batch in slices of about this many chunks (one model batch), so
-# progress moves every few documents. The price: the embedder sorts texts by length only within a
-# call, so smaller slices pad more; a larger value trades progress granularity for embedding time.
+# Extraction walks a batch in slices of about this many chunks (one nlp.pipe batch), so progress
+# moves every few documents; embedding jobs hold at most this many chunks too (see _prepare).
 SLICE_CHUNKS = 64
 ENTITY_NAMESPACE = uuid.UUID("0b6f7d1e-5f1c-4c55-9a7e-6f9b1f3c2a10")
 FILE_TYPES = frozenset(TYPES.values())
@@ -212,7 +213,9 @@ class Ingestor:
         self.graph = GraphWrites(neo4j)
         self.outbox = outbox or GraphOutbox(postgres, self.graph)
         self._models = models  # None: a deleter only (deletion needs no models)
-        self._entity_vectors: dict[str, list[float]] = {}
+        # Entity-name vectors by model and key, as float32 rows (a list of Python floats takes eight
+        # times the memory, and a large corpus has tens of thousands of entities).
+        self._entity_vectors: dict[str, np.ndarray] = {}
 
     @property
     def models(self) -> IngestModels:
@@ -461,7 +464,7 @@ class Ingestor:
             vecs = await asyncio.to_thread(embedder.encode, [names[k] for k in keys])
             if len(self._entity_vectors) > 200_000:
                 self._entity_vectors.clear()
-            self._entity_vectors.update({f"{model}\x1f{k}": v.tolist() for k, v in zip(keys, vecs, strict=True)})
+            self._entity_vectors.update({f"{model}\x1f{k}": v for k, v in zip(keys, vecs, strict=True)})
 
     async def _ensure_entity_index(self, space: EmbeddingSpace) -> None:
         """The Neo4j vector index of the collection's model (made on its first use); Neo4j being
@@ -514,11 +517,18 @@ class Ingestor:
         first_written = report.ingested + report.updated
 
         async def produce() -> None:
+            # The next batch is chunked while this one is in the model lanes, so they never wait for it.
+            batches = self._batches(items)
+            ahead: asyncio.Task[tuple[list[_Item], int]] | None = None
             try:
-                for batch in self._batches(items):
-                    ready = await self._prepare(batch, report, bar.update)
+                for n, batch in enumerate(batches):
+                    chunked = await (ahead or self._chunk(batch, report))
+                    ahead = asyncio.create_task(self._chunk(batches[n + 1], report)) if n + 1 < len(batches) else None
+                    ready = await self._prepare(*chunked, report, bar.update)
                     await queue.put(ready)
             finally:
+                if ahead is not None:
+                    ahead.cancel()
                 await queue.put(None)
 
         producer = asyncio.create_task(produce())
@@ -533,31 +543,47 @@ class Ingestor:
             producer.cancel()
             bar.close()
 
-    async def _prepare(self, batch: list[_Item], report: IngestReport,
-                       done: Callable[[int], object] = lambda n: None) -> list[_Item]:
-        """Chunk, then embed and extract side by side (worker threads), then embed new entity names.
-
-        Both model stages walk the batch in slices of about ``SLICE_CHUNKS`` chunks; ``done(n)`` is
-        called (on the event loop) as further documents have passed both, and for those that failed.
-        """
+    async def _chunk(self, batch: list[_Item], report: IngestReport) -> tuple[list[_Item], int]:
+        """Chunk a batch's documents (in a worker thread): those that have chunks now, and how many
+        failed (in ``report.failed``)."""
         t0 = time.perf_counter()
         space = batch[0].space
-        embedder = space.embedder if space else self.models.embedder
-        chunker = self.models.chunker(embedder)
-        ready: list[_Item] = []
-        for item in batch:
-            try:
-                item.chunks = await asyncio.to_thread(chunker.chunk, item.doc, item.strategy)
-                if not item.chunks:
-                    raise InvalidInput("no text to index after chunking")
-                ready.append(item)
-            except Exception as exc:  # noqa: BLE001
+        chunker = self.models.chunker(space.embedder if space else self.models.embedder)
+
+        def chunk_all() -> list[Exception | None]:
+            errors: list[Exception | None] = []
+            for item in batch:
+                try:
+                    item.chunks = chunker.chunk(item.doc, item.strategy)
+                    errors.append(None if item.chunks else InvalidInput("no text to index after chunking"))
+                except Exception as exc:  # noqa: BLE001 - reported per document
+                    errors.append(exc)
+            return errors
+
+        errors = await asyncio.to_thread(chunk_all)
+        for item, exc in zip(batch, errors, strict=True):
+            if exc is not None:
                 report.failed.append({"path": item.origin, "error": one_line(exc)})
         report.add_time("chunk", time.perf_counter() - t0)
-        if len(ready) < len(batch):
-            done(len(batch) - len(ready))
+        ready = [item for item, exc in zip(batch, errors, strict=True) if exc is None]
+        return ready, len(batch) - len(ready)
+
+    async def _prepare(self, ready: list[_Item], failed: int, report: IngestReport,
+                       done: Callable[[int], object] = lambda n: None) -> list[_Item]:
+        """Embed and extract a chunked batch side by side (two lanes, :mod:`graphrag.ingest.lanes`),
+        then embed new entity names. ``failed``: the batch's documents that chunking failed.
+
+        Extraction walks the batch in slices of about ``SLICE_CHUNKS`` chunks, in document order.
+        Embedding takes the batch's chunks longest first, in jobs of similar length (one model batch
+        each, so little padding, and small enough that the two lanes end close together). ``done(n)``
+        is called (on the event loop) as further documents have passed both, and for those that failed.
+        """
+        if failed:
+            done(failed)
         if not ready:
             return []
+        space = ready[0].space
+        embedder = space.embedder if space else self.models.embedder
         counter = self.models.counter_for(embedder)
         slices = _slices(ready, SLICE_CHUNKS)
         loop = asyncio.get_running_loop()
@@ -578,30 +604,30 @@ class Ingestor:
             except RuntimeError:  # the loop is gone (interrupted): nobody is watching any more
                 pass
 
-        def embed_all() -> np.ndarray:
-            parts = []
-            for part in slices:
-                parts.append(embedder.encode([embedding_text(c, counter) for item in part for c in item.chunks]))
-                notify("embed", len(part))
-            return np.concatenate(parts)
+        flat = [(d, c) for d, item in enumerate(ready) for c in item.chunks]
+        lengths = [len(c.text) + sum(len(h) + 3 for h in c.heading_path) for _, c in flat]
+        jobs = length_batches(lengths, min(SLICE_CHUNKS, getattr(embedder, "batch_size", SLICE_CHUNKS)),
+                              PADDED_CHARS_PER_BATCH)
+        all_vectors = np.zeros((len(flat), embedder.dim), dtype=np.float32)
+        left = [len(item.chunks) for item in ready]  # chunks of each document still to embed
+        left_lock = threading.Lock()
 
-        def extract_all() -> list[Extraction]:
+        def embed(k: int, threads: int) -> None:
+            rows = jobs[k]
+            all_vectors[rows] = embedder.encode([embedding_text(flat[j][1], counter) for j in rows], threads=threads)
+            with left_lock:
+                finished = 0
+                for j in rows:
+                    left[flat[j][0]] -= 1
+                    finished += left[flat[j][0]] == 0
+            if finished:
+                notify("embed", finished)
+
+        def extract() -> list[Extraction]:
             out: list[Extraction] = []
             for part in slices:
                 out += self.models.extractor.extract_many([[c.text for c in i.chunks] for i in part])
                 notify("extract", len(part))
-            return out
-
-        async def embed() -> np.ndarray:
-            t = time.perf_counter()
-            out = await asyncio.to_thread(embed_all)
-            report.add_time("embed", time.perf_counter() - t)
-            return out
-
-        async def extract() -> list[Extraction]:
-            t = time.perf_counter()
-            out = await asyncio.to_thread(extract_all)
-            report.add_time("extract", time.perf_counter() - t)
             return out
 
         async def represent() -> list[list[extended.Representation]] | None:
@@ -614,14 +640,17 @@ class Ingestor:
             report.add_time("represent", time.perf_counter() - t)
             return out
 
-        vectors, extractions, reps = await asyncio.gather(embed(), extract(), represent())
-        for item, item_reps in zip(ready, reps or [None] * len(ready), strict=True):
+        run, reps = await asyncio.gather(asyncio.to_thread(run_model_stages, len(jobs), embed, extract), represent())
+        report.add_time("embed", run.embed_s)
+        report.add_time("extract", run.extract_s)
+        per_doc: list[list[Representation] | None] = list(reps) if reps is not None else [None] * len(ready)
+        for item, item_reps in zip(ready, per_doc, strict=True):
             item.representations = item_reps
         pos = 0
-        for item, extraction in zip(ready, extractions, strict=True):
+        for item, extraction in zip(ready, run.extracted, strict=True):
             add_title_entity(extraction, item.doc.title)
             add_aliases(extraction, [c.text for c in item.chunks])
-            item.embeddings = vectors[pos:pos + len(item.chunks)]
+            item.embeddings = all_vectors[pos:pos + len(item.chunks)]
             item.extraction = extraction
             pos += len(item.chunks)
         t1 = time.perf_counter()
@@ -771,7 +800,7 @@ class _GraphPayload:
         self.mentions: list[dict[str, Any]] = []
         self.relations: list[dict[str, Any]] = []
 
-    def add(self, doc_id: str, item: _Item, chunk_ids: list[str], vectors: dict[str, list[float]],
+    def add(self, doc_id: str, item: _Item, chunk_ids: list[str], vectors: dict[str, np.ndarray],
             model: str) -> None:
         self.docs.append({
             "id": doc_id, "collection": self.collection, "source": item.row.source, "title": item.row.title,
@@ -783,10 +812,12 @@ class _GraphPayload:
         ids = {key: entity_id(self.collection, key) for key in ex.entities}
         prop = entity_vector_slot(model)[0]
         for key, ent in ex.entities.items():
+            vector = vectors.get(f"{model}\x1f{key}")
             entity = self.entities.setdefault(ids[key], {
                 "id": ids[key], "collection": self.collection, "name": ent.name, "label": ent.label, "key": key,
                 "norm": key.rsplit("|", 1)[0],
-                "embedding": vectors.get(f"{model}\x1f{key}"), "vector_property": prop, "aliases": [],
+                "embedding": vector.tolist() if vector is not None else None, "vector_property": prop,
+                "aliases": [],
             })
             if ex.aliases.get(key):
                 entity["aliases"] = sorted(set(entity["aliases"]) | ex.aliases[key])

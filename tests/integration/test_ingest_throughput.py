@@ -1,0 +1,105 @@
+"""Ingestion throughput against the real packaged models and stores: length batching and per-call
+threads change no vector, the lazily computed lemmas and the table attribute ruler give the whole
+pipeline's annotations, and every stored chunk keeps its own vector."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+
+def test_local_encode_is_the_same_whatever_the_batching_and_threads(models: Any) -> None:
+    """Length batching and per-call thread counts change no vector (the real packaged model)."""
+    embedder = models.embedder
+    texts = ["a", "Ada Lovelace wrote the first program. " * 30, "short text", "x" * 4000,
+             "Dr. Smith met Mr. Jones in the U.S. Army."] * 7
+    reference = embedder.model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
+                                      show_progress_bar=False)
+    for threads in (None, 1, 2):
+        got = embedder.encode(texts, threads=threads)
+        assert got.shape == reference.shape and got.dtype == np.float32
+        assert float((got * reference).sum(axis=1).min()) > 0.99999
+
+
+def test_lazy_lemmas_equal_the_lemmatizer_pipes(models: Any) -> None:
+    """The extractor's on-demand lemmas are those the pipeline's lemmatizer would have set."""
+    spacy_extractor = models.spacy
+    assert "lemmatizer" not in spacy_extractor.nlp.pipe_names
+    text = ("The smart pointers were dropped. Researchers studied mice and geese; the data were analysed, "
+            "and the cells divided. She wrote programs. Let's go, y'all.")
+    import spacy
+
+    eager = spacy.load(spacy_extractor.model_name)  # the whole pipeline, lemmatizer included
+    assert "lemmatizer" in eager.pipe_names
+    assert [spacy_extractor.lemma(t) for t in spacy_extractor.nlp(text)] == [t.lemma_ for t in eager(text)]
+
+
+def test_fast_attribute_ruler_sets_what_the_pipelines_ruler_sets(models: Any) -> None:
+    """The extractor parses without the attribute ruler pipe and applies the table version after:
+    every token ends up with the tags, parts of speech, morphology, lemmas and dependencies (and
+    noun chunks and entities) of the whole packaged pipeline, special patterns included."""
+    import spacy
+
+    extractor = models.spacy
+    assert extractor._skip == ["attribute_ruler"]
+    full = spacy.load(extractor.model_name)
+    texts = ["There is a cat. There's gonna be trouble, y'all ain't ready; let's go, c'mon.",
+             "Dr. Smith met Mr. Jones in the U.S. Army.\n\n   Then   they left\t for Paris.",
+             "IL-6 and TNF-α levels rose in CD4+ T cells (p < 0.05), as reported by the WHO in 2019.",
+             "The `RefCell<T>` type lets `borrow_mut` mutate data; Rust's Rc counts references.",
+             "", "   ", "\n\n"]
+    for fast, reference in zip(extractor.parse(texts), full.pipe(texts), strict=True):
+        got = [(t.text, t.tag_, t.pos_, str(t.morph), extractor.lemma(t), t.dep_, t.head.i, t.ent_iob_, t.ent_type_)
+               for t in fast]
+        want = [(t.text, t.tag_, t.pos_, str(t.morph), t.lemma_, t.dep_, t.head.i, t.ent_iob_, t.ent_type_)
+                for t in reference]
+        assert got == want
+        assert [c.text for c in fast.noun_chunks] == [c.text for c in reference.noun_chunks]
+
+
+async def test_every_stored_chunk_has_its_own_vector_and_progress_counts_each_document(
+        tmp_path: Any, ingestor: Any, runtime: Any, collection: str, models: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Embedding takes a batch's chunks longest first, in jobs that mix documents, on two lanes:
+    every chunk stored in PostgreSQL still carries the vector of its own text (under its headings),
+    and the progress bar still counts every document once."""
+    from graphrag.ingest import pipeline
+    from graphrag.models import Chunk
+
+    monkeypatch.setattr(pipeline, "SLICE_CHUNKS", 2)  # several extraction slices and embedding jobs
+    moved: list[int] = []
+
+    class Bar:
+        def __init__(self, *args: Any, unit: str = "", **kwargs: Any) -> None:
+            self.mine = unit == "doc"
+
+        def update(self, n: int = 1) -> None:
+            if self.mine:
+                moved.append(n)
+
+        def set_postfix(self, **kwargs: Any) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(pipeline, "tqdm", Bar)
+    cities = ["Lisbon", "Madrid", "Rome", "Vienna", "Oslo", "Prague"]
+    for n, city in enumerate(cities):
+        sections = [f"## Part {k}\n\n" + f"Ada Lovelace visited {city} in year {1830 + k}. " * (3 + 25 * ((n + k) % 3))
+                    for k in range(1 + n % 3)]
+        (tmp_path / f"d{n}.md").write_text(f"# Trip to {city}\n\n" + "\n\n".join(sections))
+    report = await ingestor.ingest_paths([tmp_path], collection=collection, progress=True)
+    assert report.ingested == len(cities) and not report.failed
+    assert sum(moved) == len(cities)
+    rows = await runtime.postgres.pool.fetch(
+        "SELECT content, heading_path, token_count, embedding::text AS vector FROM chunks WHERE collection = $1",
+        collection)
+    assert len(rows) == report.chunks > len(cities)
+    chunks = [Chunk(index=0, text=r["content"], char_start=0, char_end=len(r["content"]),
+                    heading_path=tuple(r["heading_path"]), token_count=r["token_count"]) for r in rows]
+    expected = models.embedder.encode([pipeline.embedding_text(c, models.counter) for c in chunks])
+    stored = np.array([[float(x) for x in r["vector"].strip("[]").split(",")] for r in rows], dtype=np.float32)
+    assert float((stored * expected).sum(axis=1).min()) > 0.9999

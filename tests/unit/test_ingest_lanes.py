@@ -1,0 +1,103 @@
+"""Ingestion throughput, pure logic: length batching of embedding inputs and the two model-stage lanes."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from graphrag.ingest.embed import length_batches
+from graphrag.ingest.lanes import Jobs, run_model_stages
+
+
+def test_length_batches_group_similar_lengths_longest_first_within_both_limits() -> None:
+    lengths = [10, 900, 15, 1000, 950, 20, 12, 5]
+    batches = length_batches(lengths, max_items=3, max_padded=3000)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))  # each text once
+    firsts = [lengths[b[0]] for b in batches]
+    assert firsts == sorted(firsts, reverse=True)  # longest first
+    for b in batches:
+        assert len(b) <= 3
+        assert lengths[b[0]] == max(lengths[i] for i in b)
+        assert len(b) == 1 or len(b) * lengths[b[0]] <= 3000
+    # The long texts do not share a batch with the short ones (which would all be padded to 1000).
+    assert batches == [[3, 4, 1], [5, 2, 6], [0, 7]]
+
+
+def test_length_batches_gives_an_overlong_text_a_batch_of_its_own_and_handles_nothing() -> None:
+    assert length_batches([5000, 10, 10], max_items=64, max_padded=1000) == [[0], [1, 2]]
+    assert length_batches([], max_items=8, max_padded=100) == []
+
+
+def test_jobs_hand_out_each_number_once_across_threads() -> None:
+    jobs = Jobs(500)
+    taken: list[int] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while (k := jobs.take()) is not None:
+            with lock:
+                taken.append(k)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(taken) == list(range(500))
+    closed = Jobs(3)
+    closed.close()
+    assert closed.take() is None
+
+
+@pytest.mark.parametrize("cores", [1, 2, 8])
+def test_model_stages_run_every_job_once_and_the_extraction_lane_helps(cores: int) -> None:
+    calls: list[tuple[int, int, str]] = []
+    lane_busy = threading.Event()  # the embedding lane has started a job
+    helper_took = threading.Event()  # the extraction lane has taken a job
+
+    def embed(k: int, threads: int) -> None:
+        name = threading.current_thread().name
+        if name.startswith("embed-lane") and not lane_busy.is_set():
+            lane_busy.set()
+            helper_took.wait(timeout=10)  # hold this job until the extraction lane has helped
+        elif not name.startswith("embed-lane"):
+            helper_took.set()
+        calls.append((k, threads, name))
+
+    def extract() -> str:
+        if cores > 1:
+            lane_busy.wait(timeout=10)
+        return "entities"
+
+    run = run_model_stages(6, embed, extract, cores=cores)
+    assert run.extracted == "entities"
+    assert sorted(k for k, _, _ in calls) == list(range(6))
+    assert run.embed_s >= 0 and run.extract_s >= 0
+    helped = [(k, t) for k, t, name in calls if not name.startswith("embed-lane")]
+    assert run.embedded_by_extraction_lane == len(helped)
+    assert helped and all(t == 1 for _, t in helped)  # a helping lane embeds with one thread
+    if cores == 1:
+        assert len(helped) == 6
+    else:
+        assert [t for _, t, name in calls if name.startswith("embed-lane")][:1] == [cores - 1]
+
+
+def test_model_stages_stop_taking_jobs_when_a_stage_fails() -> None:
+    started: list[int] = []
+
+    def embed(k: int, threads: int) -> None:
+        started.append(k)
+        if k == 1:
+            raise ValueError("model broke")
+
+    with pytest.raises(ValueError, match="model broke"):
+        run_model_stages(50, embed, lambda: "x", cores=2)
+    assert len(started) < 50
+
+    def broken_extract() -> Any:
+        raise RuntimeError("extractor broke")
+
+    with pytest.raises(RuntimeError, match="extractor broke"):
+        run_model_stages(3, lambda k, t: None, broken_extract, cores=1)
