@@ -49,7 +49,7 @@ import numpy as np  # noqa: E402
 
 from bench.common import bench_cypher, bench_sql, dir_size, machine, write_result  # noqa: E402
 from graphrag.config import Settings  # noqa: E402
-from graphrag.ingest.pipeline import entity_id  # noqa: E402
+from graphrag.ingest.payload import entity_id  # noqa: E402
 from graphrag.runtime import open_services  # noqa: E402
 from graphrag.stores.postgres import CHUNK_COLUMNS  # noqa: E402
 

@@ -37,7 +37,8 @@ from graphrag.ingest.embed import LocalEmbedder, parse_spec  # noqa: E402
 from graphrag.ingest.extract import SpacyExtractor  # noqa: E402
 from graphrag.ingest.extractors import build_extractor, extract_options  # noqa: E402
 from graphrag.ingest.load import Found, load_file  # noqa: E402
-from graphrag.ingest.pipeline import SLICE_CHUNKS, embedding_text  # noqa: E402
+from graphrag.ingest.pipeline import SLICE_CHUNKS  # noqa: E402
+from graphrag.ingest.ingest_models import embedding_text  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 GROUP_DOCS = 64  # documents per group: the pipeline's batch

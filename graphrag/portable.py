@@ -72,7 +72,7 @@ from graphrag.ingest import representations as extended
 from graphrag.ingest.embedders import Embedders
 from graphrag.ingest.extract import title_key
 from graphrag.ingest.outbox import GraphOutbox
-from graphrag.ingest.pipeline import entity_id
+from graphrag.ingest.payload import entity_id
 from graphrag.models import entity_vector_slot, is_collection_name
 from graphrag.runtime import Runtime
 from graphrag.stores.repo import PgQueries

@@ -17,7 +17,8 @@ from graphrag.errors import ServiceUnavailable, one_line
 from graphrag.ingest.backfill import run_backfills
 from graphrag.ingest.embedders import Embedders
 from graphrag.ingest.outbox import GraphOutbox
-from graphrag.ingest.pipeline import IngestModels, Ingestor
+from graphrag.ingest.ingest_models import IngestModels
+from graphrag.ingest.pipeline import Ingestor
 from graphrag.search.expansion import QueryExpander
 from graphrag.search.router import SearchRouter
 from graphrag.services.follow import LocalAddresses

@@ -67,7 +67,7 @@ def collection() -> str:
 @pytest.fixture(scope="session")
 def models(settings: Settings) -> object:
     """The real embedding, tokenizer and spaCy models, loaded once for the session."""
-    from graphrag.ingest.pipeline import IngestModels
+    from graphrag.ingest.ingest_models import IngestModels
 
     return IngestModels(settings)
 

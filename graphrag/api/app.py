@@ -24,7 +24,7 @@ from graphrag.api.mcp_http import McpEndpoint
 from graphrag.api.middleware import RequestContext
 from graphrag.api.observe import observability
 from graphrag.config import Settings
-from graphrag.ingest.pipeline import IngestModels
+from graphrag.ingest.ingest_models import IngestModels
 from graphrag.ingest.outbox import OutboxWorker
 from graphrag.jobs import JobWorker
 from graphrag.runtime import Runtime, open_services

@@ -17,7 +17,7 @@ from typing import Any
 from dataclasses import asdict, dataclass
 
 from graphrag.ingest.aliases import add_aliases
-from graphrag.ingest.pipeline import entity_id
+from graphrag.ingest.payload import entity_id
 from graphrag.models import Entity, Extraction
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore

@@ -1,17 +1,17 @@
-"""The ingestion pipeline: files or documents -> chunks -> embeddings + entities -> both stores.
+"""Ingestion, orchestrated: files or documents -> chunks -> embeddings + entities -> both stores.
 
-Model work (chunking, embedding, NER) for batch N+1 runs in worker threads while batch N is being
-written, and embedding and NER of one batch run side by side. Each batch is written in one
-PostgreSQL transaction that stays open until the Neo4j transaction for the same documents has
-committed; if the graph write fails the PostgreSQL transaction rolls back, and if the PostgreSQL
-commit fails the graph write is compensated. A failing batch is retried document by document, so one
-bad document is reported in ``failed`` and the rest go in.
+Model work (chunking, embedding, extraction) for batch N+1 runs in worker threads while batch N is
+being written, and embedding and extraction of one batch run side by side (lanes.py). Each batch is
+written in one PostgreSQL transaction: the rows, the keyword statistics, the suggestion terms and an
+outbox entry with the batch's graph payload (payload.py, writer.py); the outbox is then applied to
+Neo4j, and entries stay pending while Neo4j is away. A failing batch is retried document by document,
+so one bad document is reported in ``failed`` and the rest go in. The models are in ingest_models.py,
+the summary in report.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import sys
@@ -19,7 +19,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,21 +28,22 @@ from tqdm import tqdm
 from graphrag.config import Settings
 from graphrag.errors import InvalidInput, NotFound, ServiceUnavailable, one_line
 from graphrag.ingest import terms
-from graphrag.ingest.chunk import CHUNKERS, DEFAULT_FOR_KIND, Chunker, ChunkOptions, HFTokenCounter
+from graphrag.ingest.chunk import CHUNKERS, DEFAULT_FOR_KIND
 from graphrag.ingest.embed import PADDED_CHARS_PER_BATCH, Embedder, length_batches
-from graphrag.ingest.embedders import Embedders, EmbeddingSpace
-from graphrag.ingest.extract import EXTRACTION_VERSION, SpacyExtractor, add_title_entity, title_key
-from graphrag.ingest.extractors import build_extractor, extract_options
+from graphrag.ingest.embedders import EmbeddingSpace
+from graphrag.ingest.extract import add_title_entity
 from graphrag.ingest.lanes import run_model_stages
 from graphrag.ingest.load import TYPES, Found, LoadError, discover, load_file
 from graphrag.ingest import representations as extended
 from graphrag.ingest.representations import Representation
 from graphrag.ingest.aliases import add_aliases
+from graphrag.ingest.ingest_models import IngestModels, embedding_text
 from graphrag.ingest.outbox import GraphOutbox
-from graphrag.models import Chunk, Document, Extraction, entity_vector_slot, is_collection_name
-from graphrag.observability import events
+from graphrag.ingest.payload import GraphPayload, Item, content_hash
+from graphrag.ingest.report import IngestReport, report_finished
+from graphrag.ingest.writer import check_collection_model, record_graph
+from graphrag.models import Chunk, Document, Extraction, is_collection_name
 from graphrag.stores.neo4j import GraphWrites, Neo4jStore
-from graphrag.stores.repo import UnitOfWork
 from graphrag.stores.postgres import DocumentRow, PostgresStore
 
 log = logging.getLogger(__name__)
@@ -51,156 +51,7 @@ log = logging.getLogger(__name__)
 # Extraction walks a batch in slices of about this many chunks (one nlp.pipe batch), so progress
 # moves every few documents; embedding jobs hold at most this many chunks too (see _prepare).
 SLICE_CHUNKS = 64
-ENTITY_NAMESPACE = uuid.UUID("0b6f7d1e-5f1c-4c55-9a7e-6f9b1f3c2a10")
 FILE_TYPES = frozenset(TYPES.values())
-
-
-def entity_id(collection: str, key: str) -> str:
-    """Deterministic: the same entity of a collection gets the same id from every writer."""
-    return str(uuid.uuid5(ENTITY_NAMESPACE, f"{collection}\x1f{key}"))
-
-
-@dataclass
-class IngestReport:
-    """The ``ingest --json`` summary (contract in docs/architecture.md) plus per-stage seconds.
-
-    ``chunks`` counts the chunks this ingest wrote. ``entities`` and ``relations`` count the distinct
-    entities and entity pairs (``RELATED_TO`` relationships) that the documents written by this ingest
-    contribute to the collection's graph: an entity that several documents mention counts once. In a
-    new collection they equal what Neo4j holds; ``totals`` is what the collection holds in both stores
-    after the ingest (``None`` where a store could not be asked).
-    """
-
-    files: int = 0
-    ingested: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    deleted: int = 0
-    skipped: list[dict[str, str]] = field(default_factory=list)
-    failed: list[dict[str, str]] = field(default_factory=list)
-    chunks: int = 0
-    entities: int = 0
-    relations: int = 0
-    seconds: float = 0.0
-    graph_pending: int = 0  # graph writes recorded but not yet applied (Neo4j away)
-    representations: int = 0  # extended-search titles, summaries and propositions written
-    totals: dict[str, int | None] | None = None
-    stages: dict[str, float] = field(default_factory=dict)
-    documents: list[dict[str, Any]] = field(default_factory=list)
-    # Distinct graph contributions so far, so that counts never add one entity up per document.
-    _entity_ids: set[str] = field(default_factory=set, repr=False)
-    _relation_pairs: set[tuple[str, str]] = field(default_factory=set, repr=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if not k.startswith("_")}
-
-    def count_graph(self, payload: _GraphPayload) -> None:
-        """Add a written batch's entities and relations to the distinct counts."""
-        self._entity_ids.update(payload.entities)
-        self._relation_pairs.update((r["source"], r["target"]) for r in payload.relations)
-        self.entities = len(self._entity_ids)
-        self.relations = len(self._relation_pairs)
-
-    def add_time(self, stage: str, seconds: float) -> None:
-        self.stages[stage] = round(self.stages.get(stage, 0.0) + seconds, 3)
-
-
-class IngestModels:
-    """The models ingestion needs, loaded once per process."""
-
-    def __init__(self, settings: Settings, llm_model: Any = None, extended_model: Any = None) -> None:
-        self.settings = settings
-        self.embedders = Embedders(settings)
-        self.extended_model = extended_model  # a pydantic-ai model for GRAPHRAG_EXTENDED=llm (tests pass one)
-        self.representers: dict[str, Any] = {}
-        self._counters: dict[str, HFTokenCounter] = {}
-        if self.embedders.default_spec.provider != "openai":
-            # A local model loads here (callers build IngestModels off the event loop), not inside the
-            # first search, whose legs would wait for it; an endpoint is asked on first use instead.
-            _ = self.embedder
-        self.extractor_options = extract_options(settings)
-        self.extractor_model = settings.spacy_model
-        self.spacy = SpacyExtractor(settings.spacy_model, self.extractor_options)
-        self.extractor: Any = build_extractor(settings, self.spacy, llm_model)
-        self.extractor_name = f"{settings.extractor}:{type(self.extractor.inner).__name__}"
-        self.boilerplate = (settings.boilerplate_filter, settings.boilerplate_repeated_documents)
-        self.chunk_options = ChunkOptions(budget=settings.chunk_tokens, overlap_tokens=settings.chunk_overlap_tokens)
-
-    @property
-    def extraction_signature(self) -> str:
-        """Part of the content hash: changing what is extracted re-ingests documents."""
-        opts = self.extractor_options
-        return (f"|{self.extractor_model}|{sorted(opts.drop_labels)}|{opts.noun_phrases}|{opts.svo}"
-                f"|{self.extractor_name}|{opts.code_entities}|{opts.identifier_min_chunks}|{opts.keyphrases}"
-                f"|{opts.keyphrase_min_chunks}|{self.boilerplate}|v{EXTRACTION_VERSION}")
-
-    @property
-    def embedder(self) -> Embedder:
-        """The configured embedding model (new collections use it; others keep their own)."""
-        return self.embedders.default
-
-    @property
-    def counter(self) -> HFTokenCounter:
-        """The token counter of the configured model."""
-        return self.counter_for(self.embedder)
-
-    def counter_for(self, embedder: Embedder) -> HFTokenCounter:
-        """Chunk sizes are counted with the tokenizer of the model that embeds them."""
-        found = self._counters.get(embedder.name)
-        if found is None:
-            found = self._counters[embedder.name] = HFTokenCounter(embedder.tokenizer, embedder.max_seq_length)
-        return found
-
-    @property
-    def nlp(self) -> Any:
-        """The spaCy pipeline (the graph leg parses queries with it)."""
-        return self.spacy.nlp
-
-    def representer(self, mode: str) -> Any:
-        """The extended-search representer of ``mode`` (built once)."""
-        found = self.representers.get(mode)
-        if found is None:
-            found = self.representers[mode] = extended.build_representer(mode, self.settings, self.extended_model)
-        return found
-
-    def chunker(self, embedder: Embedder | None = None) -> Chunker:
-        embedder = embedder or self.embedder
-        return Chunker(self.counter_for(embedder), self.chunk_options, embed=embedder.encode)
-
-
-@dataclass
-class _Item:
-    """One document on its way through the pipeline."""
-
-    doc: Document
-    origin: str  # file path (for reports)
-    strategy: str
-    row: DocumentRow
-    chunks: list[Chunk] = field(default_factory=list)
-    embeddings: np.ndarray | None = None
-    extraction: Extraction | None = None
-    existed: bool = False
-    space: EmbeddingSpace | None = None  # the collection's embedding model
-    text_config: str = "english"  # the collection's text-search configuration
-    extended: str | None = None  # the collection's extended-search mode (None: no representations)
-    representations: list[Representation] | None = None
-
-
-def embedding_text(chunk: Chunk, counter: Any) -> str:
-    """What gets embedded: the chunk under its heading path, when that still fits the model."""
-    path = " > ".join(chunk.heading_path)
-    if not path or chunk.text.lstrip("# ").startswith(chunk.heading_path[-1]):
-        return chunk.text
-    if chunk.token_count + counter.count([path])[0] + 1 > counter.max_tokens:
-        return chunk.text
-    return f"{path}\n{chunk.text}"
-
-
-def content_hash(doc: Document, strategy: str, signature: str, tags: Sequence[str]) -> str:
-    """Changes when anything that shapes the stored result changes. The embedding model is not part
-    of it: a collection keeps its model, and `graphrag reembed` changes vectors without re-ingesting."""
-    payload = json.dumps([doc.title, doc.text, doc.metadata, strategy, signature, sorted(tags)], sort_keys=True)
-    return hashlib.sha256(payload.encode()).hexdigest()
 
 
 class Ingestor:
@@ -250,7 +101,7 @@ class Ingestor:
             report.deleted += await self._sync(collection, roots, seen)
         await self._add_totals(report, collection)
         report.seconds = round(time.perf_counter() - start, 3)
-        _report_finished(report)
+        report_finished(report)
         return report
 
     async def _check_paths(self, given: Sequence[Path], roots: list[Path], collection: str, sync: bool) -> None:
@@ -325,7 +176,7 @@ class Ingestor:
         if requested is not None:
             self.models.representer(requested)  # an LLM mode without a model fails before anything is written
         report = report or IngestReport()
-        items: list[_Item] = []
+        items: list[Item] = []
         seen_sources: set[str] = set()
         for doc, origin in docs:
             if doc.source in seen_sources:
@@ -336,7 +187,7 @@ class Ingestor:
             row = DocumentRow(collection, doc.source, doc.title,
                               content_hash(doc, strategy, self.models.extraction_signature, tags),
                               doc.metadata, tuple(tags))
-            items.append(_Item(doc, origin, strategy, row))
+            items.append(Item(doc, origin, strategy, row))
         existing: dict[str, tuple[uuid.UUID, str]] = {}
         sources = [i.row.source for i in items]
         for k in range(0, len(sources), 1000):
@@ -365,7 +216,7 @@ class Ingestor:
         if not report.seconds:
             report.seconds = round(time.perf_counter() - start, 3)
         if owned:
-            _report_finished(report)
+            report_finished(report)
         return report
 
     async def _extended_mode(self, collection: str, requested: str | None, explicit: bool, dim: int) -> str | None:
@@ -408,14 +259,14 @@ class Ingestor:
             ids = list(document_ids[k:k + batch_size])
             docs = {r["id"]: r for r in await self.postgres.q.documents.by_ids(ids)}
             chunk_rows = await self.postgres.q.documents.chunks_of_documents(ids)
-            items: list[_Item] = []
+            items: list[Item] = []
             chunk_ids: dict[uuid.UUID, list[str]] = {}
             for doc_id, row in docs.items():
                 rows = [c for c in chunk_rows if c["document_id"] == doc_id]
                 if not rows:
                     continue
                 doc = Document(source=row["source"], title=row["title"], text="", kind="markdown")
-                item = _Item(doc, row["source"], "", DocumentRow(row["collection"], row["source"], row["title"], "", {}))
+                item = Item(doc, row["source"], "", DocumentRow(row["collection"], row["source"], row["title"], "", {}))
                 item.chunks = [Chunk(index=c["chunk_index"], text=c["content"], char_start=c["char_start"],
                                      char_end=c["char_end"], heading_path=tuple(c["heading_path"] or ()))
                                for c in rows]
@@ -431,24 +282,22 @@ class Ingestor:
                 item.extraction = extraction
                 _, item.space = await self.models.embedders.for_write(self.postgres, item.row.collection)
             await self._embed_entity_names(items)
-            by_collection: dict[str, _GraphPayload] = {}
+            by_collection: dict[str, GraphPayload] = {}
             for doc_id, item in zip([d for d in docs if d in chunk_ids], items, strict=True):
-                payload = by_collection.setdefault(item.row.collection, _GraphPayload(item.row.collection))
+                payload = by_collection.setdefault(item.row.collection, GraphPayload(item.row.collection))
                 payload.add(str(doc_id), item, chunk_ids[doc_id], self._entity_vectors,
                             item.space.name if item.space else self.models.embedder.name)
             async with self.postgres.unit_of_work() as uow:
                 await terms.replace(uow, {doc_id: terms.extraction_terms(item.row.title, item.extraction)
                                       for doc_id, item in zip([d for d in docs if d in chunk_ids], items,
                                                               strict=True)})
-                for collection, payload in by_collection.items():
-                    await GraphOutbox.enqueue_replace(uow, collection, [d["id"] for d in payload.docs], payload.docs,
-                                                      payload.next_pairs, payload.entity_list(), payload.mentions,
-                                                      payload.relations)
+                for payload in by_collection.values():
+                    await record_graph(uow, payload)
             await self._apply_graph()
             done += len(items)
         return done
 
-    async def _embed_entity_names(self, items: list[_Item]) -> None:
+    async def _embed_entity_names(self, items: list[Item]) -> None:
         """Embed the entity names not embedded yet, with each collection's model (cached per model)."""
         by_model: dict[str, tuple[Embedder, dict[str, str]]] = {}
         for item in items:
@@ -493,9 +342,9 @@ class Ingestor:
         report.add_time("load", time.perf_counter() - t0)
         return docs
 
-    def _batches(self, items: list[_Item]) -> list[list[_Item]]:
-        batches: list[list[_Item]] = []
-        cur: list[_Item] = []
+    def _batches(self, items: list[Item]) -> list[list[Item]]:
+        batches: list[list[Item]] = []
+        cur: list[Item] = []
         size = 0
         for item in items:
             cur.append(item)
@@ -507,10 +356,10 @@ class Ingestor:
             batches.append(cur)
         return batches
 
-    async def _run(self, items: list[_Item], report: IngestReport, progress: bool) -> None:
+    async def _run(self, items: list[Item], report: IngestReport, progress: bool) -> None:
         if not items:
             return
-        queue: asyncio.Queue[list[_Item] | None] = asyncio.Queue(maxsize=1)
+        queue: asyncio.Queue[list[Item] | None] = asyncio.Queue(maxsize=1)
         # The bar counts documents whose model work (chunk, embed, extract) is done: that is where the
         # time goes, and it moves every few documents; the postfix counts what is already written.
         bar = tqdm(total=len(items), desc="ingest", unit="doc", disable=not progress, file=sys.stderr)
@@ -519,7 +368,7 @@ class Ingestor:
         async def produce() -> None:
             # The next batch is chunked while this one is in the model lanes, so they never wait for it.
             batches = self._batches(items)
-            ahead: asyncio.Task[tuple[list[_Item], int]] | None = None
+            ahead: asyncio.Task[tuple[list[Item], int]] | None = None
             try:
                 for n, batch in enumerate(batches):
                     chunked = await (ahead or self._chunk(batch, report))
@@ -543,7 +392,7 @@ class Ingestor:
             producer.cancel()
             bar.close()
 
-    async def _chunk(self, batch: list[_Item], report: IngestReport) -> tuple[list[_Item], int]:
+    async def _chunk(self, batch: list[Item], report: IngestReport) -> tuple[list[Item], int]:
         """Chunk a batch's documents (in a worker thread): those that have chunks now, and how many
         failed (in ``report.failed``)."""
         t0 = time.perf_counter()
@@ -568,8 +417,8 @@ class Ingestor:
         ready = [item for item, exc in zip(batch, errors, strict=True) if exc is None]
         return ready, len(batch) - len(ready)
 
-    async def _prepare(self, ready: list[_Item], failed: int, report: IngestReport,
-                       done: Callable[[int], object] = lambda n: None) -> list[_Item]:
+    async def _prepare(self, ready: list[Item], failed: int, report: IngestReport,
+                       done: Callable[[int], object] = lambda n: None) -> list[Item]:
         """Embed and extract a chunked batch side by side (two lanes, :mod:`graphrag.ingest.lanes`),
         then embed new entity names. ``failed``: the batch's documents that chunking failed.
 
@@ -658,7 +507,7 @@ class Ingestor:
         report.add_time("embed", time.perf_counter() - t1)
         return ready
 
-    async def _write_batch(self, batch: list[_Item], report: IngestReport) -> None:
+    async def _write_batch(self, batch: list[Item], report: IngestReport) -> None:
         if not batch:
             return
         try:
@@ -672,16 +521,15 @@ class Ingestor:
             for item in batch:
                 await self._write_batch([item], report)
 
-    async def _write(self, batch: list[_Item], report: IngestReport) -> None:
+    async def _write(self, batch: list[Item], report: IngestReport) -> None:
         space = batch[0].space
         model = space.name if space else self.models.embedder.name
         collection = batch[0].row.collection
         text_config = batch[0].text_config
-        doc_ids: list[str] = []
         async with self.postgres.unit_of_work() as uow:
             # One transaction: the rows, the statistics, the terms and the outbox entry.
-            await _check_collection_model(uow, collection, model)
-            payload = _GraphPayload(collection)
+            await check_collection_model(uow, collection, model)
+            payload = GraphPayload(collection)
             outcomes = []
             written_reps = 0
             upserted = [await PostgresStore.upsert_document(uow, item.row) for item in batch]
@@ -701,16 +549,12 @@ class Ingestor:
                         uow, collection=collection, document_id=doc_id, chunk_ids=chunk_ids,
                         reps=item.representations or [], model=model, text_config=text_config,
                         generator=self.models.representer(item.extended).generator if item.extended else "")
-                doc_ids.append(str(doc_id))
                 payload.add(str(doc_id), item, [str(c) for c in chunk_ids], self._entity_vectors, model)
                 outcomes.append((item, inserted, str(doc_id)))
             await uow.documents.stats_add(ids)
             await terms.replace(uow, {doc_id: terms.extraction_terms(item.row.title, item.extraction)
                                       for item, (doc_id, _) in zip(batch, upserted, strict=True)})
-            # The graph work commits with the chunks (outbox); every id is removed first on apply, so
-            # updates take back their old graph and a replayed entry can never double up.
-            await GraphOutbox.enqueue_replace(uow, collection, doc_ids, payload.docs, payload.next_pairs,
-                                              payload.entity_list(), payload.mentions, payload.relations)
+            await record_graph(uow, payload)  # the graph work commits with the chunks
         await self._apply_graph(report)
         report.count_graph(payload)
         report.representations += written_reps
@@ -760,17 +604,10 @@ class Ingestor:
         return await self._delete_ids(stale) if stale else 0
 
 
-def _report_finished(report: IngestReport) -> None:
-    """An ingest's outcome to the observers (the API's metrics)."""
-    events.ingest_finished(events.IngestEvent(
-        ingested=report.ingested, updated=report.updated, unchanged=report.unchanged, failed=len(report.failed),
-        skipped=len(report.skipped), chunks=report.chunks))
-
-
-def _slices(items: list[_Item], chunks: int) -> list[list[_Item]]:
+def _slices(items: list[Item], chunks: int) -> list[list[Item]]:
     """Consecutive runs of documents holding at least ``chunks`` chunks each (the last may hold fewer)."""
-    out: list[list[_Item]] = []
-    cur: list[_Item] = []
+    out: list[list[Item]] = []
+    cur: list[Item] = []
     size = 0
     for item in items:
         cur.append(item)
@@ -787,65 +624,6 @@ def _under(source: str, root: Path) -> bool:
     """Whether a stored file source is ``root`` (or a record of it, ``path#n``) or lies below it."""
     top = str(root)
     return source == top or source.startswith(top + "#") or source.startswith(top.rstrip("/") + "/")
-
-
-class _GraphPayload:
-    """Parameters of one batch's graph write."""
-
-    def __init__(self, collection: str) -> None:
-        self.collection = collection
-        self.docs: list[dict[str, Any]] = []
-        self.next_pairs: list[list[str]] = []
-        self.entities: dict[str, dict[str, Any]] = {}
-        self.mentions: list[dict[str, Any]] = []
-        self.relations: list[dict[str, Any]] = []
-
-    def add(self, doc_id: str, item: _Item, chunk_ids: list[str], vectors: dict[str, np.ndarray],
-            model: str) -> None:
-        self.docs.append({
-            "id": doc_id, "collection": self.collection, "source": item.row.source, "title": item.row.title,
-            "title_norm": title_key(item.row.title),
-            "chunks": [{"id": cid, "index": c.index, "text": c.text} for cid, c in zip(chunk_ids, item.chunks, strict=True)],
-        })
-        self.next_pairs.extend([[a, b] for a, b in zip(chunk_ids, chunk_ids[1:], strict=False)])
-        ex = item.extraction or Extraction()
-        ids = {key: entity_id(self.collection, key) for key in ex.entities}
-        prop = entity_vector_slot(model)[0]
-        for key, ent in ex.entities.items():
-            vector = vectors.get(f"{model}\x1f{key}")
-            entity = self.entities.setdefault(ids[key], {
-                "id": ids[key], "collection": self.collection, "name": ent.name, "label": ent.label, "key": key,
-                "norm": key.rsplit("|", 1)[0],
-                "embedding": vector.tolist() if vector is not None else None, "vector_property": prop,
-                "aliases": [],
-            })
-            if ex.aliases.get(key):
-                entity["aliases"] = sorted(set(entity["aliases"]) | ex.aliases[key])
-        for (index, key), count in ex.mentions.items():
-            self.mentions.append({"chunk_id": chunk_ids[index], "entity_id": ids[key], "count": count,
-                                  "label": ex.entities[key].label})
-        for (a, b), rel in ex.relations.items():
-            src, dst = sorted((ids[a], ids[b]))
-            indexes = sorted(rel.chunk_weights)
-            self.relations.append({
-                "source": src, "target": dst,
-                "chunk_ids": [chunk_ids[i] for i in indexes],
-                "weights": [rel.chunk_weights[i] for i in indexes],
-                "predicate_evidence": sorted(f"{lemma}@{chunk_ids[i]}" for lemma, i in rel.predicates),
-            })
-
-    def entity_list(self) -> list[dict[str, Any]]:
-        return list(self.entities.values())
-
-
-async def _check_collection_model(uow: UnitOfWork, collection: str, model: str) -> None:
-    """Inside the write's transaction, under the collection's shared lock: the collection still uses
-    the model these chunks were embedded with (a re-embed may have switched it meanwhile)."""
-    await uow.collections.lock_shared(collection)
-    row = await uow.collections.current_model(collection)
-    if row is not None and row["embedding_model"] != model:
-        raise ServiceUnavailable(f"collection {collection!r} moved to the embedding model {row['embedding_model']} "
-                                 "during this ingest; run the ingest again")
 
 
 def _check_options(collection: str, chunker: str | None, file_types: set[str] | None) -> None:

@@ -26,7 +26,7 @@ from tqdm import tqdm
 from graphrag.errors import InvalidInput, NotFound, ServiceUnavailable, one_line
 from graphrag.ingest.embed import Embedder, parse_spec
 from graphrag.ingest.embedders import Embedders
-from graphrag.ingest.pipeline import IngestModels, embedding_text
+from graphrag.ingest.ingest_models import IngestModels, embedding_text
 from graphrag.models import Chunk, entity_vector_slot, is_collection_name
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore

@@ -336,7 +336,7 @@ async def backfill(ingestor: Any, collection: str, document_ids: Sequence[uuid.U
     many representations were written."""
     import asyncio
 
-    from graphrag.ingest.pipeline import _check_collection_model
+    from graphrag.ingest.writer import check_collection_model
 
     pg = ingestor.postgres
     representer = ingestor.models.representer(mode)
@@ -356,7 +356,7 @@ async def backfill(ingestor: Any, collection: str, document_ids: Sequence[uuid.U
                                        [(r["title"], [c["content"] for c in chunks[r["id"]]]) for r in docs])
         try:
             async with pg.unit_of_work() as uow:
-                await _check_collection_model(uow, collection, space.name)
+                await check_collection_model(uow, collection, space.name)
                 batch = 0
                 for doc, reps in zip(docs, made, strict=True):
                     # Chunk indexes of the representer are positions in the document's stored chunk list.

@@ -16,7 +16,8 @@ from pydantic import SecretStr
 from graphrag.config import Settings
 from graphrag.errors import ConfigurationError, InvalidInput, NotFound, ServiceUnavailable
 from graphrag.ingest.embed import PACKAGED_NAME, parse_spec
-from graphrag.ingest.pipeline import IngestModels, Ingestor
+from graphrag.ingest.ingest_models import IngestModels
+from graphrag.ingest.pipeline import Ingestor
 from graphrag.ingest.reembed import reembed
 from graphrag.models import Document
 from graphrag.runtime import Runtime

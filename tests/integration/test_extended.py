@@ -286,7 +286,7 @@ async def test_reembed_moves_representations_with_the_chunks(runtime: Runtime, i
                                                              settings: Any, collection: str) -> None:
     from pydantic import SecretStr
 
-    from graphrag.ingest.pipeline import IngestModels
+    from graphrag.ingest.ingest_models import IngestModels
     from graphrag.ingest.reembed import reembed
     from tests.fake_embeddings import FakeEmbeddings
 

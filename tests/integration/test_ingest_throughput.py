@@ -65,7 +65,7 @@ async def test_every_stored_chunk_has_its_own_vector_and_progress_counts_each_do
     """Embedding takes a batch's chunks longest first, in jobs that mix documents, on two lanes:
     every chunk stored in PostgreSQL still carries the vector of its own text (under its headings),
     and the progress bar still counts every document once."""
-    from graphrag.ingest import pipeline
+    from graphrag.ingest import ingest_models, pipeline
     from graphrag.models import Chunk
 
     monkeypatch.setattr(pipeline, "SLICE_CHUNKS", 2)  # several extraction slices and embedding jobs
@@ -100,6 +100,6 @@ async def test_every_stored_chunk_has_its_own_vector_and_progress_counts_each_do
     assert len(rows) == report.chunks > len(cities)
     chunks = [Chunk(index=0, text=r["content"], char_start=0, char_end=len(r["content"]),
                     heading_path=tuple(r["heading_path"]), token_count=r["token_count"]) for r in rows]
-    expected = models.embedder.encode([pipeline.embedding_text(c, models.counter) for c in chunks])
+    expected = models.embedder.encode([ingest_models.embedding_text(c, models.counter) for c in chunks])
     stored = np.array([[float(x) for x in r["vector"].strip("[]").split(",")] for r in rows], dtype=np.float32)
     assert float((stored * expected).sum(axis=1).min()) > 0.9999

@@ -1,0 +1,88 @@
+"""The models ingestion needs (embedding, token counting, extraction, representations), loaded once per
+process, and what of a chunk gets embedded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphrag.config import Settings
+from graphrag.ingest import representations as extended
+from graphrag.ingest.chunk import Chunker, ChunkOptions, HFTokenCounter
+from graphrag.ingest.embed import Embedder
+from graphrag.ingest.embedders import Embedders
+from graphrag.ingest.extract import EXTRACTION_VERSION, SpacyExtractor
+from graphrag.ingest.extractors import build_extractor, extract_options
+from graphrag.models import Chunk
+
+
+class IngestModels:
+    """The models ingestion needs, loaded once per process."""
+
+    def __init__(self, settings: Settings, llm_model: Any = None, extended_model: Any = None) -> None:
+        self.settings = settings
+        self.embedders = Embedders(settings)
+        self.extended_model = extended_model  # a pydantic-ai model for GRAPHRAG_EXTENDED=llm (tests pass one)
+        self.representers: dict[str, Any] = {}
+        self._counters: dict[str, HFTokenCounter] = {}
+        if self.embedders.default_spec.provider != "openai":
+            # A local model loads here (callers build IngestModels off the event loop), not inside the
+            # first search, whose legs would wait for it; an endpoint is asked on first use instead.
+            _ = self.embedder
+        self.extractor_options = extract_options(settings)
+        self.extractor_model = settings.spacy_model
+        self.spacy = SpacyExtractor(settings.spacy_model, self.extractor_options)
+        self.extractor: Any = build_extractor(settings, self.spacy, llm_model)
+        self.extractor_name = f"{settings.extractor}:{type(self.extractor.inner).__name__}"
+        self.boilerplate = (settings.boilerplate_filter, settings.boilerplate_repeated_documents)
+        self.chunk_options = ChunkOptions(budget=settings.chunk_tokens, overlap_tokens=settings.chunk_overlap_tokens)
+
+    @property
+    def extraction_signature(self) -> str:
+        """Part of the content hash: changing what is extracted re-ingests documents."""
+        opts = self.extractor_options
+        return (f"|{self.extractor_model}|{sorted(opts.drop_labels)}|{opts.noun_phrases}|{opts.svo}"
+                f"|{self.extractor_name}|{opts.code_entities}|{opts.identifier_min_chunks}|{opts.keyphrases}"
+                f"|{opts.keyphrase_min_chunks}|{self.boilerplate}|v{EXTRACTION_VERSION}")
+
+    @property
+    def embedder(self) -> Embedder:
+        """The configured embedding model (new collections use it; others keep their own)."""
+        return self.embedders.default
+
+    @property
+    def counter(self) -> HFTokenCounter:
+        """The token counter of the configured model."""
+        return self.counter_for(self.embedder)
+
+    def counter_for(self, embedder: Embedder) -> HFTokenCounter:
+        """Chunk sizes are counted with the tokenizer of the model that embeds them."""
+        found = self._counters.get(embedder.name)
+        if found is None:
+            found = self._counters[embedder.name] = HFTokenCounter(embedder.tokenizer, embedder.max_seq_length)
+        return found
+
+    @property
+    def nlp(self) -> Any:
+        """The spaCy pipeline (the graph leg parses queries with it)."""
+        return self.spacy.nlp
+
+    def representer(self, mode: str) -> Any:
+        """The extended-search representer of ``mode`` (built once)."""
+        found = self.representers.get(mode)
+        if found is None:
+            found = self.representers[mode] = extended.build_representer(mode, self.settings, self.extended_model)
+        return found
+
+    def chunker(self, embedder: Embedder | None = None) -> Chunker:
+        embedder = embedder or self.embedder
+        return Chunker(self.counter_for(embedder), self.chunk_options, embed=embedder.encode)
+
+
+def embedding_text(chunk: Chunk, counter: Any) -> str:
+    """What gets embedded: the chunk under its heading path, when that still fits the model."""
+    path = " > ".join(chunk.heading_path)
+    if not path or chunk.text.lstrip("# ").startswith(chunk.heading_path[-1]):
+        return chunk.text
+    if chunk.token_count + counter.count([path])[0] + 1 > counter.max_tokens:
+        return chunk.text
+    return f"{path}\n{chunk.text}"
