@@ -47,7 +47,6 @@ class OnnxQueryEncoder:
         except ImportError as exc:  # the packages are dependencies; a trimmed install keeps PyTorch
             raise QueryEncoderUnavailable(f"onnxruntime is not installed ({exc})") from None
         self._pooling = _pooling_mode(model)
-        self._normalise = any(type(m).__name__ == "Normalize" for m in model)
         transformer = model[0]
         self._max_length = int(model.max_seq_length or 512)
         self._tokenizer = copy.deepcopy(transformer.tokenizer)  # fast tokenizers are not thread-safe
@@ -55,7 +54,19 @@ class OnnxQueryEncoder:
         self._lower = bool(getattr(transformer, "do_lower_case", False))
         sample = self._tokenizer(["probe"], return_tensors="pt")
         self._inputs = [name for name in ("input_ids", "attention_mask", "token_type_ids") if name in sample]
-        wrapped = _HiddenStates(transformer.auto_model.eval(), self._inputs)
+        model_inputs, auto_model = self._inputs, transformer.auto_model.eval()
+
+        class HiddenStates(torch.nn.Module):
+            """The transformer with positional inputs, returning its last hidden states (for the export)."""
+
+            def __init__(self) -> None:
+                super().__init__()
+                self.model = auto_model
+
+            def forward(self, *args: Any) -> Any:
+                return self.model(**dict(zip(model_inputs, args, strict=True))).last_hidden_state
+
+        wrapped = HiddenStates()
         try:
             with tempfile.TemporaryDirectory(prefix="graphrag-onnx-") as folder, torch.inference_mode(), \
                     warnings.catch_warnings():
@@ -75,13 +86,14 @@ class OnnxQueryEncoder:
         # Idle threads must not spin: the API serves other requests (and PostgreSQL and Neo4j) on the same cores.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
-        reference = np.asarray(model.encode(_PROBES, normalize_embeddings=True, convert_to_numpy=True))
+        reference = np.asarray(model.encode(_PROBES, normalize_embeddings=True, convert_to_numpy=True,
+                                            show_progress_bar=False))
         agreement = float((reference * self.encode(_PROBES)).sum(axis=1).min())
         if agreement < _AGREEMENT:
             raise QueryEncoderUnavailable(f"ONNX vectors differ from the model's (cosine {agreement:.6f})")
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """Unit-length (when the model normalises) float32 rows, one per text."""
+        """Unit-length float32 rows, one per text (normalised as ``LocalEmbedder.encode`` does)."""
         if self._lower:
             texts = [t.lower() for t in texts]
         with self._tokenizer_lock:
@@ -114,24 +126,3 @@ def _pooling_mode(model: Any) -> str:
     if modes in (["cls"], ["cls_token"]):
         return "cls"
     raise QueryEncoderUnavailable(f"unsupported pooling {modes}")
-
-
-def _hidden_states_module() -> Any:
-    import torch
-
-    class HiddenStates(torch.nn.Module):
-        """The transformer with positional inputs, returning its last hidden states (for the export)."""
-
-        def __init__(self, model: Any, inputs: list[str]) -> None:
-            super().__init__()
-            self.model = model
-            self.inputs = inputs
-
-        def forward(self, *args: Any) -> Any:
-            return self.model(**dict(zip(self.inputs, args, strict=True))).last_hidden_state
-
-    return HiddenStates
-
-
-def _HiddenStates(model: Any, inputs: list[str]) -> Any:  # noqa: N802 - reads as the class it builds
-    return _hidden_states_module()(model, inputs)
