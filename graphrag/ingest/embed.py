@@ -232,7 +232,7 @@ class LocalEmbedder(Embedder):
         encoder = self.query_encoder()
         if encoder is None or not texts:
             return self.encode(texts)
-        return np.asarray(encoder.encode(texts), dtype=np.float32)
+        return encoder.encode(texts)  # float32, unit length
 
     def query_encoder(self) -> Any:
         """The ONNX query encoder, built on first use (None: queries use PyTorch)."""

@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 
 
 class EmbeddingBatcher:
-    """``await batcher(texts)`` -> one unit vector per text, like ``Embedder.aencode``."""
+    """``await batcher(texts)`` -> one unit vector per text, like ``Embedder.aencode_queries``."""
 
     def __init__(self, encode: Callable[[list[str]], Awaitable[np.ndarray]], max_texts: int = 64) -> None:
         self._encode = encode

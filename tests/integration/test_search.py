@@ -337,10 +337,6 @@ def counting_router(runtime: Runtime, models: Any) -> tuple[SearchRouter, list[l
         model_name = name = models.embedder.name
         spec, dim = models.embedder.spec, models.embedder.dim
 
-        async def aencode(self, texts: list[str]) -> Any:
-            calls.append(list(texts))
-            return await models.embedder.aencode(texts)
-
         async def aencode_queries(self, texts: list[str]) -> Any:  # what the router calls for a query
             calls.append(list(texts))
             return await models.embedder.aencode_queries(texts)
