@@ -41,15 +41,12 @@ async def vector_leg(pg: PostgresStore, embedding: np.ndarray, config: SearchCon
     picks that dimension's index); iterative scans keep filtered queries from running dry."""
     compiled = compile_filter(config.filters, first_param=5)
     ef_search = max(config.ef_search, config.overfetch)
-    settings = {"hnsw.ef_search": str(ef_search)}
-    fetch = config.overfetch
-    if config.filters or config.collections:
-        settings["hnsw.iterative_scan"] = "relaxed_order"
-        # Relaxed order streams rows as the scan finds them, so the first `overfetch` rows can miss
-        # closer ones found a little later: take the scan's whole first batch (ef_search rows, no
-        # extra index work), sort, then cut. On HotpotQA beside larger collections this restored
-        # the exact top 50 (vector nDCG@10 0.785 -> 0.795).
-        fetch = ef_search
+    # Always iterative: the model condition filters too (several models may share one dimension's
+    # index). Relaxed order streams rows as the scan finds them, so the first `overfetch` rows can miss
+    # closer ones found a little later: take the scan's whole first batch (ef_search rows, no extra
+    # index work), sort, then cut.
+    settings = {"hnsw.ef_search": str(ef_search), "hnsw.iterative_scan": "relaxed_order"}
+    fetch = ef_search
     rows = await pg.fetch_filtered("search", "vector_leg", compiled.sql, embedding, _collections(config), model,
                                    fetch, *compiled.params, local_settings=settings,
                                    dim=dim if dim is not None else len(embedding))

@@ -6,7 +6,11 @@ import json
 import math
 import uuid
 
+import numpy as np
+
 from graphrag.runtime import Runtime
+from graphrag.search.config import SearchConfig
+from graphrag.search.legs import vector_leg
 from graphrag.stores import queries
 from graphrag.stores.neo4j import GraphWrites
 
@@ -56,11 +60,14 @@ async def test_hnsw_cosine_query_returns_nearest_and_uses_index(runtime: Runtime
         await uow.documents.stats_add([doc_id])
     try:
         query = _unit([v + (0.2 if i == 7 else 0.0) for i, v in enumerate(_basis(7))])
-        async with runtime.postgres.pool.acquire() as conn:
-            nearest = await conn.fetch(_vector_leg(384), query, [collection], MODEL, 3)
-            ids = {str(r["id"]): r["similarity"] for r in nearest}
-            by_id = {str(r["id"]): r["content"] for r in await runtime.postgres.q.documents.chunks_of(doc_id)}
-        ranked = sorted(ids, key=lambda i: -ids[i])
+        # Through the product's leg (its ef_search and iterative scan): the shared index also holds the
+        # other tests' chunks, and a plain HNSW scan could return fewer than 3 rows of this collection.
+        config = SearchConfig(collections=(collection,), overfetch=3)
+        leg = await vector_leg(runtime.postgres, np.asarray(query, dtype=np.float32), config, MODEL)
+        ids = {cid: score for cid, score, _ in leg.hits}
+        by_id = {str(r["id"]): r["content"] for r in await runtime.postgres.q.documents.chunks_of(doc_id)}
+        assert len(ids) == 3
+        ranked = [cid for cid, _, _ in leg.hits]
         assert by_id[ranked[0]] == "chunk 7"
         assert ids[ranked[0]] > ids[ranked[1]]
         async with runtime.postgres.pool.acquire() as conn, conn.transaction():
