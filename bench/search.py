@@ -55,6 +55,8 @@ from graphrag.runtime import open_services  # noqa: E402
 from graphrag.search.linking import name_spans  # noqa: E402
 from graphrag.search.router import SearchRouter  # noqa: E402
 from graphrag.stores import queries as named  # noqa: E402
+from graphrag.stores.repo.base import Sql  # noqa: E402
+from graphrag.stores.repo.graph import Cypher  # noqa: E402
 
 MODES = ("vector", "keyword", "hybrid", "graph", "auto")
 LEG_INDEX = {"vector_leg": "chunks_embedding_hnsw", "keyword_leg": "chunk_postings_by_impact", "chunk_rows": "chunks_pkey"}
@@ -100,7 +102,8 @@ def stage_split(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 class Recorder:
-    """Wraps a runtime's store calls to capture the exact statements one search runs (for EXPLAIN)."""
+    """Wraps the store layer's statement runners to capture the exact statements one search runs (for
+    EXPLAIN): the compiled text, its values and its session settings."""
 
     def __init__(self, rt: Any) -> None:
         self.rt = rt
@@ -108,31 +111,31 @@ class Recorder:
         self.neo: list[tuple[str, str, dict[str, Any]]] = []
 
     def __enter__(self) -> Recorder:
-        pg, neo = self.rt.postgres, self.rt.neo4j
-        self._pg_ff, self._pg_f, self._neo_run = pg.fetch_filtered, pg.fetch, neo.run
+        self._saved = (Sql.fetch, Sql.fetch_where, Cypher.run)
+        fetch, fetch_where, run = self._saved
+        rec = self
 
-        async def fetch_filtered(file: str, name: str, condition: str, *args: Any,
-                                 local_settings: dict[str, str] | None = None, dim: int | None = None) -> Any:
-            text = named.sql(file, name).replace("/*FILTER*/", condition)
-            if dim is not None:
-                text = named.with_dimension(text, dim)
-            self.pg.append((name, text, args, local_settings))
-            return await self._pg_ff(file, name, condition, *args, local_settings=local_settings, dim=dim)
+        async def recorded_fetch(sql: Sql, file: str, name: str, /, **params: Any) -> Any:
+            st = named.statement(file, name)
+            rec.pg.append((name, st.text, tuple(st.bind(params)), None))
+            return await fetch(sql, file, name, **params)
 
-        async def fetch(file: str, name: str, *args: Any) -> Any:
-            self.pg.append((name, named.sql(file, name), args, None))
-            return await self._pg_f(file, name, *args)
+        async def recorded_fetch_where(sql: Sql, file: str, name: str, /, *, where: Any = None, dim: Any = None,
+                                       settings: Any = None, **params: Any) -> Any:
+            st = named.variant(file, name, where.sql if where is not None else None, dim)
+            values = st.bind({**params, **(where.params if where is not None else {})})
+            rec.pg.append((name, st.text, tuple(values), dict(settings) if settings else None))
+            return await fetch_where(sql, file, name, where=where, dim=dim, settings=settings, **params)
 
-        async def run(file: str, name: str, **params: Any) -> Any:
-            self.neo.append((file, name, params))
-            return await self._neo_run(file, name, **params)
+        async def recorded_run(cypher: Cypher, file: str, name: str, /, **params: Any) -> Any:
+            rec.neo.append((file, name, params))
+            return await run(cypher, file, name, **params)
 
-        pg.fetch_filtered, pg.fetch, neo.run = fetch_filtered, fetch, run
+        Sql.fetch, Sql.fetch_where, Cypher.run = recorded_fetch, recorded_fetch_where, recorded_run  # type: ignore[method-assign]
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        pg, neo = self.rt.postgres, self.rt.neo4j
-        pg.fetch_filtered, pg.fetch, neo.run = self._pg_ff, self._pg_f, self._neo_run
+        Sql.fetch, Sql.fetch_where, Cypher.run = self._saved  # type: ignore[method-assign]
 
 
 async def plans(rt: Any, router: SearchRouter, collection: str, query: str) -> dict[str, Any]:

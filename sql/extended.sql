@@ -1,53 +1,49 @@
 -- Extended search: titles, summaries and propositions (migrations/007_extended.sql).
 
 -- name: collection_extended
-SELECT extended FROM collections WHERE name = $1;
+SELECT extended FROM collections WHERE name = :collection;
 
 -- name: set_collection_extended
-UPDATE collections SET extended = $2, updated_at = now() WHERE name = $1;
+UPDATE collections SET extended = :mode, updated_at = now() WHERE name = :collection;
 
 -- name: ensure_representation_index
-SELECT graphrag_ensure_representation_index($1);
+SELECT graphrag_ensure_representation_index(:dim);
 
 -- name: delete_representations_of_documents
-DELETE FROM representations WHERE document_id = ANY($1::uuid[]);
+DELETE FROM representations WHERE document_id = ANY(:ids::uuid[]);
 
 -- name: delete_representations_of_collection
-DELETE FROM representations WHERE collection = $1;
+DELETE FROM representations WHERE collection = :collection;
 
 -- name: documents_to_represent
--- Documents among $2 (ids) of collection $1 with no representation made by generator $3.
+-- Documents among :ids (ids) of collection :collection with no representation made by generator :generator.
 SELECT d.id, d.title FROM documents d
-WHERE d.collection = $1 AND d.id = ANY($2::uuid[])
-  AND NOT EXISTS (SELECT 1 FROM representations r WHERE r.document_id = d.id AND r.generator = $3);
+WHERE d.collection = :collection AND d.id = ANY(:ids::uuid[])
+  AND NOT EXISTS (SELECT 1 FROM representations r WHERE r.document_id = d.id AND r.generator = :generator);
 
 -- name: chunks_to_represent
 SELECT id, document_id, chunk_index, content FROM chunks
-WHERE document_id = ANY($1::uuid[]) ORDER BY document_id, chunk_index;
-
--- name: representation_counts
--- A document's representations by kind (tests and `graphrag status`-style checks).
-SELECT kind, count(*) AS n FROM representations WHERE document_id = $1 GROUP BY kind ORDER BY kind;
+WHERE document_id = ANY(:ids::uuid[]) ORDER BY document_id, chunk_index;
 
 -- name: representation_vector
 -- Nearest representations by cosine (the dimension's partial HNSW index, as the chunk vector leg).
 -- Titles and summaries have no chunk: the filter's chunk metadata then falls back to the document's.
 SELECT r.id, r.document_id, r.chunk_id, r.kind, r.content,
-       1 - (r.embedding::/*VECTOR*/ <=> $1::/*VECTOR*/) AS similarity
+       1 - (r.embedding::/*VECTOR*/ <=> :embedding::/*VECTOR*/) AS similarity
 FROM representations r
 JOIN documents d ON d.id = r.document_id
 LEFT JOIN chunks c ON c.id = r.chunk_id
 WHERE vector_dims(r.embedding) = /*DIM*/
-  AND ($2::text[] IS NULL OR r.collection = ANY($2::text[])) AND r.embedding_model = $3 AND (/*FILTER*/)
-ORDER BY r.embedding::/*VECTOR*/ <=> $1::/*VECTOR*/
-LIMIT $4;
+  AND (:collections::text[] IS NULL OR r.collection = ANY(:collections::text[])) AND r.embedding_model = :model AND (/*FILTER*/)
+ORDER BY r.embedding::/*VECTOR*/ <=> :embedding::/*VECTOR*/
+LIMIT :limit;
 
 -- name: representation_terms
--- A fragment: the query's ($1) terms with their document frequencies among the chunks of the searched
--- collections ($2, NULL = all). Representations restate their chunks, so the chunks' statistics give
+-- A fragment: the query's (:query) terms with their document frequencies among the chunks of the searched
+-- collections (:collections, NULL = all). Representations restate their chunks, so the chunks' statistics give
 -- their terms' IDF.
 cols AS (
-    SELECT coalesce($2::text[], ARRAY(SELECT collection FROM collection_stats)) AS names
+    SELECT coalesce(:collections::text[], ARRAY(SELECT collection FROM collection_stats)) AS names
 ), stats AS (
     SELECT greatest(sum(s.chunks), 1)::double precision AS n
     FROM collection_stats s, cols WHERE s.collection = ANY(cols.names)
@@ -56,7 +52,7 @@ cols AS (
     FROM (SELECT DISTINCT lx
           FROM (SELECT DISTINCT coalesce(gc.text_config, 'english'::regconfig) AS cfg
                 FROM cols, unnest(cols.names) AS n(name) LEFT JOIN collections gc ON gc.name = n.name) cfgs
-          CROSS JOIN LATERAL unnest(tsvector_to_array(to_tsvector(cfgs.cfg, $1))) AS lx) t(lexeme)
+          CROSS JOIN LATERAL unnest(tsvector_to_array(to_tsvector(cfgs.cfg, :query))) AS lx) t(lexeme)
     CROSS JOIN cols
     LEFT JOIN lexeme_stats ls ON ls.collection = ANY(cols.names) AND ls.lexeme = t.lexeme
     GROUP BY t.lexeme
@@ -64,7 +60,7 @@ cols AS (
 
 -- name: representation_keyword
 -- BM25 over representations (OR semantics; candidates from the rarest terms, as the chunk keyword
--- leg), k1 = $4, b = $5, mean length $6 words; the filter as in representation_vector.
+-- leg), k1 = :k1, b = :b, mean length :mean_words words; the filter as in representation_vector.
 WITH /*INCLUDE representation_terms*/, weighted AS (
     SELECT terms.lexeme, ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) AS idf,
            sum(terms.df) OVER (ORDER BY terms.df, terms.lexeme) AS df_through,
@@ -73,18 +69,18 @@ WITH /*INCLUDE representation_terms*/, weighted AS (
     FROM terms, stats WHERE terms.df > 0
 ), q AS (
     SELECT (SELECT string_agg(quote_literal(lexeme), ' | ') FROM weighted
-            WHERE rarest OR (selective AND df_through <= greatest(2000, 80 * $3)))::tsquery AS query,
+            WHERE rarest OR (selective AND df_through <= greatest(2000, 80 * :limit)))::tsquery AS query,
            ARRAY(SELECT lexeme FROM weighted ORDER BY lexeme) AS lexemes,
            ARRAY(SELECT idf FROM weighted ORDER BY lexeme) AS idfs
 ), ranked AS (
     SELECT r.id,
            (SELECT sum(q.idfs[array_position(q.lexemes, u.lexeme)]
-                       * (coalesce(array_length(u.positions, 1), 1) * ($4::float8 + 1))
+                       * (coalesce(array_length(u.positions, 1), 1) * (:k1::float8 + 1))
                        / (coalesce(array_length(u.positions, 1), 1)
-                          + $4::float8 * (1 - $5::float8 + $5::float8 * greatest(r.token_count, 1) / $6::float8)))
+                          + :k1::float8 * (1 - :b::float8 + :b::float8 * greatest(r.token_count, 1) / :mean_words::float8)))
             FROM unnest(ts_filter(setweight(setweight(r.tsv, 'D'), 'A', q.lexemes), '{a}')) u) AS score
     FROM representations r, q
-    WHERE q.query IS NOT NULL AND ($2::text[] IS NULL OR r.collection = ANY($2::text[])) AND r.tsv @@ q.query
+    WHERE q.query IS NOT NULL AND (:collections::text[] IS NULL OR r.collection = ANY(:collections::text[])) AND r.tsv @@ q.query
     ORDER BY score DESC
     OFFSET 0  -- keeps the sort below the filter, so LIMIT stops the filter early
 )
@@ -95,20 +91,20 @@ JOIN documents d ON d.id = r.document_id
 LEFT JOIN chunks c ON c.id = r.chunk_id
 WHERE (/*FILTER*/)
 ORDER BY ranked.score DESC
-LIMIT $3;
+LIMIT :limit;
 
 -- name: best_chunks_of_documents
--- The chunks of documents $1 most similar to the query vector $2 (chunks of model $3 only; others
--- rank after them in reading order), $4 per document.
+-- The chunks of documents :document_ids most similar to the query vector :embedding (chunks of model :model only; others
+-- rank after them in reading order), :per_document per document.
 SELECT id, document_id, similarity FROM (
     SELECT c.id, c.document_id,
-           CASE WHEN c.embedding_model = $3 THEN 1 - (c.embedding <=> $2) END AS similarity,
+           CASE WHEN c.embedding_model = :model THEN 1 - (c.embedding <=> :embedding) END AS similarity,
            row_number() OVER (PARTITION BY c.document_id
-                              ORDER BY CASE WHEN c.embedding_model = $3 THEN c.embedding <=> $2 END NULLS LAST,
+                              ORDER BY CASE WHEN c.embedding_model = :model THEN c.embedding <=> :embedding END NULLS LAST,
                                        c.chunk_index) AS n
-    FROM chunks c WHERE c.document_id = ANY($1::uuid[])
+    FROM chunks c WHERE c.document_id = ANY(:document_ids::uuid[])
 ) t
-WHERE n <= $4;
+WHERE n <= :per_document;
 
 -- name: reembed_representation_todo
 -- Representations of the collection without a vector of the new model; a proposition is embedded
@@ -116,20 +112,20 @@ WHERE n <= $4;
 SELECT r.id, CASE WHEN r.kind = 'proposition' AND btrim(d.title) <> '' THEN btrim(d.title) || ': ' || r.content
                   ELSE r.content END AS text
 FROM representations r JOIN documents d ON d.id = r.document_id
-WHERE r.collection = $1 AND r.embedding_next IS NULL
+WHERE r.collection = :collection AND r.embedding_next IS NULL
 ORDER BY r.id
-LIMIT $2;
+LIMIT :limit;
 
 -- name: reembed_representation_counts
 SELECT count(*) AS total, count(*) FILTER (WHERE embedding_next IS NOT NULL) AS done
-FROM representations WHERE collection = $1;
+FROM representations WHERE collection = :collection;
 
 -- name: set_representation_vector
-UPDATE representations SET embedding_next = $2 WHERE id = $1;
+UPDATE representations SET embedding_next = :vector WHERE id = :id;
 
 -- name: reset_representation_vectors
-UPDATE representations SET embedding_next = NULL WHERE collection = $1 AND embedding_next IS NOT NULL;
+UPDATE representations SET embedding_next = NULL WHERE collection = :collection AND embedding_next IS NOT NULL;
 
 -- name: switch_representations
-UPDATE representations SET embedding = embedding_next, embedding_model = $2, embedding_next = NULL
-WHERE collection = $1;
+UPDATE representations SET embedding = embedding_next, embedding_model = :model, embedding_next = NULL
+WHERE collection = :collection;

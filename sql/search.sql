@@ -1,31 +1,31 @@
 -- Search legs. /*FILTER*/ is replaced by a condition compiled from the JSON filter language
--- (graphrag/search/filters.py): only our own fragments and $n placeholders, never user text.
+-- (graphrag/stores/filters.py): only our own fragments and :filter_n parameters, never user text.
 
 -- name: vector_leg
 -- /*VECTOR*/ and /*DIM*/ are the model's dimension (queries.with_dimension): they select the
 -- partial HNSW index of that dimension.
-SELECT c.id, 1 - (c.embedding::/*VECTOR*/ <=> $1::/*VECTOR*/) AS similarity
+SELECT c.id, 1 - (c.embedding::/*VECTOR*/ <=> :embedding::/*VECTOR*/) AS similarity
 FROM chunks c JOIN documents d ON d.id = c.document_id
 WHERE vector_dims(c.embedding) = /*DIM*/
-  AND ($2::text[] IS NULL OR c.collection = ANY($2::text[])) AND c.embedding_model = $3 AND (/*FILTER*/)
-ORDER BY c.embedding::/*VECTOR*/ <=> $1::/*VECTOR*/
-LIMIT $4;
+  AND (:collections::text[] IS NULL OR c.collection = ANY(:collections::text[])) AND c.embedding_model = :model AND (/*FILTER*/)
+ORDER BY c.embedding::/*VECTOR*/ <=> :embedding::/*VECTOR*/
+LIMIT :limit;
 
 -- name: bm25_terms
--- A fragment, not a statement: the terms of the weighted query strings $1 (the query, and its
--- expansions when query expansion is on) with their weights $6 (1 for the query's own words, less for
+-- A fragment, not a statement: the terms of the weighted query strings :texts (the query, and its
+-- expansions when query expansion is on) with their weights :weights (1 for the query's own words, less for
 -- expanded terms; a term in several strings takes its largest weight), their document frequencies
--- over the requested collections ($2, NULL = all), and the collection size and mean chunk length.
+-- over the requested collections (:collections, NULL = all), and the collection size and mean chunk length.
 -- Included by keyword_leg and keyword_scores, so both score with the same statistics.
 cols AS (
-    SELECT coalesce($2::text[], ARRAY(SELECT collection FROM collection_stats)) AS names
+    SELECT coalesce(:collections::text[], ARRAY(SELECT collection FROM collection_stats)) AS names
 ), stats AS (
     SELECT greatest(sum(s.chunks), 1)::double precision AS n,
            greatest(sum(s.tokens)::double precision / greatest(sum(s.chunks), 1), 1) AS avgdl
     FROM collection_stats s, cols WHERE s.collection = ANY(cols.names)
 ), lexemes AS (
     SELECT lx AS lexeme, max(q.weight) AS weight
-    FROM unnest($1::text[], $6::float8[]) AS q(text, weight)
+    FROM unnest(:texts::text[], :weights::float8[]) AS q(text, weight)
     CROSS JOIN (SELECT DISTINCT coalesce(gc.text_config, 'english'::regconfig) AS cfg
                 FROM cols, unnest(cols.names) AS n(name) LEFT JOIN collections gc ON gc.name = n.name) cfgs
     CROSS JOIN LATERAL unnest(tsvector_to_array(to_tsvector(cfgs.cfg, q.text))) AS lx
@@ -47,11 +47,11 @@ cols AS (
 -- beyond the cut are its weakest (low term frequency in long chunks), so a chunk missing one loses
 -- little; rare terms, which decide most rankings, are read whole. Every score is the exact BM25 of
 -- the postings read. The filter (which needs the documents row) is checked on the ranked candidates
--- in score order, so it runs for about $3 rows, not for all of them. Filter parameters start at $7.
+-- in score order, so it runs for about :limit rows, not for all of them.
 WITH /*INCLUDE bm25_terms*/, weighted AS MATERIALIZED (
     -- Per term, BM25 as idf * (k1 + 1) * tf / (tf + k1 * (1 - b) + k1 * b / avgdl * dl).
-    SELECT terms.lexeme, terms.weight * ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) * ($4::float8 + 1) AS gain,
-           $4::float8 * (1 - $5::float8) AS base, $4::float8 * $5::float8 / stats.avgdl AS per_token,
+    SELECT terms.lexeme, terms.weight * ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) * (:k1::float8 + 1) AS gain,
+           :k1::float8 * (1 - :b::float8) AS base, :k1::float8 * :b::float8 / stats.avgdl AS per_token,
            -- A term in more than half of the chunks scores, but finds no chunk on its own (unless
            -- every term is that common), as in bm25_search.
            terms.df <= 0.5 * stats.n OR bool_and(terms.df > 0.5 * stats.n) OVER () AS selective
@@ -65,7 +65,7 @@ WITH /*INCLUDE bm25_terms*/, weighted AS MATERIALIZED (
         SELECT cp.chunk_id, cp.tf, cp.dl FROM chunk_postings cp
         WHERE cp.collection = searched.collection AND cp.lexeme = w.lexeme
         ORDER BY cp.impact DESC
-        LIMIT greatest(1000, 20 * $3)) p
+        LIMIT greatest(1000, 20 * :limit)) p
     GROUP BY p.chunk_id
     HAVING bool_or(w.selective)
     ORDER BY score DESC
@@ -77,23 +77,23 @@ SELECT r.id, r.score,
 FROM ranked r
 JOIN chunks c ON c.id = r.id
 JOIN documents d ON d.id = c.document_id
-WHERE ($2::text[] IS NULL OR c.collection = ANY($2::text[])) AND (/*FILTER*/)
+WHERE (:collections::text[] IS NULL OR c.collection = ANY(:collections::text[])) AND (/*FILTER*/)
 ORDER BY r.score DESC
-LIMIT $3;
+LIMIT :limit;
 
 -- name: keyword_scores
--- The BM25 score the keyword leg would give the chunks $3 (candidates other legs found), with the
+-- The BM25 score the keyword leg would give the chunks :chunk_ids (candidates other legs found), with the
 -- same IDF and length normalisation as keyword_leg, from all their postings; score fusion fills in
 -- the keyword evidence of those candidates with it. Chunks without a query term are not returned.
 WITH /*INCLUDE bm25_terms*/, weighted AS MATERIALIZED (
-    SELECT terms.lexeme, terms.weight * ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) * ($4::float8 + 1) AS gain,
-           $4::float8 * (1 - $5::float8) AS base, $4::float8 * $5::float8 / stats.avgdl AS per_token
+    SELECT terms.lexeme, terms.weight * ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) * (:k1::float8 + 1) AS gain,
+           :k1::float8 * (1 - :b::float8) AS base, :k1::float8 * :b::float8 / stats.avgdl AS per_token
     FROM terms, stats WHERE terms.df > 0
 )
 SELECT p.chunk_id AS id, sum(w.gain * p.tf / (p.tf + w.base + w.per_token * p.dl)) AS score
 FROM chunk_postings p
 JOIN weighted w ON w.lexeme = p.lexeme
-WHERE p.chunk_id = ANY($3::uuid[]) AND p.lexeme = ANY(ARRAY(SELECT lexeme FROM weighted))
+WHERE p.chunk_id = ANY(:chunk_ids::uuid[]) AND p.lexeme = ANY(ARRAY(SELECT lexeme FROM weighted))
 GROUP BY p.chunk_id;
 
 -- name: chunk_rows
@@ -101,12 +101,12 @@ GROUP BY p.chunk_id;
 SELECT c.id, c.document_id, c.collection, c.chunk_index, c.content, c.heading_path, c.char_start, c.char_end,
        c.token_count, c.has_code, c.metadata, c.embedding, c.embedding_model, d.source, d.title, d.metadata AS document_metadata, d.tags
 FROM chunks c JOIN documents d ON d.id = c.document_id
-WHERE c.id = ANY($1::uuid[]) AND ($2::text[] IS NULL OR c.collection = ANY($2::text[])) AND (/*FILTER*/);
+WHERE c.id = ANY(:ids::uuid[]) AND (:collections::text[] IS NULL OR c.collection = ANY(:collections::text[])) AND (/*FILTER*/);
 
 -- name: checkout_settings
--- Settings for the statements run on one pool checkout (PostgresStore.fetch_filtered); the pool runs
+-- Settings for the statement run on one pool checkout (Sql.fetch_where); the pool runs
 -- RESET ALL when the connection goes back, which restores the defaults.
-SELECT set_config(s.name, s.value, false) FROM unnest($1::text[], $2::text[]) AS s(name, value);
+SELECT set_config(s.name, s.value, false) FROM unnest(:names::text[], :values::text[]) AS s(name, value);
 
 -- name: collection_chunk_count
-SELECT coalesce(sum(chunks), 0)::bigint FROM collection_stats WHERE $1::text[] IS NULL OR collection = ANY($1::text[]);
+SELECT coalesce(sum(chunks), 0)::bigint FROM collection_stats WHERE :collections::text[] IS NULL OR collection = ANY(:collections::text[]);

@@ -34,39 +34,39 @@ ON CONFLICT (collection, norm, kind) DO UPDATE
         display = CASE WHEN s.documents <= 0 THEN EXCLUDED.display ELSE s.display END;
 
 -- name: complete
--- Completions of a prefix in the collections ($1): $2 <= norm < $3 is the prefix's byte range (norm
+-- Completions of a prefix in the collections (:collections): :low <= norm < :high is the prefix's byte range (norm
 -- is in the "C" collation). Only offerable terms are read (the partial indexes' condition, repeated
 -- literally so the planner uses them: in a document, and for phrases frequent). Three parts, each
 -- bounded, the caller merging them:
--- - the range, at most $5 terms in index order, the most used $4 of them: exact for most prefixes;
--- - when the range is fuller than that (a short, common prefix), the $4 most used matches among each
---   collection's $6 most used terms;
+-- - the range, at most :range_limit terms in index order, the most used :k of them: exact for most prefixes;
+-- - when the range is fuller than that (a short, common prefix), the :k most used matches among each
+--   collection's :top_per_collection most used terms;
 -- - the term equal to the whole prefix, however rare.
 WITH ranged AS MATERIALIZED (
     SELECT collection, norm, kind, display, documents, mentions
     FROM suggest_terms
-    WHERE collection = ANY($1::text[]) AND norm >= $2 AND norm < $3
+    WHERE collection = ANY(:collections::text[]) AND norm >= :low AND norm < :high
       AND documents > 0 AND (kind <> 'phrase' OR documents >= 2 OR mentions >= 3)
-    LIMIT $5
+    LIMIT :range_limit
 )
-(SELECT * FROM ranged ORDER BY documents DESC, mentions DESC, norm LIMIT $4)
+(SELECT * FROM ranged ORDER BY documents DESC, mentions DESC, norm LIMIT :k)
 UNION ALL
 (SELECT top.collection, top.norm, top.kind, top.display, top.documents, top.mentions
- FROM unnest($1::text[]) AS c(name)
+ FROM unnest(:collections::text[]) AS c(name)
  CROSS JOIN LATERAL (
      SELECT collection, norm, kind, display, documents, mentions
      FROM suggest_terms
      WHERE collection = c.name AND documents > 0 AND (kind <> 'phrase' OR documents >= 2 OR mentions >= 3)
      ORDER BY documents DESC, mentions DESC
-     LIMIT $6
+     LIMIT :top_per_collection
  ) AS top
- WHERE (SELECT count(*) >= $5 FROM ranged) AND top.norm >= $2 AND top.norm < $3
+ WHERE (SELECT count(*) >= :range_limit FROM ranged) AND top.norm >= :low AND top.norm < :high
  ORDER BY top.documents DESC, top.mentions DESC, top.norm
- LIMIT $4)
+ LIMIT :k)
 UNION ALL
 (SELECT collection, norm, kind, display, documents, mentions
  FROM suggest_terms
- WHERE collection = ANY($1::text[]) AND norm = $2
+ WHERE collection = ANY(:collections::text[]) AND norm = :low
    AND documents > 0 AND (kind <> 'phrase' OR documents >= 2 OR mentions >= 3));
 
 -- name: collection_names

@@ -85,3 +85,11 @@ async def ingest_docs(ingestor: Any, folder: Path, collection: str, docs: Mappin
 
 
 __all__: Sequence[str] = ("ingest_docs", "run_cli", "write_docs")
+
+
+async def explain(conn: Any, file: str, name: str, *, dim: int | None = None, **params: Any) -> str:
+    """EXPLAIN of a product statement as the stores run it (no filter: ``/*FILTER*/`` is TRUE)."""
+    from graphrag.stores import queries
+
+    st = queries.variant(file, name, "TRUE", dim)
+    return "\n".join(r[0] for r in await conn.fetch("EXPLAIN " + st.text, *st.bind(params)))

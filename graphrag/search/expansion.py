@@ -208,10 +208,10 @@ async def alias_terms(neo4j: Neo4jStore, query: str, collections: list[str]) -> 
     out: list[Term] = []
     phrases = ['"' + _LUCENE_SPECIAL.sub(r"\\\1", run) + '"' for run in runs.values()]
     rows, aliased = await asyncio.gather(
-        neo4j.run("expansion", "entities_named", norms=list(runs), collections=collections),
-        neo4j.run("expansion", "entities_aliased", query=" OR ".join(phrases[:40]), collections=collections))
+        neo4j.q.search.entities_named(list(runs), collections),
+        neo4j.q.search.entities_aliased(" OR ".join(phrases[:40]), collections))
     for row in rows:
-        said = runs.get(row["norm"], row["name"])
+        said: str = runs.get(row["norm"]) or str(row["name"] or "")
         if is_short_form(row["name"] or "") and not is_short_form(said):
             continue  # an entity named by an abbreviation ("SAC") is not named by the word ("sac")
         names = list(row["aliases"] or [])

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from graphrag.search.config import SearchConfig
-from graphrag.search.filters import compile_filter
-from graphrag.search.legs import BM25_B, BM25_K1, LegResult
+from graphrag.stores.filters import compile_filter
+from graphrag.search.legs import BM25_B, BM25_K1, LegResult, collection_list, hnsw_settings
 from graphrag.stores.postgres import PostgresStore
 
 LEG = "extended"
@@ -34,26 +34,16 @@ CHUNKS_PER_DOCUMENT = 1
 MATCHED_TEXT_CHARS = 400
 
 
-def _collections(config: SearchConfig) -> list[str] | None:
-    return list(config.collections) if config.collections else None
-
-
 async def extended_leg(pg: PostgresStore, query: str, embedding: np.ndarray, config: SearchConfig, model: str,
                        dim: int) -> LegResult:
     """Chunks ranked by their best-matching representation (see the module docstring)."""
-    vector_filter = compile_filter(config.filters, first_param=5)
-    keyword_filter = compile_filter(config.filters, first_param=7)
-    ef_search = max(config.ef_search, config.overfetch)
-    settings = {"hnsw.ef_search": str(ef_search)}
-    fetch = config.overfetch
-    if config.filters or config.collections:
-        settings["hnsw.iterative_scan"] = "relaxed_order"
-        fetch = ef_search  # as the chunk vector leg: the relaxed scan's first batch, sorted, then cut
+    where = compile_filter(config.filters)
+    settings, fetch = hnsw_settings(config)
     vector_rows, keyword_rows = await asyncio.gather(
-        pg.fetch_filtered("extended", "representation_vector", vector_filter.sql, embedding, _collections(config),
-                          model, fetch, *vector_filter.params, local_settings=settings, dim=dim),
-        pg.fetch_filtered("extended", "representation_keyword", keyword_filter.sql, query, _collections(config),
-                          config.overfetch, BM25_K1, BM25_B, MEAN_WORDS, *keyword_filter.params))
+        pg.q.search.representation_vector(embedding, collections=collection_list(config), model=model, limit=fetch,
+                                          dim=dim, where=where, settings=settings),
+        pg.q.search.representation_keyword(query, collections=collection_list(config), limit=config.overfetch,
+                                           k1=BM25_K1, b=BM25_B, mean_words=MEAN_WORDS, where=where))
     vector_rows = sorted(vector_rows, key=lambda r: -float(r["similarity"]))[: config.overfetch]
     reps: dict[str, dict[str, Any]] = {}
     for r in vector_rows:
@@ -75,8 +65,8 @@ async def extended_leg(pg: PostgresStore, query: str, embedding: np.ndarray, con
     documents = list({e["row"]["document_id"] for e in reps.values() if e["row"]["chunk_id"] is None and e["score"] > 0})
     best: dict[uuid.UUID, list[uuid.UUID]] = {}
     if documents:
-        for row in await pg.fetch("extended", "best_chunks_of_documents", documents, embedding, model,
-                                  CHUNKS_PER_DOCUMENT):
+        for row in await pg.q.search.best_chunks_of_documents(documents, embedding, model=model,
+                                                              per_document=CHUNKS_PER_DOCUMENT):
             best.setdefault(row["document_id"], []).append(row["id"])
     chunks: dict[str, tuple[float, dict[str, Any]]] = {}
     for entry in sorted(reps.values(), key=lambda e: -e["score"]):

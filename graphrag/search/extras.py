@@ -63,8 +63,8 @@ async def full_documents(postgres: Any, results: list[dict[str, Any]], threshold
     seen: dict[str, dict[str, Any]] = {}
     for hit in strong:
         seen.setdefault(hit["document_id"], hit)
-    rows = await postgres.fetch("results", "document_windows", [uuid.UUID(d) for d in seen],
-                                [int(h["chunk_index"]) for h in seen.values()], token_limit)
+    rows = await postgres.q.search.document_windows([uuid.UUID(d) for d in seen],
+                                                    [int(h["chunk_index"]) for h in seen.values()], token_limit)
     pieces: dict[str, list[Piece]] = {}
     totals: dict[str, int] = {}
     for r in rows:
@@ -114,7 +114,7 @@ async def add_highlights(postgres: Any, response: dict[str, Any]) -> None:
                 wanted[(hit["collection"], word)] = None
     stems: dict[str, dict[str, list[str]]] = {}
     if wanted and terms:
-        rows = await postgres.fetch("results", "word_lexemes", [c for c, _ in wanted], [w for _, w in wanted])
+        rows = await postgres.q.search.word_lexemes([c for c, _ in wanted], [w for _, w in wanted])
         for r in rows:
             stems.setdefault(r["collection"], {})[r["word"]] = list(r["lexemes"] or [])
     for hit in results:

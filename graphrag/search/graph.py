@@ -66,7 +66,7 @@ def graph_parameters(query: str, config: SearchConfig, *, total_chunks: int,
 async def plan_graph_leg(neo4j: Neo4jStore, config: SearchConfig) -> None:
     """Have Neo4j plan the graph statement ahead of the first search (planning it takes seconds, which
     would count against that search's leg timeout): a run with nothing to link, which reads nothing."""
-    await neo4j.run("graph_leg", "graph_leg", leg=graph_parameters("", config, total_chunks=1, feedback=[]))
+    await neo4j.q.search.graph_leg(graph_parameters("", config, total_chunks=1, feedback=[]))
 
 
 async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, query: str, config: SearchConfig, *,
@@ -84,7 +84,7 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, query: str, config: Se
     statement waits for them."""
     total, passages = await asyncio.gather(_value(total_chunks), _value(feedback))
     params = graph_parameters(query, config, total_chunks=total, feedback=list(passages)[: config.graph_prf])
-    record = (await neo4j.run("graph_leg", "graph_leg", leg=params))[0]
+    record = await neo4j.q.search.graph_leg(params)
     chunks = [(c, float(score), via) for c, score, via in record["chunks"] if c is not None]
     named_rows = [(c, title) for c, title in record["named"] if c is not None]
     rows: dict[str, dict[str, Any]] = {}

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from graphrag.search.config import SearchConfig
-from graphrag.search.filters import compile_filter
+from graphrag.stores.filters import compile_filter
 from graphrag.stores.postgres import PostgresStore
 
 BM25_K1 = 0.9
@@ -31,25 +31,31 @@ class LegResult:
     info: dict[str, Any] = field(default_factory=dict)  # extra keys for the leg's entry in ``legs``
 
 
-def _collections(config: SearchConfig) -> list[str] | None:
+def collection_list(config: SearchConfig) -> list[str] | None:
+    """The searched collections as a statement value (None: every collection)."""
     return list(config.collections) if config.collections else None
+
+
+def hnsw_settings(config: SearchConfig) -> tuple[dict[str, str], int]:
+    """The session settings of an HNSW leg and how many rows it fetches.
+
+    Always an iterative scan: the model condition filters too (several models may share one
+    dimension's index), as do collections and filters. Relaxed order streams rows as the scan finds
+    them, so the first ``overfetch`` rows can miss closer ones found a little later: the leg takes the
+    scan's whole first batch (``ef_search`` rows, no extra index work), sorts, then cuts.
+    """
+    ef_search = max(config.ef_search, config.overfetch)
+    return {"hnsw.ef_search": str(ef_search), "hnsw.iterative_scan": "relaxed_order"}, ef_search
 
 
 async def vector_leg(pg: PostgresStore, embedding: np.ndarray, config: SearchConfig, model: str,
                      dim: int | None = None) -> LegResult:
     """HNSW cosine search over the chunks of ``model`` (whose vectors have ``dim`` dimensions, which
     picks that dimension's index); iterative scans keep filtered queries from running dry."""
-    compiled = compile_filter(config.filters, first_param=5)
-    ef_search = max(config.ef_search, config.overfetch)
-    # Always iterative: the model condition filters too (several models may share one dimension's
-    # index). Relaxed order streams rows as the scan finds them, so the first `overfetch` rows can miss
-    # closer ones found a little later: take the scan's whole first batch (ef_search rows, no extra
-    # index work), sort, then cut.
-    settings = {"hnsw.ef_search": str(ef_search), "hnsw.iterative_scan": "relaxed_order"}
-    fetch = ef_search
-    rows = await pg.fetch_filtered("search", "vector_leg", compiled.sql, embedding, _collections(config), model,
-                                   fetch, *compiled.params, local_settings=settings,
-                                   dim=dim if dim is not None else len(embedding))
+    settings, fetch = hnsw_settings(config)
+    rows = await pg.q.search.vector_leg(embedding, collections=collection_list(config), model=model, limit=fetch,
+                                        dim=dim if dim is not None else len(embedding),
+                                        where=compile_filter(config.filters), settings=settings)
     hits: list[tuple[str, float, dict[str, Any]]] = [(str(r["id"]), float(r["similarity"]), {}) for r in rows]
     hits.sort(key=lambda h: -h[1])
     hits = hits[: config.overfetch]
@@ -63,9 +69,9 @@ async def keyword_leg(pg: PostgresStore, query: str, config: SearchConfig, *, te
     """BM25 (OR semantics, IDF from lexeme statistics) from the keyword postings. ``texts`` and
     ``weights`` replace the query by weighted strings (query expansion: the query at weight 1, its
     expansions below); each term's IDF is multiplied by its weight."""
-    compiled = compile_filter(config.filters, first_param=7)
-    rows = await pg.fetch_filtered("search", "keyword_leg", compiled.sql, texts or [query], _collections(config),
-                                   config.overfetch, BM25_K1, BM25_B, weights or [1.0], *compiled.params)
+    rows = await pg.q.search.keyword_leg(texts or [query], weights or [1.0], collections=collection_list(config),
+                                         limit=config.overfetch, k1=BM25_K1, b=BM25_B,
+                                         where=compile_filter(config.filters))
     return LegResult([(str(r["id"]), float(r["score"]), {"matched": sorted(set(r["matched"]))}) for r in rows])
 
 
@@ -74,8 +80,8 @@ async def keyword_scores(pg: PostgresStore, query: str, chunk_ids: list[str], co
     """The BM25 scores :func:`keyword_leg` would give these chunks (0 for those without a query term)."""
     if not chunk_ids:
         return {}
-    rows = await pg.fetch("search", "keyword_scores", texts or [query], _collections(config),
-                          [uuid.UUID(i) for i in chunk_ids], BM25_K1, BM25_B, weights or [1.0])
+    rows = await pg.q.search.keyword_scores(texts or [query], weights or [1.0], collections=collection_list(config),
+                                            chunk_ids=[uuid.UUID(i) for i in chunk_ids], k1=BM25_K1, b=BM25_B)
     return {str(r["id"]): float(r["score"] or 0.0) for r in rows}
 
 
@@ -83,9 +89,8 @@ async def fetch_rows(pg: PostgresStore, ids: list[str], config: SearchConfig) ->
     """Chunk and document columns of the hits, re-checked against collections and filters."""
     if not ids:
         return {}
-    compiled = compile_filter(config.filters, first_param=3)
-    rows = await pg.fetch_filtered("search", "chunk_rows", compiled.sql, [uuid.UUID(i) for i in ids],
-                                   _collections(config), *compiled.params)
+    rows = await pg.q.search.chunk_rows([uuid.UUID(i) for i in ids], collections=collection_list(config),
+                                        where=compile_filter(config.filters))
     out = {}
     for r in rows:
         row = dict(r)

@@ -32,7 +32,7 @@ from graphrag.search.expansion import (
     expanded_keyword_leg,
     expanded_keyword_scores,
 )
-from graphrag.search.filters import compile_filter, parse_filter
+from graphrag.stores.filters import compile_filter, parse_filter
 from graphrag.search.graph import graph_leg, plan_graph_leg
 from graphrag.search.legs import LegResult, fetch_rows, keyword_leg, keyword_scores, vector_leg
 from graphrag.search.recipes import derive
@@ -385,13 +385,12 @@ class SearchRouter:
         if cached is not None and cached[1] > now:
             return cached[0]
         try:
-            rows = await asyncio.wait_for(self.neo4j.run(
-                "search", "entity_named_documents", collections=list(collections) if collections else None,
-                sample=2000), timeout=1.0)
+            row = await asyncio.wait_for(self.neo4j.q.search.entity_named_documents(
+                list(collections) if collections else None, sample=2000), timeout=1.0)
         except Exception as exc:  # noqa: BLE001 - without the measure the graph keeps its full weight
             log.info("graph prior unavailable: %s", one_line(exc))
             return 1.0
-        documents, named = int(rows[0]["documents"]), int(rows[0]["named"])
+        documents, named = int(row["documents"]), int(row["named"])
         prior = 1.0 if not documents else max(0.05, min(1.0, named / documents / self.graph_prior_full_share))
         if len(self._graph_priors) >= 1024:  # one entry per collection set seen: keep it bounded
             self._graph_priors.clear()
@@ -412,8 +411,7 @@ class SearchRouter:
         cached = self._chunk_counts.get(collections)
         if cached is not None and cached[1] > now:
             return cached[0]
-        rows = await self.postgres.fetch("search", "collection_chunk_count", list(collections) if collections else None)
-        count = max(int(rows[0][0]) if rows else 1, 1)
+        count = max(await self.postgres.q.search.chunk_count(list(collections) if collections else None), 1)
         if len(self._chunk_counts) >= 1024:
             self._chunk_counts.clear()
         self._chunk_counts[collections] = (count, now + self.graph_prior_ttl_s)
@@ -493,7 +491,7 @@ class SearchRouter:
     async def _entities_of(self, chunk_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
         try:
             rows = await asyncio.wait_for(
-                self.neo4j.run("search", "chunk_entities", chunk_ids=chunk_ids), timeout=2.0)
+                self.neo4j.q.search.chunk_entities(chunk_ids), timeout=2.0)
         except Exception as exc:  # noqa: BLE001 - entities decorate results; their absence is not fatal
             log.info("entities for results unavailable: %s", exc)
             return {}

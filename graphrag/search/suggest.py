@@ -105,11 +105,11 @@ async def suggest(postgres: Any, query: str, *, collections: tuple[str, ...] | l
             raise InvalidInput(f"invalid collection name {bad[0]!r}")
         names = list(dict.fromkeys(collections))
     else:
-        names = [r["name"] for r in await postgres.fetch("suggest", "collection_names")]
+        names = await postgres.q.search.collection_names()
     rows: list[dict[str, Any]] = []
     if names:
         low, high = prefix_range(prefix)
-        rows = [dict(r) for r in await postgres.fetch("suggest", "complete", names, low, high,
-                                                      limit * CANDIDATES_PER_RESULT, RANGE_CAP, WALK_TERMS)]
+        rows = await postgres.q.search.complete(names, low, high, k=limit * CANDIDATES_PER_RESULT,
+                                                range_limit=RANGE_CAP, top_per_collection=WALK_TERMS)
     return {"query": query, "suggestions": rank(rows, prefix, limit),
             "took_ms": round((time.perf_counter() - started) * 1000, 2)}

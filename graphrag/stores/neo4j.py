@@ -101,11 +101,6 @@ class Neo4jStore:
 
         return GraphQueries(self)
 
-    async def run(self, file: str, name: str, **params: Any) -> list[dict[str, Any]]:
-        """Run the named Cypher statement and return its records as dicts (the search path's way; code
-        outside ``stores/`` uses the typed methods of :attr:`q`)."""
-        return await self.execute(queries.cypher(file, name), f"{file}.{name}", params)
-
     async def execute(self, text: str, summary: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         """Run statement text (from the ``cypher/`` files) with the circuit breaker and a span."""
         import time

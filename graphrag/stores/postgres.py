@@ -16,7 +16,6 @@ from pgvector.asyncpg import register_vector
 
 from graphrag.errors import ConfigurationError, InvalidInput, NotFound, ServiceUnavailable
 from graphrag.models import is_collection_name
-from graphrag.observability import tracing
 from graphrag.stores import queries
 from graphrag.stores.repo import PgQueries, UnitOfWork
 from graphrag.stores.repo.documents import CHUNK_COLUMNS as _CHUNK_COLUMNS
@@ -193,40 +192,6 @@ class PostgresStore:
             return PostgresHealth(ok=False, error=str(exc))
         return PostgresHealth(ok=True, version=str(version), pgvector=str(pgvector or ""))
 
-    async def fetch(self, file: str, name: str, *args: Any) -> list[asyncpg.Record]:
-        """Run a statement written with positional ``$n`` (the search path's files) and return its rows.
-        Everything else goes through the typed methods of :attr:`q`."""
-        st = queries.statement(file, name)
-        if st.params:
-            raise queries.ParameterError(f"sql/{file}.sql {name} takes its values by name: use its typed method")
-        with _span(file, name):
-            async with self.pool.acquire() as conn:
-                return await conn.fetch(st.text, *args)
-
-    async def fetch_filtered(self, file: str, name: str, condition: str, *args: Any,
-                             local_settings: dict[str, str] | None = None,
-                             dim: int | None = None) -> list[asyncpg.Record]:
-        """Run a named statement whose ``/*FILTER*/`` marker takes ``condition``.
-
-        ``condition`` comes from :func:`graphrag.search.filters.compile_filter`: our own SQL fragments
-        with ``$n`` placeholders, the values being in ``args``. ``local_settings`` hold for this
-        statement only: they are set in one round trip on the checked-out connection, and the pool's
-        reset (``RESET ALL`` when the connection is released) takes them back. No transaction is
-        opened: a single statement is atomic, and BEGIN/COMMIT would cost two more round trips.
-        """
-        text = queries.sql(file, name)
-        if "/*FILTER*/" not in text:
-            raise KeyError(f"sql/{file}.sql {name} has no /*FILTER*/ marker")
-        text = text.replace("/*FILTER*/", condition)
-        if dim is not None:
-            text = queries.with_dimension(text, dim)
-        with _span(file, name):
-            async with self.pool.acquire() as conn:
-                if local_settings:
-                    await conn.execute(queries.sql("search", "checkout_settings"), list(local_settings),
-                                       list(local_settings.values()))
-                return await conn.fetch(text, *args)
-
     # -- documents and chunks -----------------------------------------------------------------
     async def existing_documents(self, collection: str, sources: list[str]) -> dict[str, tuple[uuid.UUID, str]]:
         """``source -> (id, content_hash)`` for the given sources that are already stored."""
@@ -336,8 +301,3 @@ class DocumentRow:
     metadata: dict[str, Any]
     tags: tuple[str, ...] = ()
 
-
-def _span(file: str, name: str) -> Any:
-    """A span for a named statement (when tracing is on): its name, never its values."""
-    summary = f"{file}.{name}"
-    return tracing.span(f"postgresql {summary}", {"db.system.name": "postgresql", "db.query.summary": summary})

@@ -10,8 +10,12 @@ A statement may include another of the same file with ``/*INCLUDE name*/`` (shar
 Parameters are named. In SQL they are written ``:name`` (``::type`` casts are left alone) and
 :func:`statement` compiles them to asyncpg's ``$1, $2, ...``; :meth:`Statement.bind` turns keyword
 values into the positional list, failing clearly on a missing or unknown name. Cypher uses the
-driver's own ``$name``. Statements still written with ``$1`` (the search files, until they move)
-keep positional values.
+driver's own ``$name``.
+
+Two markers are filled in before compiling (:func:`variant`): ``/*FILTER*/`` takes a condition
+compiled from the JSON filter language (our own fragments with ``:filter_n`` parameters), and
+``/*VECTOR*/`` / ``/*DIM*/`` an embedding dimension (part of the text so the planner picks that
+dimension's partial index).
 
 Query text lives only in those files and in the typed methods of ``graphrag/stores``, which pass
 values as parameters. In a wheel the folders are package data (``graphrag/sql``); in a source
@@ -23,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -146,7 +150,7 @@ def compile_named(text: str) -> tuple[str, tuple[str, ...]]:
     """SQL with ``:name`` parameters as asyncpg text with ``$n``, and the names in ``$n`` order.
 
     A name used twice gets one number. ``::`` casts, quoted text and comments are left alone. A
-    statement that mixes ``:name`` and ``$n`` is an error (its values could not be told apart).
+    ``$n`` parameter is an error: values are always given by name.
     """
     names: list[str] = []
     out: list[str] = []
@@ -172,10 +176,9 @@ def compile_named(text: str) -> tuple[str, tuple[str, ...]]:
                 continue
             out.append(ch)
             i += 1
-    compiled = "".join(out)
-    if names and any(_POSITIONAL.search(text[s:e]) for s, e, code in _code_spans(text) if code):
-        raise ParameterError("a statement mixes :name and $n parameters")
-    return compiled, tuple(names)
+    if any(_POSITIONAL.search(text[s:e]) for s, e, code in _code_spans(text) if code):
+        raise ParameterError("a statement uses $n parameters: write them :name")
+    return "".join(out), tuple(names)
 
 
 def cypher_parameters(text: str) -> frozenset[str]:
@@ -189,11 +192,7 @@ def cypher_parameters(text: str) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class Statement:
-    """One named SQL statement, compiled: asyncpg text and the parameter names in ``$n`` order.
-
-    ``params`` is empty for a statement still written with positional ``$n`` (then values are
-    passed in order, see :meth:`bind_positional`).
-    """
+    """One named SQL statement, compiled: asyncpg text and the parameter names in ``$n`` order."""
 
     file: str
     name: str
@@ -216,6 +215,29 @@ def statement(file: str, name: str) -> Statement:
     """The SQL statement ``name`` of ``sql/<file>.sql``, compiled (see :func:`compile_named`)."""
     text, params = compile_named(sql(file, name))
     return Statement(file, name, text, params)
+
+
+#: Prefix of the parameters of a ``/*FILTER*/`` condition; a statement's own names may not use it.
+FILTER_PREFIX = "filter_"
+
+
+@lru_cache(maxsize=1024)
+def variant(file: str, name: str, condition: str | None = None, dim: int | None = None) -> Statement:
+    """The statement with its ``/*FILTER*/`` marker replaced by ``condition`` and its dimension markers
+    by ``dim``, compiled. Conditions differ by the filter's shape only (values are parameters), so the
+    cache holds a few entries per statement."""
+    text = sql(file, name)
+    if condition is not None:
+        if "/*FILTER*/" not in text:
+            raise ParameterError(f"sql/{file}.sql {name} has no /*FILTER*/ marker")
+        own = compile_named(text)[1]
+        if any(p.startswith(FILTER_PREFIX) for p in own):
+            raise ParameterError(f"sql/{file}.sql {name}: :{FILTER_PREFIX}* names belong to filters")
+        text = text.replace("/*FILTER*/", condition)
+    if dim is not None:
+        text = with_dimension(text, dim)
+    compiled, params = compile_named(text)
+    return Statement(file, name, compiled, params)
 
 
 def checked_cypher(file: str, name: str, params: Mapping[str, Any]) -> str:

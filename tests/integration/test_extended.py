@@ -53,7 +53,8 @@ def router(runtime: Runtime, models: Any) -> SearchRouter:
 
 
 async def kinds(runtime: Runtime, document_id: str) -> dict[str, int]:
-    rows = await runtime.postgres.fetch("extended", "representation_counts", uuid.UUID(document_id))
+    rows = await runtime.postgres.pool.fetch(
+        "SELECT kind, count(*) AS n FROM representations WHERE document_id = $1 GROUP BY kind", uuid.UUID(document_id))
     return {r["kind"]: int(r["n"]) for r in rows}
 
 

@@ -30,11 +30,11 @@ async def graph(tmp_path: Path, ingestor: Ingestor, collection: str) -> str:
 
 
 async def test_the_statement_walks_and_scores_like_the_python_reference(runtime: Runtime, graph: str) -> None:
-    total = int((await runtime.postgres.fetch("search", "collection_chunk_count", [graph]))[0][0])
+    total = await runtime.postgres.q.search.chunk_count([graph])
     config = SearchConfig(collections=(graph,), graph_prf=0)
     params = graph_parameters("Who founded Apex Logistics, and where did the founder study?", config,
                               total_chunks=total, feedback=[])
-    record = (await runtime.neo4j.run("graph_leg", "graph_leg", leg=params))[0]
+    record = await runtime.neo4j.q.search.graph_leg(params)
     linked = {name: (entity_id, seed, link) for entity_id, name, _, seed, link in record["linked"]}
     assert linked["Apex Logistics Inc."][2] == 1.0 and record["named_link"] == 1.0  # the span names it exactly
 
@@ -81,10 +81,10 @@ async def test_the_statement_walks_and_scores_like_the_python_reference(runtime:
 
 
 async def test_a_query_without_names_and_another_collection(runtime: Runtime, graph: str) -> None:
-    total = int((await runtime.postgres.fetch("search", "collection_chunk_count", [graph]))[0][0])
+    total = await runtime.postgres.q.search.chunk_count([graph])
     config = SearchConfig(collections=(graph,), graph_prf=0)
     nothing = graph_parameters("zzzz qqqq", config, total_chunks=total, feedback=[])
-    record = (await runtime.neo4j.run("graph_leg", "graph_leg", leg=nothing))[0]
+    record = await runtime.neo4j.q.search.graph_leg(nothing)
     assert record["linked"] == [] and record["chunks"] == [] and record["walked"] == []
     assert record["named_link"] == 0.0
     # Passage feedback alone seeds the walk, and does not count as the query naming something.
@@ -92,11 +92,11 @@ async def test_a_query_without_names_and_another_collection(runtime: Runtime, gr
                                   "RETURN c.id AS id", c=graph))[0]["id"]
     fed = graph_parameters("zzzz qqqq", config.model_copy(update={"graph_prf": 1}), total_chunks=total,
                            feedback=[(chunk, 0.9)])
-    record = (await runtime.neo4j.run("graph_leg", "graph_leg", leg=fed))[0]
+    record = await runtime.neo4j.q.search.graph_leg(fed)
     assert record["linked"] and record["named_link"] == 0.0
     assert chunk in [c for c, _, _ in record["chunks"]]
     # Another collection's name never links.
     other = graph_parameters("Apex Logistics", config.model_copy(update={"collections": ("no_such_collection",)}),
                              total_chunks=total, feedback=[])
-    record = (await runtime.neo4j.run("graph_leg", "graph_leg", leg=other))[0]
+    record = await runtime.neo4j.q.search.graph_leg(other)
     assert record["linked"] == [] and record["chunks"] == [] and record["named"] == []

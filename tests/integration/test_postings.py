@@ -11,7 +11,7 @@ from graphrag.ingest.pipeline import Ingestor
 from graphrag.runtime import Runtime
 from graphrag.search.legs import BM25_B, BM25_K1, keyword_leg, keyword_scores
 from graphrag.search.recipes import derive
-from graphrag.stores import queries
+from tests.helpers import explain
 
 DOCS = {
     "tides.md": "# Tides\n\nTides are the rise and fall of sea levels caused by the Moon. Spring tides are strong tides.",
@@ -82,10 +82,9 @@ async def test_keyword_leg_scores_are_the_bm25_of_the_sql_function(tmp_path: Pat
 
 async def test_keyword_leg_reads_the_postings_index(runtime: Runtime, collection: str) -> None:
     """The leg's candidates come from ordered ranges of the postings index, never a scan of chunks."""
-    sql = queries.sql("search", "keyword_leg").replace("/*FILTER*/", "TRUE")
     async with runtime.postgres.pool.acquire() as conn, conn.transaction():
         await conn.execute("SET LOCAL enable_seqscan = off")
-        plan = "\n".join(r[0] for r in await conn.fetch("EXPLAIN " + sql, ["tides moon"], [collection], 10,
-                                                         BM25_K1, BM25_B, [1.0]))
+        plan = await explain(conn, "search", "keyword_leg", texts=["tides moon"], weights=[1.0],
+                             collections=[collection], limit=10, k1=BM25_K1, b=BM25_B)
     assert "chunk_postings_by_impact" in plan, plan
     assert "Seq Scan on chunks" not in plan, plan

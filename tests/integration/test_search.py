@@ -173,20 +173,18 @@ async def test_explain_shows_hnsw_and_fulltext_indexes(runtime: Runtime, corpus:
 
 
 async def _explain_legs(runtime: Runtime, corpus: str, models: Any) -> None:
-    from graphrag.stores import queries
+    from tests.helpers import explain
 
     embedding = models.embedder.encode(["robots"])[0]
     async with runtime.postgres.pool.acquire() as conn, conn.transaction():
         await conn.execute("SET LOCAL enable_seqscan = off")
         await conn.execute("SET LOCAL enable_sort = off")
         # The product's own vector leg (graphrag/search/legs.py), no filter, under EXPLAIN.
-        leg = queries.with_dimension(queries.sql("search", "vector_leg").replace("/*FILTER*/", "TRUE"), 384)
-        plan = await conn.fetch("EXPLAIN " + leg, embedding, [corpus], models.embedder.model_name, 5)
-        text = "\n".join(r[0] for r in plan)
+        text = await explain(conn, "search", "vector_leg", dim=384, embedding=embedding, collections=[corpus],
+                             model=models.embedder.model_name, limit=5)
         assert "chunks_embedding_hnsw" in text, text
-        sql = queries.sql("search", "keyword_leg").replace("/*FILTER*/", "TRUE")
-        plan = await conn.fetch("EXPLAIN " + sql, ["robots warehouse"], [corpus], 10, 0.9, 0.4, [1.0])
-        text = "\n".join(r[0] for r in plan)
+        text = await explain(conn, "search", "keyword_leg", texts=["robots warehouse"], weights=[1.0],
+                             collections=[corpus], limit=10, k1=0.9, b=0.4)
         assert "chunk_postings_by_impact" in text, text  # the keyword postings (migrations/008_postings.sql)
         raise _Rollback
 

@@ -42,9 +42,9 @@ async def test_health_reports_postgres_18_and_pgvector_08(runtime: Runtime) -> N
     assert health.pgvector.startswith("0.8.")
 
 
-def _vector_leg(dim: int) -> str:
+def _vector_leg(dim: int) -> queries.Statement:
     """The product's vector leg statement with no filter, as graphrag/search/legs.py runs it."""
-    return queries.with_dimension(queries.sql("search", "vector_leg").replace("/*FILTER*/", "TRUE"), dim)
+    return queries.variant("search", "vector_leg", "TRUE", dim)
 
 
 async def test_hnsw_cosine_query_returns_nearest_and_uses_index(runtime: Runtime, collection: str) -> None:
@@ -74,7 +74,9 @@ async def test_hnsw_cosine_query_returns_nearest_and_uses_index(runtime: Runtime
             # On 20 rows a scan + sort is cheapest; forbid both so the plan shows what large tables get.
             await conn.execute("SET LOCAL enable_seqscan = off")
             await conn.execute("SET LOCAL enable_sort = off")
-            plan = await conn.fetch("EXPLAIN (FORMAT TEXT) " + _vector_leg(384), query, [collection], MODEL, 3)
+            st = _vector_leg(384)
+            values = st.bind({"embedding": query, "collections": [collection], "model": MODEL, "limit": 3})
+            plan = await conn.fetch("EXPLAIN (FORMAT TEXT) " + st.text, *values)
         text = "\n".join(r[0] for r in plan)
         assert "chunks_embedding_hnsw" in text, text
     finally:

@@ -9,23 +9,31 @@ from pydantic import ValidationError
 from graphrag.errors import InvalidInput
 from graphrag.search import fusion
 from graphrag.search.config import Rule
-from graphrag.search.filters import compile_filter, parse_filter
+from graphrag.stores.filters import compile_filter, parse_filter
 from graphrag.search.recipes import RECIPES, derive
+from graphrag.stores import queries
 
 
 def test_filter_values_and_field_names_are_parameters() -> None:
     compiled = compile_filter({"year": {"$gte": 2020}, "$or": [{"lang": "en"}, {"source": {"$in": ["a", "b"]}}]})
     assert "2020" not in compiled.sql and "year" not in compiled.sql and "lang" not in compiled.sql
-    assert compiled.params[0] == "year" and 2020.0 in compiled.params
+    assert compiled.params["filter_1"] == "year" and 2020.0 in compiled.params.values()
     import re
 
-    used = {int(n) for n in re.findall(r"\$(\d+)", compiled.sql)}
-    assert used == set(range(1, len(compiled.params) + 1))
+    used = set(re.findall(r":(filter_\d+)", compiled.sql))
+    assert used == set(compiled.params)
 
 
-def test_filter_placeholders_start_where_asked() -> None:
-    compiled = compile_filter({"a": 1}, first_param=6)
-    assert "$6" in compiled.sql and "$5" not in compiled.sql
+def test_filter_parameters_compile_into_a_statement_after_its_own() -> None:
+    # The condition's names join the statement's: one $n each, the statement's own first.
+    compiled = compile_filter({"a": 1, "source": {"$in": ["x"]}})
+    st = queries.variant("search", "chunk_rows", compiled.sql)
+    assert st.params[:2] == ("ids", "collections")
+    assert set(st.params[2:]) == set(compiled.params)
+    assert st.bind({"ids": [], "collections": None, **compiled.params})[2:] == [
+        compiled.params[p] for p in st.params[2:]]
+    assert "/*FILTER*/" not in st.text and ":filter" not in st.text
+    assert compile_filter(None).sql == "TRUE" and not compile_filter({}).params
 
 
 @pytest.mark.parametrize("spec,message", [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from graphrag.stores import queries
@@ -45,9 +47,10 @@ def test_named_parameters_compile_to_positional() -> None:
         "SELECT :a::text, ':not' AS s -- :nor\n, arr[1:n], :b, :a /* :no */ FROM t WHERE x = $$ :q $$")
     assert params == ("a", "b")
     assert text == "SELECT $1::text, ':not' AS s -- :nor\n, arr[1:n], $2, $1 /* :no */ FROM t WHERE x = $$ :q $$"
-    assert queries.compile_named("SELECT $1") == ("SELECT $1", ())
-    with pytest.raises(queries.ParameterError, match="mixes"):
-        queries.compile_named("SELECT :a, $1")
+    assert queries.compile_named("SELECT 1 -- $1") == ("SELECT 1 -- $1", ())
+    for positional in ("SELECT $1", "SELECT :a, $1"):
+        with pytest.raises(queries.ParameterError, match=r"\$n parameters"):
+            queries.compile_named(positional)
 
 
 def test_binding_by_name_names_missing_and_unknown_parameters() -> None:
@@ -66,13 +69,26 @@ def test_cypher_parameters_are_checked_by_name() -> None:
         queries.checked_cypher("admin", name, {**{p: 1 for p in wanted}, "bogus": 1})
 
 
-def test_positional_values_only_for_positional_statements() -> None:
-    from graphrag.stores.repo.base import Sql
+def test_every_statement_file_takes_values_by_name() -> None:
+    # The loader refuses $n, so every statement compiles (markers filled in as the stores do).
+    for file in queries.files("sql"):
+        for name in queries.names("sql", file):
+            text = queries.sql(file, name)
+            st = queries.variant(file, name, "TRUE" if "/*FILTER*/" in text else None,
+                                 384 if "/*DIM*/" in text else None)
+            numbers = {int(n) for n in re.findall(r"\$(\d+)", st.text)}
+            assert numbers == set(range(1, len(st.params) + 1)), (file, name)
 
-    # A named statement refuses positional values; a $n statement (the search path's) takes them in order.
-    with pytest.raises(queries.ParameterError, match="takes its values by name"):
-        Sql._prepare("jobs", "heartbeat", (1, 2), {})
-    st, values = Sql._prepare("extended", "chunks_to_represent", (["a"],), {})
-    assert st.params == () and values == [["a"]]
+
+def test_a_filter_condition_fills_the_marker_and_keeps_its_own_names() -> None:
+    st = queries.variant("search", "vector_leg", "(d.source = :filter_1)", 384)
+    assert set(st.params) == {"embedding", "collections", "model", "limit", "filter_1"}
+    assert "vector(384)" in st.text and "/*" not in st.text.split("FROM", 1)[1].split("ORDER")[0]
+    with pytest.raises(queries.ParameterError, match="no /\\*FILTER"):
+        queries.variant("search", "collection_chunk_count", "TRUE")
+
+
+def test_named_values_are_checked_before_anything_runs() -> None:
+    st = queries.statement("jobs", "heartbeat")
     with pytest.raises(queries.ParameterError, match="missing :id"):
-        Sql._prepare("jobs", "heartbeat", (), {"claim": 2})
+        st.bind({"claim": 2})

@@ -18,6 +18,7 @@ from graphrag.stores.repo.jobs import JobsQueries
 from graphrag.stores.repo.outbox import OutboxQueries
 from graphrag.stores.repo.portable import PortableQueries
 from graphrag.stores.repo.representations import RepresentationsQueries
+from graphrag.stores.repo.search import SearchQueries
 from graphrag.stores.repo.terms import TermsQueries
 
 
@@ -34,6 +35,7 @@ class PgQueries:
         self.outbox = OutboxQueries(self.sql)
         self.portable = PortableQueries(self.sql)
         self.representations = RepresentationsQueries(self.sql)
+        self.search = SearchQueries(self.sql)
         self.terms = TermsQueries(self.sql)
 
 

@@ -1,5 +1,4 @@
-"""Typed statements of ``sql/expansion.sql`` that the aliases backfill reads (``graphrag aliases``). That
-file belongs to the search path and is still written with ``$n``: values go in the statement's order."""
+"""Typed statements of ``sql/expansion.sql`` that the aliases backfill reads (``graphrag aliases``)."""
 
 from __future__ import annotations
 
@@ -15,9 +14,10 @@ class AliasesQueries(Area):
 
     async def document_ids(self, collection: str, after: uuid.UUID | None, limit: int) -> list[uuid.UUID]:
         """The next ``limit`` document ids of the collection after ``after`` (None: from the start), in order."""
-        rows = await self._sql.fetch("expansion", "collection_document_ids", collection, after, limit)
+        rows = await self._sql.fetch("expansion", "collection_document_ids", collection=collection, after=after,
+                                     limit=limit)
         return [r["id"] for r in rows]
 
     async def chunk_texts(self, ids: list[uuid.UUID]) -> list[asyncpg.Record]:
         """``document_id, content`` of the documents' chunks, in order."""
-        return await self._sql.fetch("expansion", "chunk_texts", ids)
+        return await self._sql.fetch("expansion", "chunk_texts", ids=ids)

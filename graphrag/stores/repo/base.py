@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 import asyncpg
@@ -18,63 +20,78 @@ def span(summary: str) -> Any:
     return tracing.span(f"postgresql {summary}", {"db.system.name": "postgresql", "db.query.summary": summary})
 
 
-class Sql:
-    """Runs ``sql/<file>.sql`` statements; values are keyword arguments checked against the statement.
+@dataclass(frozen=True)
+class Condition:
+    """A SQL condition for a statement's ``/*FILTER*/`` marker: our own fragments over the statement's
+    ``c`` (chunks) and ``d`` (documents) rows, with ``:filter_n`` parameters whose values are
+    ``params`` (see :func:`graphrag.stores.filters.compile_filter`)."""
 
-    Positional values (``*args``) are accepted only by statements still written with ``$n`` (the
-    search files, which move to names with the search code).
-    """
+    sql: str = "TRUE"
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Sql:
+    """Runs ``sql/<file>.sql`` statements; values are keyword arguments checked against the statement."""
 
     def __init__(self, target: Target) -> None:
         self.target = target
 
-    @staticmethod
-    def _prepare(file: str, name: str, args: tuple[Any, ...],
-                 params: dict[str, Any]) -> tuple[queries.Statement, list[Any]]:
-        st = queries.statement(file, name)
-        if args:
-            if st.params or params:
-                raise queries.ParameterError(f"sql/{file}.sql {name} takes its values by name")
-            return st, list(args)
-        return st, st.bind(params)
-
-    async def fetch(self, file: str, name: str, /, *args: Any, **params: Any) -> list[asyncpg.Record]:
+    async def fetch(self, file: str, name: str, /, **params: Any) -> list[asyncpg.Record]:
         """The statement's rows."""
-        st, values = self._prepare(file, name, args, params)
-        with span(st.summary):
-            return await self.target.fetch(st.text, *values)
-
-    async def fetchrow(self, file: str, name: str, /, *args: Any, **params: Any) -> asyncpg.Record | None:
-        """The statement's first row, or None."""
-        st, values = self._prepare(file, name, args, params)
-        with span(st.summary):
-            return await self.target.fetchrow(st.text, *values)
-
-    async def fetchval(self, file: str, name: str, /, *args: Any, **params: Any) -> Any:
-        """The first column of the statement's first row."""
-        st, values = self._prepare(file, name, args, params)
-        with span(st.summary):
-            return await self.target.fetchval(st.text, *values)
-
-    async def execute(self, file: str, name: str, /, *args: Any, **params: Any) -> str:
-        """Run the statement; its status string (``"DELETE 3"``)."""
-        st, values = self._prepare(file, name, args, params)
-        with span(st.summary):
-            return await self.target.execute(st.text, *values)
-
-    async def executemany(self, file: str, name: str, rows: list[dict[str, Any]] | list[tuple[Any, ...]]) -> None:
-        """Run the statement once per row: named values (dicts), or positional ones for a ``$n`` statement."""
         st = queries.statement(file, name)
-        bound = [st.bind(r) if isinstance(r, dict) else self._prepare(file, name, tuple(r), {})[1] for r in rows]
+        with span(st.summary):
+            return await self.target.fetch(st.text, *st.bind(params))
+
+    async def fetchrow(self, file: str, name: str, /, **params: Any) -> asyncpg.Record | None:
+        """The statement's first row, or None."""
+        st = queries.statement(file, name)
+        with span(st.summary):
+            return await self.target.fetchrow(st.text, *st.bind(params))
+
+    async def fetchval(self, file: str, name: str, /, **params: Any) -> Any:
+        """The first column of the statement's first row."""
+        st = queries.statement(file, name)
+        with span(st.summary):
+            return await self.target.fetchval(st.text, *st.bind(params))
+
+    async def execute(self, file: str, name: str, /, **params: Any) -> str:
+        """Run the statement; its status string (``"DELETE 3"``)."""
+        st = queries.statement(file, name)
+        with span(st.summary):
+            return await self.target.execute(st.text, *st.bind(params))
+
+    async def executemany(self, file: str, name: str, rows: list[dict[str, Any]]) -> None:
+        """Run the statement once per row of named values."""
+        st = queries.statement(file, name)
+        bound = [st.bind(r) for r in rows]
         with span(st.summary):
             await self.target.executemany(st.text, bound)
 
+    async def fetch_where(self, file: str, name: str, /, *, where: Condition | None = None, dim: int | None = None,
+                          settings: Mapping[str, str] | None = None, **params: Any) -> list[asyncpg.Record]:
+        """The rows of a statement with markers: ``where`` fills ``/*FILTER*/``, ``dim`` the dimension
+        markers. ``settings`` (``hnsw.ef_search`` ...) hold for this statement only: they are set in one
+        round trip on the checked-out connection, and the pool's reset (``RESET ALL`` on release) takes
+        them back; so they need a pool target. No transaction is opened: a single statement is atomic,
+        and BEGIN/COMMIT would cost two more round trips."""
+        st = queries.variant(file, name, where.sql if where is not None else None, dim)
+        values = st.bind({**params, **(where.params if where is not None else {})})
+        with span(st.summary):
+            if not settings:
+                return await self.target.fetch(st.text, *values)
+            if not isinstance(self.target, asyncpg.Pool):
+                raise TypeError("statement settings need a pool target (they are reset when the connection goes back)")
+            setter = queries.statement("search", "checkout_settings")
+            async with self.target.acquire() as conn:
+                await conn.execute(setter.text, *setter.bind({"names": list(settings),
+                                                              "values": list(settings.values())}))
+                return await conn.fetch(st.text, *values)
 
     def cursor(self, file: str, name: str, /, *, prefetch: int, **params: Any) -> Any:
         """A server-side cursor over the statement's rows (``async for``); the target must be a connection
         inside a transaction."""
-        st, values = self._prepare(file, name, (), params)
-        return self.target.cursor(st.text, *values, prefetch=prefetch)
+        st = queries.statement(file, name)
+        return self.target.cursor(st.text, *st.bind(params), prefetch=prefetch)
 
     async def copy(self, table: str, records: list[tuple[Any, ...]], columns: list[str]) -> None:
         """COPY rows into a table (the bulk path of writes; no statement text)."""

@@ -277,6 +277,32 @@ class LinkingGraph(GraphArea):
                                       collections=collections, k=k)
 
 
+class SearchGraph(GraphArea):
+    """What one search reads from Neo4j: the graph leg, the hits' entities, the graph prior's measure and
+    query expansion's entity names (``cypher/graph_leg.cypher``, ``search.cypher``, ``expansion.cypher``)."""
+
+    async def graph_leg(self, leg: dict[str, Any]) -> Row:
+        """The graph leg's one record (linked entities, walk and scored chunks) for its parameter map."""
+        return (await self._cypher.run("graph_leg", "graph_leg", leg=leg))[0]
+
+    async def chunk_entities(self, chunk_ids: list[str]) -> list[Row]:
+        """``chunk_id, id, name, label, mentions``: the entities each chunk mentions most."""
+        return await self._cypher.run("search", "chunk_entities", chunk_ids=chunk_ids)
+
+    async def entity_named_documents(self, collections: list[str] | None, sample: int) -> Row:
+        """``documents, named``: of a sample of the documents, how many are named after an entity they mention."""
+        return (await self._cypher.run("search", "entity_named_documents", collections=collections,
+                                       sample=sample))[0]
+
+    async def entities_named(self, norms: list[str], collections: list[str]) -> list[Row]:
+        """Entities whose normalised name is one of ``norms``, with their aliases and neighbours' names."""
+        return await self._cypher.run("expansion", "entities_named", norms=norms, collections=collections)
+
+    async def entities_aliased(self, query: str, collections: list[str]) -> list[Row]:
+        """Entities whose aliases match the Lucene ``query``."""
+        return await self._cypher.run("expansion", "entities_aliased", query=query, collections=collections)
+
+
 class GraphQueries:
     """Every area's typed Cypher statements, bound to one store."""
 
@@ -290,3 +316,4 @@ class GraphQueries:
         self.aliases = AliasesGraph(self.cypher)
         self.linking = LinkingGraph(self.cypher)
         self.suggest = SuggestGraph(self.cypher)
+        self.search = SearchGraph(self.cypher)

@@ -10,18 +10,20 @@
 
 Fields are metadata keys (chunk metadata first, then document metadata) or the document columns
 ``source``, ``title``, ``collection``, ``tags`` (``tags`` matches when the document has the tag).
-The compiled text only ever contains our own fragments and ``$n`` placeholders; a malformed
-filter raises :class:`InvalidInput` naming the problem.
+The compiled text only ever contains our own fragments and ``:filter_n`` placeholders (named
+parameters, see :mod:`graphrag.stores.queries`); a malformed filter raises :class:`InvalidInput`
+naming the problem.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from graphrag.errors import InvalidInput
+from graphrag.stores.queries import FILTER_PREFIX
+from graphrag.stores.repo.base import Condition
 
 FIELD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")
 COMPARISONS = {"$eq": "=", "$ne": "<>", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
@@ -33,25 +35,15 @@ MAX_CLAUSES = 64
 Scalar = str | int | float | bool | None
 
 
-@dataclass
-class CompiledFilter:
-    """A SQL condition over ``chunks c`` joined with ``documents d`` and its parameter values."""
-
-    sql: str = "TRUE"
-    params: list[Any] = field(default_factory=list)
-
-
 class _Compiler:
-    def __init__(self, first_param: int) -> None:
-        self.next = first_param
-        self.params: list[Any] = []
+    def __init__(self) -> None:
+        self.params: dict[str, Any] = {}
         self.clauses = 0
 
     def param(self, value: Any) -> str:
-        self.params.append(value)
-        placeholder = f"${self.next}"
-        self.next += 1
-        return placeholder
+        name = f"{FILTER_PREFIX}{len(self.params) + 1}"
+        self.params[name] = value
+        return f":{name}"
 
     def compile(self, node: Any, depth: int, where: str) -> str:
         if depth > MAX_DEPTH:
@@ -160,10 +152,10 @@ def parse_filter(value: Any) -> dict[str, Any] | None:
     return value or None
 
 
-def compile_filter(spec: dict[str, Any] | None, first_param: int = 1) -> CompiledFilter:
-    """Compile a filter to a condition whose placeholders start at ``$first_param``."""
+def compile_filter(spec: dict[str, Any] | None) -> Condition:
+    """Compile a filter to a condition with named ``:filter_n`` parameters (TRUE for no filter)."""
     if not spec:
-        return CompiledFilter()
-    compiler = _Compiler(first_param)
+        return Condition()
+    compiler = _Compiler()
     sql = compiler.compile(spec, 1, "filter")
-    return CompiledFilter(sql=sql, params=compiler.params)
+    return Condition(sql=sql, params=compiler.params)
