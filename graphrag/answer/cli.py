@@ -50,7 +50,8 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     from graphrag.errors import InvalidInput
     from graphrag.models import is_collection_name
     from graphrag.search.config import validate_query
-    from graphrag.stores.filters import compile_filter, parse_filter
+    from graphrag.search.filters import parse_filter
+    from graphrag.stores.filters import compile_filter
 
     # Without a model, or with bad input, fail here: before any store is opened or model loaded.
     require_model(settings)

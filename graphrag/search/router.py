@@ -32,7 +32,8 @@ from graphrag.search.expansion import (
     expanded_keyword_leg,
     expanded_keyword_scores,
 )
-from graphrag.stores.filters import compile_filter, parse_filter
+from graphrag.search.filters import parse_filter
+from graphrag.stores.filters import compile_filter
 from graphrag.search.graph import graph_leg, plan_graph_leg
 from graphrag.search.legs import LegResult, fetch_rows, keyword_leg, keyword_scores, vector_leg
 from graphrag.search.recipes import derive

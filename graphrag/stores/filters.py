@@ -138,20 +138,6 @@ def _is_scalar(value: Any) -> bool:
     return value is None or isinstance(value, (str, int, float, bool))
 
 
-def parse_filter(value: Any) -> dict[str, Any] | None:
-    """Accept a filter as a dict or a JSON string (CLI); None or {} means no filter."""
-    if value is None or value == {} or value == "":
-        return None
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"filter is not valid JSON: {exc.msg} at position {exc.pos}") from None
-    if not isinstance(value, dict):
-        raise InvalidInput("filter must be a JSON object")
-    return value or None
-
-
 def compile_filter(spec: dict[str, Any] | None) -> Condition:
     """Compile a filter to a condition with named ``:filter_n`` parameters (TRUE for no filter)."""
     if not spec:

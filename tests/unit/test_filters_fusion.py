@@ -9,7 +9,8 @@ from pydantic import ValidationError
 from graphrag.errors import InvalidInput
 from graphrag.search import fusion
 from graphrag.search.config import Rule
-from graphrag.stores.filters import compile_filter, parse_filter
+from graphrag.search.filters import parse_filter
+from graphrag.stores.filters import compile_filter
 from graphrag.search.recipes import RECIPES, derive
 from graphrag.stores import queries
 
