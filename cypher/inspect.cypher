@@ -33,7 +33,7 @@ ORDER BY collection;
 
 // name: collection_overview
 // One collection's counts: documents, chunks, NEXT links, entities, MENTIONS, RELATED_TO and their evidence.
-CALL {
+CALL () {
   MATCH (:Entity {collection: $collection})-[r:RELATED_TO]->()
   RETURN sum(size(r.evidence_chunk_ids)) AS relation_evidence,
          count(CASE WHEN size(r.predicates) > 0 THEN r END) AS relations_with_predicates

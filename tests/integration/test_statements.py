@@ -4,10 +4,13 @@ function or procedure, fails here, not in production."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from graphrag.communities import build
 from graphrag.runtime import Runtime
 from graphrag.stores import queries
 
@@ -58,18 +61,36 @@ async def test_sql_statement_prepares(runtime: Runtime, file: str, name: str) ->
             assert len(prepared.get_parameters()) == len(params)
 
 
+#: Everything the product's Cypher writes (MERGE, CREATE, SET), and the property map of a community (built
+#: in Python, set whole): a label, relationship type or property key a statement reads that the test
+#: database has not seen yet must at least be one of these, else it is misspelt.
+WRITTEN = "\n".join([*(queries.cypher(f, n) for f, n in CYPHER if re.search(r"\b(MERGE|CREATE|SET)\b",
+                                                                           queries.cypher(f, n))),
+                     *queries.cypher_script("schema"), Path(build.__file__).read_text(encoding="utf-8")])
+_UNKNOWN = re.compile(r"the missing (?:label name|property name|relationship type) is: ([A-Za-z_][A-Za-z0-9_]*)")
+
+
 @pytest.mark.parametrize(("file", "name"), [s for s in CYPHER if s not in CYPHER_NOT_PLANNED],
                          ids=[f"{f}.{n}" for f, n in CYPHER if (f, n) not in CYPHER_NOT_PLANNED])
 async def test_cypher_statement_is_planned(runtime: Runtime, file: str, name: str) -> None:
     text = queries.cypher(file, name).replace("/*PROPERTY*/", "embedding")
     params: dict[str, Any] = {p: None for p in queries.cypher_parameters(text)}
-    summary = (await runtime.neo4j.driver.execute_query("EXPLAIN " + text, params,
-                                                        database_=runtime.neo4j.database)).summary
+    # The product's driver turns notifications off; this session asks for the server's warnings.
+    async with runtime.neo4j.driver.session(database=runtime.neo4j.database,
+                                            notifications_min_severity="WARNING") as session:
+        summary = await (await session.run("EXPLAIN " + text, params)).consume()
     assert summary.plan is not None
+    for note in summary.summary_notifications:
+        unknown = _UNKNOWN.search(note.description or "")
+        if unknown is not None:
+            assert re.search(rf"\b{unknown.group(1)}\b", WRITTEN), f"{file}.{name}: {note.description}"
+        else:
+            pytest.fail(f"{file}.{name}: {note.code}: {note.description}")
 
 
 async def test_a_broken_statement_fails_these_checks(runtime: Runtime) -> None:
-    """The checks above are not vacuous: a missing column and a misspelt procedure are refused."""
+    """The checks above are not vacuous: a missing column and a misspelt procedure are refused, and a
+    misspelt label is reported under a name nothing writes."""
     import asyncpg
     from neo4j.exceptions import ClientError
 
@@ -79,3 +100,8 @@ async def test_a_broken_statement_fails_these_checks(runtime: Runtime) -> None:
     with pytest.raises(ClientError):
         await runtime.neo4j.driver.execute_query("EXPLAIN CALL db.no_such_procedure()",
                                                  database_=runtime.neo4j.database)
+    async with runtime.neo4j.driver.session(database=runtime.neo4j.database,
+                                            notifications_min_severity="WARNING") as session:
+        summary = await (await session.run("EXPLAIN MATCH (e:Entiy) RETURN e.nmae")).consume()
+    names = {m.group(1) for n in summary.summary_notifications if (m := _UNKNOWN.search(n.description or ""))}
+    assert names == {"Entiy", "nmae"} and not any(re.search(rf"\b{n}\b", WRITTEN) for n in names)
