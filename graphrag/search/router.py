@@ -37,6 +37,7 @@ from graphrag.stores.filters import compile_filter
 from graphrag.search.graph import graph_leg, plan_graph_leg
 from graphrag.search.legs import LegResult, fetch_rows, keyword_leg, keyword_scores, vector_leg
 from graphrag.search.recipes import derive
+from graphrag.search.registry import Leg, LegInputs
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore, is_connection_error
 
@@ -75,8 +76,14 @@ class SearchRouter:
         self._graph_priors: dict[tuple[str, ...] | None, tuple[float, float]] = {}
         self._chunk_counts: dict[tuple[str, ...] | None, tuple[int, float]] = {}
         self._batchers: dict[str, Callable[[list[str]], Awaitable[np.ndarray]]] = {}
-        # Tests replace a leg to force failures or timeouts; production never touches this.
-        self.leg_overrides: dict[str, Callable[..., Awaitable[LegResult]]] = {}
+        #: The legs by name (registry.py); tests replace one to force a failure or a timeout.
+        self.legs: dict[str, Leg] = {
+            "vector": Leg(self._vector_leg),
+            "keyword": Leg(self._keyword_leg, embeds=False, after_embedding=False),
+            # The graph leg embeds only for its passage feedback, which it waits for itself.
+            "graph": Leg(self._graph_leg, after_embedding=False),
+            extended_search.LEG: Leg(self._extended_leg),
+        }
         #: Query expansion (synonyms, entity aliases); the runtime configures it from the settings.
         self.expander = QueryExpander()
         #: The per-leg timeout of requests that name none (GRAPHRAG_LEG_TIMEOUT_S; None: the recipes').
@@ -174,8 +181,7 @@ class SearchRouter:
         # (and a leg replaced by a test) starts once the embedding is there; its timer and timeout
         # start then.
         # Keyword-only searches (without MMR) never embed: on 2 cores that is half their CPU time.
-        needs_embedding = (bool({"vector", "graph"} & set(config.legs)) or config.mmr_lambda is not None
-                           or extended or any(leg in self.leg_overrides for leg in config.legs))
+        needs_embedding = config.mmr_lambda is not None or any(self.legs[leg].embeds for leg in run_legs)
         space_task = asyncio.ensure_future(self.space(config.collections) if needs_embedding else _none())
 
         async def embed() -> np.ndarray:
@@ -197,6 +203,9 @@ class SearchRouter:
         fused_graph = "graph" in config.legs and len(config.legs) > 1 and config.graph_leg != "never"
         prior_task = asyncio.ensure_future(self.graph_prior(config.collections)) if fused_graph else None
 
+        # Both tasks give a value whenever a leg runs that reads them (needs_embedding).
+        inputs = LegInputs(text, config, embed_task, space_task, expansion_task, vector_hits)  # type: ignore[arg-type]
+
         async def run(leg: str) -> None:
             # A span per leg (when tracing is on); the store calls the leg makes nest under it.
             with tracing.span(f"search.leg.{leg}", {"graphrag.leg": leg, "graphrag.mode": mode}) as span:
@@ -212,14 +221,10 @@ class SearchRouter:
                 return
             t = time.perf_counter()
             try:
-                if leg in ("vector", extended_search.LEG) or leg in self.leg_overrides:
+                if self.legs[leg].after_embedding:
                     await embed_task
                     t = time.perf_counter()
-                result = await asyncio.wait_for(
-                    # Both tasks give a value whenever a leg runs that reads it (needs_embedding).
-                    self._leg(leg, text, embed_task, config, space_task,  # type: ignore[arg-type]
-                              expansion_task, vector_hits),
-                    config.leg_timeout_s)
+                result = await asyncio.wait_for(self.legs[leg].run(inputs), config.leg_timeout_s)
                 results[leg] = result
                 if leg == "vector" and vector_hits is not None and not vector_hits.done():
                     vector_hits.set_result([(h[0], h[1]) for h in result.hits])
@@ -418,30 +423,34 @@ class SearchRouter:
         self._chunk_counts[collections] = (count, now + self.graph_prior_ttl_s)
         return count
 
-    async def _leg(self, leg: str, text: str, embedding: Awaitable[np.ndarray], config: SearchConfig,
-                   space_task: Awaitable[EmbeddingSpace],
-                   expansion_task: Awaitable[Expansion] | None = None,
-                   vector_hits: Awaitable[list[tuple[str, float]]] | None = None) -> LegResult:
-        if leg in self.leg_overrides:
-            return await self.leg_overrides[leg](text, await embedding, config)
-        if leg == "keyword":
-            if expansion_task is None:
-                return await keyword_leg(self.postgres, text, config)
-            expansion = await asyncio.shield(expansion_task)
-            result = (await expanded_keyword_leg(self.postgres, text, expansion, self.expander.weight, config)
-                      if expansion.terms else await keyword_leg(self.postgres, text, config))
-            result.info = expansion.report()
-            return result
-        space = await asyncio.shield(space_task)
-        if leg == extended_search.LEG:
-            return await extended_search.extended_leg(self.postgres, text, await embedding, config, space.name,
-                                                      space.dim)
-        if leg == "vector":
-            return await vector_leg(self.postgres, await embedding, config, space.name, space.dim)
+    async def _keyword_leg(self, inputs: LegInputs) -> LegResult:
+        """BM25, over the query's expansions too when the search expands it."""
+        text, config = inputs.text, inputs.config
+        if inputs.expansion is None:
+            return await keyword_leg(self.postgres, text, config)
+        expansion = await asyncio.shield(inputs.expansion)
+        result = (await expanded_keyword_leg(self.postgres, text, expansion, self.expander.weight, config)
+                  if expansion.terms else await keyword_leg(self.postgres, text, config))
+        result.info = expansion.report()
+        return result
+
+    async def _vector_leg(self, inputs: LegInputs) -> LegResult:
+        space = await asyncio.shield(inputs.space)
+        return await vector_leg(self.postgres, await inputs.embedding, inputs.config, space.name, space.dim)
+
+    async def _extended_leg(self, inputs: LegInputs) -> LegResult:
+        space = await asyncio.shield(inputs.space)
+        return await extended_search.extended_leg(self.postgres, inputs.text, await inputs.embedding,
+                                                  inputs.config, space.name, space.dim)
+
+    async def _graph_leg(self, inputs: LegInputs) -> LegResult:
+        config = inputs.config
         feedback: Awaitable[list[tuple[str, float]]] | list[tuple[str, float]] = []
         if config.graph_prf:
-            feedback = vector_hits if vector_hits is not None else self._feedback(embedding, config, space)
-        return await graph_leg(self.postgres, self.neo4j, text, config,
+            space = await asyncio.shield(inputs.space)
+            feedback = (inputs.vector_hits if inputs.vector_hits is not None
+                        else self._feedback(inputs.embedding, config, space))
+        return await graph_leg(self.postgres, self.neo4j, inputs.text, config,
                                total_chunks=self.chunk_count(config.collections), feedback=feedback)
 
     async def _feedback(self, embedding: Awaitable[np.ndarray], config: SearchConfig,

@@ -25,6 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from graphrag.config import Settings
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.observability import logs, tracing
+from graphrag.search.registry import Leg
 from graphrag.search.router import SearchRouter
 from tests import conftest
 from tests.conftest import ApiServer
@@ -145,7 +146,7 @@ async def test_leg_timeouts_and_errors_are_counted(http_api: ApiServer, runtime:
         raise RuntimeError("vector store exploded")
 
     router = SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
-    router.leg_overrides = {"keyword": slow, "vector": broken}
+    router.legs = {**router.legs, "keyword": Leg(slow), "vector": Leg(broken)}
     before, _ = scrape(http_api.url)
     response = await router.search("polonium", mode="hybrid", limit=3, collections=[corpus["collection"]],
                                    leg_timeout_s=0.2)

@@ -14,6 +14,8 @@ from graphrag.errors import InvalidInput
 from graphrag.ingest.pipeline import Ingestor
 from graphrag.runtime import Runtime
 from graphrag.ingest.embed import packaged_model_path
+from graphrag.search.legs import LegResult
+from graphrag.search.registry import Leg, LegInputs
 from graphrag.search.router import SearchRouter
 from tests.helpers import ingest_docs
 
@@ -118,12 +120,33 @@ async def test_a_timed_out_and_a_failing_leg_leave_the_others_answering(router: 
     async def broken(*_: Any) -> Any:
         raise RuntimeError("graph store exploded")
 
-    router.leg_overrides = {"keyword": slow, "graph": broken}
+    router.legs = {**router.legs, "keyword": Leg(slow), "graph": Leg(broken)}
     response = await router.search("Danube", mode="auto", limit=3, collections=[corpus], leg_timeout_s=0.3)
     assert response["legs"]["keyword"]["status"] == "timeout"
     assert response["legs"]["graph"]["status"] == "error" and "exploded" in response["legs"]["graph"]["error"]
     assert response["legs"]["vector"]["status"] == "ok"
     assert titles(response)[0] == "Rivers"
+
+
+async def test_a_leg_from_the_registry_ranks_with_the_stores_rows(router: SearchRouter, corpus: str,
+                                                                   runtime: Runtime) -> None:
+    """A leg put in ``router.legs`` runs under its name, gets the search's inputs, and its ranking is
+    fused and shaped from the real rows like the product's legs."""
+    rows = await runtime.postgres.pool.fetch(
+        "SELECT c.id, d.title FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.collection = $1",
+        corpus)
+    chosen = next(r for r in rows if r["title"] == "Rivers")
+    seen: list[LegInputs] = []
+
+    async def rivers_first(inputs: LegInputs) -> LegResult:
+        seen.append(inputs)
+        return LegResult([(str(chosen["id"]), 3.0, {})])
+
+    router.legs = {**router.legs, "keyword": Leg(rivers_first, embeds=False, after_embedding=False)}
+    response = await router.search("warehouse robots", mode="keyword", limit=3, collections=[corpus])
+    assert [h["chunk_id"] for h in response["results"]] == [str(chosen["id"])]
+    assert response["results"][0]["score"] == 3.0 and response["legs"]["keyword"]["hits"] == 1
+    assert seen[0].text == "warehouse robots" and seen[0].config.collections == (corpus,)
 
 
 async def test_options_threshold_mmr_budget_collapse_metadata_only(router: SearchRouter, corpus: str) -> None:
