@@ -500,15 +500,12 @@ class SearchRouter:
 
     async def _entities_of(self, chunk_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
         try:
-            rows = await asyncio.wait_for(
-                self.neo4j.q.search.chunk_entities(chunk_ids), timeout=2.0)
+            found = await asyncio.wait_for(self.neo4j.q.search.chunk_entities(chunk_ids), timeout=2.0)
         except Exception as exc:  # noqa: BLE001 - entities decorate results; their absence is not fatal
             log.info("entities for results unavailable: %s", exc)
             return {}
-        out: dict[str, list[dict[str, Any]]] = {}
-        for r in rows:
-            out.setdefault(r["chunk_id"], []).append({"id": r["id"], "name": r["name"], "label": r["label"]})
-        return out
+        return {cid: [{"id": e["id"], "name": e["name"], "label": e["label"]} for e in entities]
+                for cid, entities in found.items()}
 
     async def _rerank(self, query: str, pool: list[fusion.Candidate]) -> list[fusion.Candidate]:
         if not self.reranker_path:

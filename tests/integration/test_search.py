@@ -65,6 +65,26 @@ async def test_each_leg_answers_with_provenance(router: SearchRouter, corpus: st
     assert top["metadata"]["year"] == 2012
 
 
+async def test_each_hit_lists_the_entities_its_chunk_mentions_most(router: SearchRouter, corpus: str,
+                                                                   runtime: Runtime) -> None:
+    response = await router.search("Apex Logistics robots", mode="auto", limit=5, collections=[corpus])
+    assert response["results"]
+    for hit in response["results"]:
+        # The graph's own answer, read here without the product's statement.
+        records, _, _ = await runtime.neo4j.driver.execute_query(
+            "MATCH (:Chunk {id: $id})-[m:MENTIONS]->(e:Entity) RETURN e.id AS id, e.name AS name, e.label AS label, "
+            "m.count AS n ORDER BY n DESC", {"id": hit["chunk_id"]}, database_=runtime.neo4j.database)
+        truth = [r.data() for r in records]
+        assert len(hit["entities"]) == min(len(truth), 8)
+        assert {e["id"] for e in hit["entities"]} <= {t["id"] for t in truth}
+        counts = {t["id"]: t["n"] for t in truth}
+        assert [counts[e["id"]] for e in hit["entities"]] == sorted((counts[e["id"]] for e in hit["entities"]),
+                                                                     reverse=True)
+        assert all(set(e) == {"id", "name", "label"} for e in hit["entities"])
+    apex = next(h for h in response["results"] if h["title"] == "Apex Logistics Inc.")
+    assert {"Apex Logistics Inc.", "Sarah Johnson"} <= {e["name"] for e in apex["entities"]}
+
+
 async def test_graph_leg_connects_a_two_hop_question(router: SearchRouter, corpus: str) -> None:
     query = "Apex Logistics founder hometown"
     keyword = await router.search(query, mode="keyword", limit=5, collections=[corpus])

@@ -285,9 +285,11 @@ class SearchGraph(GraphArea):
         """The graph leg's one record (linked entities, walk and scored chunks) for its parameter map."""
         return (await self._cypher.run("graph_leg", "graph_leg", leg=leg))[0]
 
-    async def chunk_entities(self, chunk_ids: list[str]) -> list[Row]:
-        """``chunk_id, id, name, label, mentions``: the entities each chunk mentions most."""
-        return await self._cypher.run("search", "chunk_entities", chunk_ids=chunk_ids)
+    async def chunk_entities(self, chunk_ids: list[str]) -> dict[str, list[Row]]:
+        """``chunk_id -> [{id, name, label, mentions}]``: the entities each chunk mentions most, most first."""
+        record = (await self._cypher.run("search", "chunk_entities", chunk_ids=chunk_ids))[0]
+        return {chunk_id: [{"id": e[0], "name": e[1], "label": e[2], "mentions": e[3]} for e in entities]
+                for chunk_id, entities in record["chunks"]}
 
     async def entity_named_documents(self, collections: list[str] | None, sample: int) -> Row:
         """``documents, named``: of a sample of the documents, how many are named after an entity they mention."""
