@@ -1,3 +1,4 @@
+# One-off study, as run at commit 53dabec (2026-11-23); not maintained: check out that commit to run it.
 """Graph leg statement A/B by replay: capture the real ``$leg`` parameters of searches, then run
 variants of ``cypher/graph_leg.cypher`` on them back to back, statement by statement.
 
