@@ -76,7 +76,8 @@ CALL (seeds) {
   UNWIND seeds AS x
   CALL (x) {
     WITH x.n AS a
-    MATCH (a)-[r:RELATED_TO]-(n:Entity)
+    // RELATED_TO only joins entities: no label check per neighbour.
+    MATCH (a)-[r:RELATED_TO]-(n)
     WHERE n <> a
     WITH n, sum(r.weight) AS w
     ORDER BY w DESC, n.id
@@ -96,7 +97,8 @@ CALL (hop1) {
   WITH x ORDER BY x.a DESC, x.n.id LIMIT $leg.frontier
   CALL (x) {
     WITH x.n AS a
-    MATCH (a)-[r:RELATED_TO]-(n:Entity)
+    // RELATED_TO only joins entities: no label check per neighbour.
+    MATCH (a)-[r:RELATED_TO]-(n)
     WHERE n <> a
     WITH n, sum(r.weight) AS w
     ORDER BY w DESC, n.id
@@ -125,20 +127,33 @@ CALL (seeds, hop1, hop2) {
 // Chunks through MENTIONS: for each top entity, the chunks that
 // mention it most (entities of the same normalised name count as one); a chunk gains
 // w x (1 + ln count) / sqrt(entities it mentions) x $leg.title_boost when the entity names its document.
+// The title check reads each chunk's Document, so it runs only for chunks that can still reach the
+// top $leg.limit: a chunk's score lies between its unboosted sum and title_boost times that, so one
+// whose boosted sum stays below the limit-th best unboosted sum cannot make it (exact pruning).
 CALL (top) {
   UNWIND range(0, size(top) - 1) AS i
   WITH i, top[i].e AS e, top[i].w AS w
   CALL (e) {
-    MATCH (v:Entity {collection: e.collection, norm: e.norm})<-[m:MENTIONS]-(c:Chunk)
+    // MENTIONS always starts at a Chunk: no label check per mention.
+    MATCH (v:Entity {collection: e.collection, norm: e.norm})<-[m:MENTIONS]-(c)
     WITH c, m LIMIT $leg.scan
     RETURN c, m.count AS count ORDER BY count DESC LIMIT $leg.per_entity
   }
-  MATCH (d:Document {id: c.document_id})
-  WITH i, w, e, c, count, d, COUNT { (c)-[:MENTIONS]->() } AS degree
-  WITH i, e, c, w * (1 + log(toFloat(coalesce(count, 1)))) / sqrt(toFloat(CASE WHEN degree > 1 THEN degree ELSE 1 END))
-       * CASE WHEN toLower(d.title) CONTAINS toLower(e.name) THEN $leg.title_boost ELSE 1.0 END AS part
+  WITH i, e, c, w, count, COUNT { (c)-[:MENTIONS]->() } AS degree
+  WITH i, e, c, w * (1 + log(toFloat(coalesce(count, 1)))) / sqrt(toFloat(CASE WHEN degree > 1 THEN degree ELSE 1 END)) AS part
   ORDER BY i
-  WITH c, sum(part) AS score, collect([e.id, e.name, e.label])[0..5] AS via
+  WITH c, collect({e: e, p: part}) AS parts, sum(part) AS low
+  ORDER BY low DESC
+  WITH collect({c: c, parts: parts, low: low}) AS found
+  WITH found, CASE WHEN size(found) >= $leg.limit THEN found[$leg.limit - 1].low ELSE 0.0 END AS floor
+  UNWIND found AS x
+  // The slack keeps a chunk that ties the floor despite float rounding.
+  WITH x WHERE x.low * $leg.title_boost >= floor * 0.999999
+  WITH x.c AS c, x.parts AS parts
+  MATCH (d:Document {id: c.document_id})
+  WITH c, [p IN parts[0..5] | [p.e.id, p.e.name, p.e.label]] AS via,
+       reduce(s = 0.0, p IN parts | s + p.p * CASE WHEN toLower(d.title) CONTAINS toLower(p.e.name)
+                                                THEN $leg.title_boost ELSE 1.0 END) AS score
   ORDER BY score DESC, c.id
   LIMIT $leg.limit
   RETURN collect([c.id, score, via]) AS chunks

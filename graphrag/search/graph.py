@@ -27,6 +27,12 @@ TOP_ENTITIES, PER_ENTITY = 30, 40
 CONTEXT_ENTITIES, RELATION_LIMIT = 15, 20
 
 
+def chunk_limit(config: SearchConfig) -> int:
+    """Chunks the statement returns: the leg's ``overfetch``, twice that when filters may drop some in
+    PostgreSQL afterwards. Fewer chunks also let the statement prune more before its title check."""
+    return config.overfetch * 2 if config.filters else config.overfetch
+
+
 def _prf_weights(n: int) -> list[float]:
     return [1.0 / (1 + i) for i in range(n)]
 
@@ -58,7 +64,7 @@ def graph_parameters(query: str, config: SearchConfig, *, total_chunks: int,
         "frontier": FRONTIER if config.graph_hops >= 2 else 0,
         "alpha": config.ppr_alpha, "top_entities": TOP_ENTITIES, "per_entity": PER_ENTITY,
         "scan": config.graph_mention_scan, "title_boost": config.graph_title_boost,
-        "limit": config.overfetch * 2, "context_entities": CONTEXT_ENTITIES, "relation_limit": RELATION_LIMIT,
+        "limit": chunk_limit(config), "context_entities": CONTEXT_ENTITIES, "relation_limit": RELATION_LIMIT,
         "named_limit": 2 * len(titles) + 2,
     }
 

@@ -80,6 +80,51 @@ async def test_the_statement_walks_and_scores_like_the_python_reference(runtime:
     assert ranked == sorted(got, key=lambda c: (-got[c], c))
 
 
+async def test_the_top_chunks_survive_the_pruning_before_the_title_check(runtime: Runtime, collection: str) -> None:
+    """Chunks whose boosted score cannot reach the limit-th best are dropped before their Document is
+    read; what remains is the reference's top, scores included, at every limit and title boost."""
+    await runtime.neo4j.driver.execute_query(
+        """
+        CREATE (x:Entity {id: $c + ':x', collection: $c, name: 'Blue Falcon', norm: 'blue falcon', label: 'ORG',
+                          mentions: 12})
+        CREATE (y:Entity {id: $c + ':y', collection: $c, name: 'Red Harbor', norm: 'red harbor', label: 'LOC',
+                          mentions: 5})
+        CREATE (x)-[:RELATED_TO {weight: 2.0, predicates: ['near'], evidence_chunk_ids: []}]->(y)
+        WITH x, y
+        UNWIND range(0, 11) AS k
+        CREATE (d:Document {id: $c + ':d' + k, collection: $c,
+                            title: CASE WHEN k % 3 = 0 THEN 'Blue Falcon report ' + k ELSE 'Notes ' + k END})
+        CREATE (ch:Chunk {id: $c + ':c' + k, collection: $c, document_id: d.id, index: 0})
+        CREATE (d)-[:HAS_CHUNK]->(ch)
+        CREATE (ch)-[:MENTIONS {count: 1 + k % 4}]->(x)
+        FOREACH (_ IN CASE WHEN k % 2 = 0 THEN [1] ELSE [] END | CREATE (ch)-[:MENTIONS {count: 1}]->(y))
+        """, parameters_={"c": collection})
+    try:
+        config = SearchConfig(collections=(collection,), graph_prf=0)
+        base = graph_parameters("Blue Falcon", config, total_chunks=12, feedback=[])
+        mentions = await _read(runtime, "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk {collection: $c})-[m:MENTIONS]->(e) "
+                                        "RETURN c.id AS chunk, e.id AS entity, e.name AS name, m.count AS count, "
+                                        "d.title AS title, COUNT { (c)-[:MENTIONS]->() } AS degree", c=collection)
+        for boost in (1.0, 2.0, 10.0):
+            full = await runtime.neo4j.q.search.graph_leg({**base, "title_boost": boost})
+            weights = dict(full["walked"])
+            assert len(weights) == 2  # the named entity and its neighbour
+            scores: dict[str, float] = {}
+            for m in mentions:
+                titled = m["name"].lower() in m["title"].lower()
+                scores[m["chunk"]] = scores.get(m["chunk"], 0.0) + walk.chunk_part(
+                    weights[m["entity"]], m["count"], m["degree"], titled, boost)
+            best = sorted(scores, key=lambda c: (-scores[c], c))
+            assert len(best) == 12
+            for limit in (1, 3, 5, 12, 20):
+                record = await runtime.neo4j.q.search.graph_leg({**base, "title_boost": boost, "limit": limit})
+                assert [c for c, _, _ in record["chunks"]] == best[:limit]
+                assert [s for _, s, _ in record["chunks"]] == pytest.approx([scores[c] for c in best[:limit]], rel=1e-9)
+    finally:
+        await runtime.neo4j.driver.execute_query("MATCH (n {collection: $c}) DETACH DELETE n",
+                                                 parameters_={"c": collection})
+
+
 async def test_a_query_without_names_and_another_collection(runtime: Runtime, graph: str) -> None:
     total = await runtime.postgres.q.search.chunk_count([graph])
     config = SearchConfig(collections=(graph,), graph_prf=0)

@@ -9,7 +9,7 @@ import pytest
 
 from graphrag.search import walk
 from graphrag.search.config import SearchConfig
-from graphrag.search.graph import graph_parameters
+from graphrag.search.graph import chunk_limit, graph_parameters
 from graphrag.search.linking import lucene_query, name_grams, name_overlap, name_spans, name_tokens, query_spans
 from graphrag.stores import queries
 
@@ -74,7 +74,7 @@ def test_graph_parameters_follow_the_config() -> None:
     # The spans' n-grams are looked up as exact names, not the rest of the query ("founded").
     assert [g["norm"] for g in params["grams"]] == ["apex logistics", "apex", "logistics"]
     assert params["prf"] == [{"chunk": "c1", "w": pytest.approx(0.45)}, {"chunk": "c2", "w": pytest.approx(0.2)}]
-    assert params["total"] == 1 and params["limit"] == 40
+    assert params["total"] == 1 and params["limit"] == 20  # overfetch: no filter drops chunks afterwards
     assert params["max_seeds"] == config.graph_seeds + 4
     assert params["frontier"] == 0 and params["per_next"] == 0  # one hop only
     lower = graph_parameters("who founded apex logistics?", config, total_chunks=10, feedback=[])
@@ -140,3 +140,10 @@ def test_idf_damping_and_chunk_part() -> None:
     assert walk.chunk_part(0.5, math.e ** 2, 1, False, 2.0) == pytest.approx(1.5)
     assert walk.top_entities({"x": 1.0, "y": 0.5, "z": 0.5}, {"x": 0.1, "y": 1.0, "z": 1.0}.__getitem__, 2) == [
         ("y", 0.5), ("z", 0.5)]
+
+
+def test_the_statement_returns_twice_overfetch_only_when_filters_follow() -> None:
+    plain = SearchConfig(overfetch=30)
+    filtered = SearchConfig(overfetch=30, filters={"year": 2020})
+    assert chunk_limit(plain) == 30 and chunk_limit(filtered) == 60
+    assert graph_parameters("Apex Logistics", filtered, total_chunks=10, feedback=[])["limit"] == 60
