@@ -60,7 +60,7 @@ class SearchConfig(BaseModel):
     explain: bool = False
     graph_hops: int = Field(2, ge=1, le=2, description="hops of the graph walk from the linked entities")
     graph_seeds: int = Field(8, ge=1, le=50)
-    graph_prf: int = Field(3, ge=0, le=20, description="top vector passages whose entities also seed the walk")
+    graph_prf: int = Field(3, ge=0, le=20, description="top keyword (BM25) passages whose entities also seed the walk")
     graph_prf_weight: float = Field(1.0, ge=0.0, le=10.0)
     graph_title_boost: float = Field(2.0, ge=1.0, le=10.0, description="entity names the chunk's document")
     graph_named_weight: float = Field(0.5, ge=0.0, le=10.0,

@@ -32,8 +32,9 @@ class LegInputs:
     space: Awaitable[EmbeddingSpace]
     #: The query's expansions, when the search expands it.
     expansion: Awaitable[Expansion] | None = None
-    #: The vector leg's top hits, when it runs beside the graph leg (its passage feedback).
-    vector_hits: Awaitable[list[tuple[str, float]]] | None = None
+    #: The keyword leg's top hits (BM25 relative to the best), when it runs beside the graph leg: the
+    #: graph leg's passage feedback.
+    keyword_hits: Awaitable[list[tuple[str, float]]] | None = None
 
 
 @dataclass(frozen=True)

@@ -80,8 +80,8 @@ class SearchRouter:
         self.legs: dict[str, Leg] = {
             "vector": Leg(self._vector_leg),
             "keyword": Leg(self._keyword_leg, embeds=False, after_embedding=False),
-            # The graph leg embeds only for its passage feedback, which it waits for itself.
-            "graph": Leg(self._graph_leg, after_embedding=False),
+            # The graph leg's passage feedback is keyword passages: it never waits for the embedding.
+            "graph": Leg(self._graph_leg, embeds=False, after_embedding=False),
             extended_search.LEG: Leg(self._extended_leg),
         }
         #: Query expansion (synonyms, entity aliases); the runtime configures it from the settings.
@@ -194,9 +194,9 @@ class SearchRouter:
         legs: dict[str, dict[str, Any]] = {}
         results: dict[str, LegResult] = {}
         failures: dict[str, BaseException] = {}
-        # The graph leg's passage feedback is the vector leg's top hits when that leg runs anyway.
-        vector_hits: asyncio.Future[list[tuple[str, float]]] | None = (
-            asyncio.get_running_loop().create_future() if {"vector", "graph"} <= set(config.legs) else None)
+        # The graph leg's passage feedback is the keyword leg's top hits when that leg runs anyway.
+        keyword_hits: asyncio.Future[list[tuple[str, float]]] | None = (
+            asyncio.get_running_loop().create_future() if {"keyword", "graph"} <= set(config.legs) else None)
         # The graph prior (cached; a Neo4j read when not) is fetched beside the other legs. The graph
         # leg waits for it: where it makes the leg's weight negligible, fusion would throw the leg's
         # work away, so (unless the request says otherwise) the leg is not run at all.
@@ -204,7 +204,7 @@ class SearchRouter:
         prior_task = asyncio.ensure_future(self.graph_prior(config.collections)) if fused_graph else None
 
         # Both tasks give a value whenever a leg runs that reads them (needs_embedding).
-        inputs = LegInputs(text, config, embed_task, space_task, expansion_task, vector_hits)  # type: ignore[arg-type]
+        inputs = LegInputs(text, config, embed_task, space_task, expansion_task, keyword_hits)  # type: ignore[arg-type]
 
         async def run(leg: str) -> None:
             # A span per leg (when tracing is on); the store calls the leg makes nest under it.
@@ -226,8 +226,8 @@ class SearchRouter:
                     t = time.perf_counter()
                 result = await asyncio.wait_for(self.legs[leg].run(inputs), config.leg_timeout_s)
                 results[leg] = result
-                if leg == "vector" and vector_hits is not None and not vector_hits.done():
-                    vector_hits.set_result([(h[0], h[1]) for h in result.hits])
+                if leg == "keyword" and keyword_hits is not None and not keyword_hits.done():
+                    keyword_hits.set_result(passages(result, config.graph_prf))
                 legs[leg] = {"status": "ok", "took_ms": _ms(t), "hits": len(result.hits), **result.info}
                 if result.confidence != 1.0:
                     legs[leg]["confidence"] = round(result.confidence, 3)
@@ -241,8 +241,8 @@ class SearchRouter:
                 failures[leg] = exc
                 legs[leg] = {"status": "error", "took_ms": _ms(t), "hits": 0, "error": one_line(exc)}
             finally:
-                if leg == "vector" and vector_hits is not None and not vector_hits.done():
-                    vector_hits.set_result([])  # the graph leg walks without passage feedback
+                if leg == "keyword" and keyword_hits is not None and not keyword_hits.done():
+                    keyword_hits.set_result([])  # the graph leg walks without passage feedback
 
         async def graph_skip() -> str | None:
             """Why the fused search leaves the graph leg out, or None to run it."""
@@ -447,18 +447,14 @@ class SearchRouter:
         config = inputs.config
         feedback: Awaitable[list[tuple[str, float]]] | list[tuple[str, float]] = []
         if config.graph_prf:
-            space = await asyncio.shield(inputs.space)
-            feedback = (inputs.vector_hits if inputs.vector_hits is not None
-                        else self._feedback(inputs.embedding, config, space))
+            feedback = inputs.keyword_hits if inputs.keyword_hits is not None else self._feedback(inputs.text, config)
         return await graph_leg(self.postgres, self.neo4j, inputs.text, config,
                                total_chunks=self.chunk_count(config.collections), feedback=feedback)
 
-    async def _feedback(self, embedding: Awaitable[np.ndarray], config: SearchConfig,
-                        space: EmbeddingSpace) -> list[tuple[str, float]]:
-        """The graph leg's passage feedback when no vector leg runs beside it: the top vector passages."""
-        prf = config.model_copy(update={"overfetch": config.graph_prf, "threshold": None})
-        found = await vector_leg(self.postgres, await asyncio.shield(embedding), prf, space.name, space.dim)
-        return [(h[0], h[1]) for h in found.hits]
+    async def _feedback(self, text: str, config: SearchConfig) -> list[tuple[str, float]]:
+        """The graph leg's passage feedback when no keyword leg runs beside it: the top BM25 passages."""
+        found = await keyword_leg(self.postgres, text, config.model_copy(update={"overfetch": config.graph_prf}))
+        return passages(found, config.graph_prf)
 
     async def _keyword_completion(self, text: str, union: list[str], results: dict[str, LegResult],
                                   config: SearchConfig, expansion: Expansion | None = None) -> dict[str, dict[str, float]]:
@@ -565,3 +561,11 @@ def _done(task: asyncio.Future[Any] | None) -> Any:
 
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 2)
+
+
+def passages(keyword: LegResult, n: int) -> list[tuple[str, float]]:
+    """The graph leg's passage feedback from keyword hits: the top ``n``, each scored by its BM25 score
+    relative to the best one's (in (0, 1], the scale of the entity links it competes with)."""
+    top = keyword.hits[:n]
+    best = max((score for _, score, _ in top), default=0.0)
+    return [(chunk_id, score / best) for chunk_id, score, _ in top] if best > 0 else []

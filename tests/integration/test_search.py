@@ -395,16 +395,22 @@ async def test_keyword_mode_does_not_embed_the_query(runtime: Runtime, corpus: s
     assert diverse["results"] and calls == [["Roman carbonara"]] and "embed_ms" in diverse["timings"]
 
 
-async def test_graph_leg_makes_no_model_call_of_its_own(runtime: Runtime, corpus: str, models: Any) -> None:
-    """The graph leg links names through the entity indexes and needs the query embedding only (for its
-    passage feedback): whatever the query names, the model embeds the query and nothing else."""
+async def test_graph_leg_makes_no_model_call_and_seeds_from_keyword_passages(runtime: Runtime, corpus: str,
+                                                                             models: Any) -> None:
+    """The graph leg links names through the entity indexes and takes its passage feedback from BM25
+    passages: mode graph never calls the model, and auto embeds the query once (for its vector leg)."""
     router, calls = counting_router(runtime, models)
     exact = await router.search("Where did Sarah Johnson study?", mode="graph", limit=3, collections=[corpus])
     assert "Sarah Johnson" in [e["name"] for e in exact["graph_context"]["entities"]]
-    assert calls == [["Where did Sarah Johnson study?"]]
-    calls.clear()
-    misspelt = await router.search("Where did Sarah Jonsonn study?", mode="auto", limit=3, collections=[corpus])
+    assert calls == [] and "embed_ms" not in exact["timings"]
+    misspelt = await router.search("Where did Sarah Jonsonn study?", mode="auto", limit=3, collections=[corpus],
+                                   graph_leg="always")
     assert misspelt["legs"]["graph"]["status"] == "ok" and calls == [["Where did Sarah Jonsonn study?"]]
+    # No name links ("robots" names no entity): the walk starts from the entities of the top keyword passages.
+    fed = await router.search("warehouse robots", mode="graph", limit=3, collections=[corpus])
+    unfed = await router.search("warehouse robots", mode="graph", limit=3, collections=[corpus], graph_prf=0)
+    assert fed["results"] and fed["results"][0]["title"] == "Apex Logistics Inc."
+    assert unfed["results"] == [] and unfed["legs"]["graph"]["hits"] == 0
 
 
 NAMED_DOCS = {
