@@ -77,6 +77,12 @@ class Settings(BaseSettings):
         "several times faster for short texts; falls back to PyTorch where the model's layout is not supported) "
         "or `torch`. Chunks are always embedded by PyTorch.",
     )
+    chunk_encoder: Literal["torch", "onnx-int8"] = Field(
+        "torch", description="Runtime of chunk embeddings by a local model at ingestion: `torch` (PyTorch, the "
+        "model's own vectors) or `onnx-int8` (ONNX Runtime with dynamic int8 quantisation: less CPU per chunk, "
+        "vectors within a cosine of about 0.99 of the model's; falls back to PyTorch where it cannot be built "
+        "or its vectors disagree with the model's on probe texts). Queries are not affected.",
+    )
     embedding_timeout_s: float = Field(30.0, gt=0, description="Timeout of one request to the embedding endpoint.")
     embedding_max_retries: int = Field(
         5, ge=0, description="Retries of an embedding request answered 429/5xx or failing to connect (backoff)."
