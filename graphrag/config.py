@@ -75,7 +75,7 @@ class Settings(BaseSettings):
     query_encoder: Literal["onnx", "torch"] = Field(
         "onnx", description="Runtime of query embeddings by a local model: `onnx` (ONNX Runtime, the same vectors "
         "several times faster for short texts; falls back to PyTorch where the model's layout is not supported) "
-        "or `torch`. Chunks are always embedded by PyTorch.",
+        "or `torch`. Chunks follow GRAPHRAG_CHUNK_ENCODER.",
     )
     chunk_encoder: Literal["torch", "onnx-int8"] = Field(
         "torch", description="Runtime of chunk embeddings by a local model at ingestion: `torch` (PyTorch, the "

@@ -47,8 +47,10 @@ def test_int8_chunk_vectors_agree_with_the_model(int8_embedder: LocalEmbedder) -
         assert np.allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)
         assert float((fast * reference).sum(axis=1).min()) > chunk_encoder.INT8_AGREEMENT
         assert not np.allclose(fast, reference, atol=1e-6)  # the int8 path did run
-    one_by_one = np.vstack([int8_embedder.encode([t]) for t in TEXTS])  # batching does not change a vector much
-    assert float((one_by_one * int8_embedder.encode(TEXTS)).sum(axis=1).min()) > 0.999
+    # Activations are quantised per batch, so a text's vector depends a little on its batch-mates:
+    # alone, it still agrees with the model's.
+    one_by_one = np.vstack([int8_embedder.encode([t]) for t in TEXTS])
+    assert float((one_by_one * reference).sum(axis=1).min()) > chunk_encoder.INT8_AGREEMENT
     assert int8_embedder.encode([]).shape == (0, int8_embedder.dim)
 
 
@@ -82,7 +84,7 @@ async def test_ingestion_through_int8_writes_chunks_vector_search_finds(runtime:
     rows = await runtime.postgres.pool.fetch(
         "SELECT content, heading_path, embedding, embedding_model FROM chunks WHERE collection = $1", collection)
     assert {r["embedding_model"] for r in rows} == {embedder.name}  # the model's name, as before
-    stored = np.vstack([np.asarray(r["embedding"], dtype=np.float32) for r in rows])
+    stored = np.vstack([np.asarray(r["embedding"].to_numpy(), dtype=np.float32) for r in rows])
     # A chunk is embedded alone or under its heading path (ingest_models.embedding_text): either way,
     # its stored vector is the model's within the int8 tolerance.
     alone = embedder._encode_torch([r["content"] for r in rows])
