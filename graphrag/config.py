@@ -75,13 +75,7 @@ class Settings(BaseSettings):
     query_encoder: Literal["onnx", "torch"] = Field(
         "onnx", description="Runtime of query embeddings by a local model: `onnx` (ONNX Runtime, the same vectors "
         "several times faster for short texts; falls back to PyTorch where the model's layout is not supported) "
-        "or `torch`. Chunks follow GRAPHRAG_CHUNK_ENCODER.",
-    )
-    chunk_encoder: Literal["torch", "onnx-int8"] = Field(
-        "torch", description="Runtime of chunk embeddings by a local model at ingestion: `torch` (PyTorch, the "
-        "model's own vectors) or `onnx-int8` (ONNX Runtime with dynamic int8 quantisation: less CPU per chunk, "
-        "vectors within a cosine of about 0.99 of the model's; falls back to PyTorch where it cannot be built "
-        "or its vectors disagree with the model's on probe texts). Queries are not affected.",
+        "or `torch`. Chunks are always embedded by PyTorch.",
     )
     embedding_timeout_s: float = Field(30.0, gt=0, description="Timeout of one request to the embedding endpoint.")
     embedding_max_retries: int = Field(

@@ -161,7 +161,7 @@ class LocalEmbedder(Embedder):
     """A local sentence-transformers model, loaded once; never downloads."""
 
     def __init__(self, spec: EmbeddingSpec, *, batch_size: int = 64, dim: int | None = None,
-                 query_runtime: str = "onnx", chunk_runtime: str = "torch") -> None:
+                 query_runtime: str = "onnx") -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local path must never turn into a download
         model_path = packaged_model_path() if spec.target == PACKAGED_NAME else spec.target
         if not Path(model_path).exists():
@@ -195,10 +195,6 @@ class LocalEmbedder(Embedder):
         self._query_runtime = query_runtime
         self._query_encoder: Any = None
         self._query_lock = threading.Lock()
-        # Chunks go through ONNX Runtime int8 when asked and it agrees with the model (chunk_encoder.py).
-        self._chunk_runtime = chunk_runtime
-        self._chunk_encoder: Any = None
-        self._chunk_lock = threading.Lock()
 
     @property
     def tokenizer(self) -> Any:
@@ -217,15 +213,6 @@ class LocalEmbedder(Embedder):
         """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        encoder = self.chunk_encoder()
-        if encoder is not None:
-            return np.asarray(encoder.encode(texts, threads=max(1, threads or self.threads)))
-        return self._encode_torch(texts, threads)
-
-    def _encode_torch(self, texts: list[str], threads: int | None = None) -> np.ndarray:
-        """:meth:`encode` by the PyTorch model itself."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
         import torch
 
         # Thread counts are per calling thread (OpenMP/MKL), so one call's setting does not hold
@@ -240,37 +227,11 @@ class LocalEmbedder(Embedder):
                 out[batch] = torch.nn.functional.normalize(vectors, p=2, dim=1).numpy()
         return out
 
-    @property
-    def chunk_runtime(self) -> str:
-        """What embeds chunks: ``torch`` or ``onnx-int8`` (after a fallback, ``torch``)."""
-        return self._chunk_runtime
-
-    def chunk_encoder(self) -> Any:
-        """The ONNX int8 chunk encoder, built on first use (None: chunks use PyTorch)."""
-        if self._chunk_runtime != "onnx-int8":
-            return None
-        with self._chunk_lock:
-            if self._chunk_encoder is None:
-                from graphrag.ingest.chunk_encoder import OnnxChunkEncoder
-                from graphrag.ingest.query_encoder import QueryEncoderUnavailable
-
-                try:
-                    with self._lock:  # the export and the agreement check run the PyTorch model
-                        self._chunk_encoder = OnnxChunkEncoder(self.model, int8=True, batch_size=self.batch_size,
-                                                               threads=self.threads, per_channel=True)
-                except QueryEncoderUnavailable as exc:
-                    log.warning("chunks of %s keep PyTorch: %s", self.name, exc)
-                    self._chunk_runtime = "torch"
-                    return None
-                log.info("chunks of %s are embedded by ONNX Runtime int8 (cosine %.4f against the model on probes)",
-                         self.name, self._chunk_encoder.agreement)
-            return self._chunk_encoder
-
     def encode_queries(self, texts: list[str]) -> np.ndarray:
         """The model's vectors for a few short texts, by ONNX Runtime unless that is off or unavailable."""
         encoder = self.query_encoder()
         if encoder is None or not texts:
-            return self._encode_torch(texts)
+            return self.encode(texts)
         return encoder.encode(texts)  # float32, unit length
 
     def query_encoder(self) -> Any:
@@ -397,7 +358,7 @@ def _error_text(response: httpx.Response) -> str:
 
 def load_embedder(spec: EmbeddingSpec, *, api_key: str | None = None, dim: int | None = None,
                   request_dim: int | None = None, batch_size: int = 64, timeout_s: float = 30.0,
-                  max_retries: int = 5, query_runtime: str = "onnx", chunk_runtime: str = "torch") -> Embedder:
+                  max_retries: int = 5, query_runtime: str = "onnx") -> Embedder:
     """Load (or connect to) the model ``spec`` names; errors are one line.
 
     ``dim`` is the dimension expected (recorded or configured): a local model is checked against it at
@@ -405,5 +366,4 @@ def load_embedder(spec: EmbeddingSpec, *, api_key: str | None = None, dim: int |
     if spec.provider == "openai":
         return OpenAIEmbedder(spec, api_key=api_key, dim=dim, request_dim=request_dim, batch_size=batch_size,
                               timeout_s=timeout_s, max_retries=max_retries)
-    return LocalEmbedder(spec, batch_size=batch_size, dim=dim, query_runtime=query_runtime,
-                         chunk_runtime=chunk_runtime)
+    return LocalEmbedder(spec, batch_size=batch_size, dim=dim, query_runtime=query_runtime)

@@ -79,8 +79,7 @@ class Embedders:
                                       request_dim=request_dim, batch_size=self.settings.embedding_batch_size,
                                       timeout_s=self.settings.embedding_timeout_s,
                                       max_retries=self.settings.embedding_max_retries,
-                                      query_runtime=self.settings.query_encoder,
-                                      chunk_runtime=self.settings.chunk_encoder)
+                                      query_runtime=self.settings.query_encoder)
                 self._loaded[spec.name] = found
         if dim is not None and found.dim != dim:
             raise ConfigurationError(f"embedding model {spec.name} gives {found.dim}-dim vectors, "
