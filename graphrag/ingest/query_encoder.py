@@ -37,13 +37,17 @@ class QueryEncoderUnavailable(RuntimeError):
 class OnnxQueryEncoder:
     """``encode(texts)`` -> unit-length float32 rows, the same vectors as the model's ``encode``."""
 
-    def __init__(self, model: Any, *, threads: int = 0) -> None:
+    def __init__(self, model: Any, *, threads: int = 0, graph: bytes | None = None,
+                 agreement: float | None = _AGREEMENT, probes: list[str] | None = None) -> None:
         """Export ``model`` (a loaded SentenceTransformer) and open an ONNX Runtime session on it.
 
-        ``threads``: intra-op threads (0: as many as cores). Raises QueryEncoderUnavailable."""
+        ``threads``: intra-op threads (0: as many as cores). ``graph``: an ONNX graph of the model's
+        transformer to run instead of exporting one (:func:`export_graph`, possibly transformed);
+        ``agreement``: the least cosine its vectors must reach against the model's on ``probes``
+        (None: two short sentences); ``agreement=None`` skips the check (a graph already checked,
+        e.g. a second session on it). Raises QueryEncoderUnavailable."""
         try:
             import onnxruntime as ort
-            import torch
         except ImportError as exc:  # the packages are dependencies; a trimmed install keeps PyTorch
             raise QueryEncoderUnavailable(f"onnxruntime is not installed ({exc})") from None
         self._pooling = _pooling_mode(model)
@@ -52,33 +56,9 @@ class OnnxQueryEncoder:
         self._tokenizer = copy.deepcopy(transformer.tokenizer)  # fast tokenizers are not thread-safe
         self._tokenizer_lock = threading.Lock()
         self._lower = bool(getattr(transformer, "do_lower_case", False))
-        sample = self._tokenizer(["probe"], return_tensors="pt")
-        self._inputs = [name for name in ("input_ids", "attention_mask", "token_type_ids") if name in sample]
-        model_inputs, auto_model = self._inputs, transformer.auto_model.eval()
-
-        class HiddenStates(torch.nn.Module):
-            """The transformer with positional inputs, returning its last hidden states (for the export)."""
-
-            def __init__(self) -> None:
-                super().__init__()
-                self.model = auto_model
-
-            def forward(self, *args: Any) -> Any:
-                return self.model(**dict(zip(model_inputs, args, strict=True))).last_hidden_state
-
-        wrapped = HiddenStates()
-        try:
-            with tempfile.TemporaryDirectory(prefix="graphrag-onnx-") as folder, torch.inference_mode(), \
-                    warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # the tracer's notes on control flow it froze
-                path = Path(folder) / "model.onnx"
-                torch.onnx.export(
-                    wrapped, tuple(sample[name] for name in self._inputs), str(path), input_names=self._inputs,
-                    output_names=["hidden"], dynamic_axes={name: {0: "batch", 1: "tokens"} for name in self._inputs},
-                    opset_version=17, dynamo=False)
-                graph = path.read_bytes()
-        except Exception as exc:  # noqa: BLE001 - any export failure means: keep PyTorch
-            raise QueryEncoderUnavailable(f"ONNX export failed: {type(exc).__name__}: {exc}") from None
+        self._inputs = _input_names(transformer.tokenizer)
+        if graph is None:
+            graph = export_graph(model)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -86,11 +66,16 @@ class OnnxQueryEncoder:
         # Idle threads must not spin: the API serves other requests (and PostgreSQL and Neo4j) on the same cores.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
-        reference = np.asarray(model.encode(_PROBES, normalize_embeddings=True, convert_to_numpy=True,
+        #: The least cosine of this encoder's vectors against the model's on the probes (NaN: not checked).
+        self.agreement = float("nan")
+        if agreement is None:
+            return
+        probes = probes or _PROBES
+        reference = np.asarray(model.encode(probes, normalize_embeddings=True, convert_to_numpy=True,
                                             show_progress_bar=False))
-        agreement = float((reference * self.encode(_PROBES)).sum(axis=1).min())
-        if agreement < _AGREEMENT:
-            raise QueryEncoderUnavailable(f"ONNX vectors differ from the model's (cosine {agreement:.6f})")
+        self.agreement = float((reference * self.encode(probes)).sum(axis=1).min())
+        if self.agreement < agreement:
+            raise QueryEncoderUnavailable(f"ONNX vectors differ from the model's (cosine {self.agreement:.6f})")
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 rows, one per text (normalised as ``LocalEmbedder.encode`` does)."""
@@ -109,6 +94,49 @@ class OnnxQueryEncoder:
         vectors = np.asarray(vectors, dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms == 0, 1.0, norms)
+
+
+def _input_names(tokenizer: Any) -> list[str]:
+    """The model inputs the tokenizer gives, in the order the exported graph takes them."""
+    sample = tokenizer(["probe"], return_tensors="np")
+    return [name for name in ("input_ids", "attention_mask", "token_type_ids") if name in sample]
+
+
+def export_graph(model: Any) -> bytes:
+    """The ONNX graph (serialised) of a loaded SentenceTransformer's transformer: its inputs by name
+    (batch and token axes dynamic) to its last hidden states. Raises QueryEncoderUnavailable."""
+    try:
+        import torch
+    except ImportError as exc:
+        raise QueryEncoderUnavailable(f"torch is not installed ({exc})") from None
+    transformer = model[0]
+    model_inputs = _input_names(transformer.tokenizer)
+    sample = transformer.tokenizer(["probe"], return_tensors="pt")
+    auto_model = transformer.auto_model.eval()
+
+    class HiddenStates(torch.nn.Module):
+        """The transformer with positional inputs, returning its last hidden states (for the export)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = auto_model
+
+        def forward(self, *args: Any) -> Any:
+            return self.model(**dict(zip(model_inputs, args, strict=True))).last_hidden_state
+
+    wrapped = HiddenStates()
+    try:
+        with tempfile.TemporaryDirectory(prefix="graphrag-onnx-") as folder, torch.inference_mode(), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the tracer's notes on control flow it froze
+            path = Path(folder) / "model.onnx"
+            torch.onnx.export(
+                wrapped, tuple(sample[name] for name in model_inputs), str(path), input_names=model_inputs,
+                output_names=["hidden"], dynamic_axes={name: {0: "batch", 1: "tokens"} for name in model_inputs},
+                opset_version=17, dynamo=False)
+            return path.read_bytes()
+    except Exception as exc:  # noqa: BLE001 - any export failure means: keep PyTorch
+        raise QueryEncoderUnavailable(f"ONNX export failed: {type(exc).__name__}: {exc}") from None
 
 
 def _pooling_mode(model: Any) -> str:
