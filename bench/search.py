@@ -120,10 +120,10 @@ class Recorder:
             rec.pg.append((name, st.text, tuple(st.bind(params)), None))
             return await fetch(sql, file, name, **params)
 
-        async def recorded_fetch_where(sql: Sql, file: str, name: str, /, *, where: Any = None, dim: Any = None,
+        async def recorded_fetch_where(sql: Sql, file: str, name: str, /, *, where: Any, dim: Any = None,
                                        settings: Any = None, **params: Any) -> Any:
-            st = named.variant(file, name, where.sql if where is not None else None, dim)
-            values = st.bind({**params, **(where.params if where is not None else {})})
+            st = named.variant(file, name, where.sql, dim)
+            values = st.bind({**params, **where.params})
             rec.pg.append((name, st.text, tuple(values), dict(settings) if settings else None))
             return await fetch_where(sql, file, name, where=where, dim=dim, settings=settings, **params)
 

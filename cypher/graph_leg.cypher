@@ -9,7 +9,7 @@
 //   spans      [{q: Lucene query, toks: [name tokens]}]: name-like spans of the query
 //   grams      [{norm, span, start, end}]: word n-grams of the spans (of a query without any), as
 //               exact entity names; a match inside a longer match of the same span does not count
-//   prf        [{chunk, w}]: passages the vector search ranked first; their entities seed too
+//   prf        [{chunk, w}]: passages the keyword leg ranked first; their entities seed too
 //   titles     [title key]: documents named after a span (Document.title_norm)
 //   collections (null = all), total: chunks in them (for the entities' IDF)
 //   max_seeds, per_span, per_first, per_next, frontier, alpha, top_entities,
@@ -150,7 +150,9 @@ CALL (top) {
   // The slack keeps a chunk that ties the floor despite float rounding.
   WITH x WHERE x.low * $leg.title_boost >= floor * 0.999999
   WITH x.c AS c, x.parts AS parts
-  MATCH (d:Document {id: c.document_id})
+  // OPTIONAL: a chunk left without its Document (a repair finds those) must not lose a place the
+  // floor above counted it in; it scores without the title boost, and the rows check drops it.
+  OPTIONAL MATCH (d:Document {id: c.document_id})
   WITH c, [p IN parts[0..5] | [p.e.id, p.e.name, p.e.label]] AS via,
        reduce(s = 0.0, p IN parts | s + p.p * CASE WHEN toLower(d.title) CONTAINS toLower(p.e.name)
                                                 THEN $leg.title_boost ELSE 1.0 END) AS score

@@ -50,8 +50,8 @@ def graph_parameters(query: str, config: SearchConfig, *, total_chunks: int,
     beside spans, the query's other words mostly add common words that happen to be entity names."""
     spans = query_spans(query)
     titles = list(dict.fromkeys(s.title_key for s in spans if s.title_key))
-    prf = [{"chunk": chunk_id, "w": config.graph_prf_weight * rank_weight * similarity}
-           for rank_weight, (chunk_id, similarity) in zip(_prf_weights(len(feedback)), feedback, strict=True)]
+    prf = [{"chunk": chunk_id, "w": config.graph_prf_weight * rank_weight * relative}
+           for rank_weight, (chunk_id, relative) in zip(_prf_weights(len(feedback)), feedback, strict=True)]
     return {
         "spans": [{"q": s.lucene, "toks": list(dict.fromkeys(s.tokens))} for s in spans],
         "grams": name_grams([s.text for s in spans] if spans else [query]),
@@ -80,7 +80,7 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, query: str, config: Se
                     feedback: Sequence[tuple[str, float]] | Awaitable[list[tuple[str, float]]] = ()) -> LegResult:
     """Link the query to entities (name-like spans through the entity-name full-text index, or the
     n-grams of a query without such spans as exact names, and the entities of the ``feedback``
-    passages: the vector search's top hits), walk two hops from them, score chunks through MENTIONS:
+    passages: the keyword leg's top hits, BM25 relative to the best), walk two hops from them, score chunks through MENTIONS:
     all in one Neo4j statement. Beside the walk, documents named after what the query names come
     back as ``named`` (a second ranking). With filters, the hits, relations and named documents are
     checked in PostgreSQL (one more round trip); without, the router's row fetch drops chunks that
@@ -115,7 +115,7 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, query: str, config: Se
     linked = [{"id": e, "name": name, "label": label, "score": round(float(seed), 4)}
               for e, name, label, seed, _ in record["linked"]]
     # Confidence: did the query itself name entities we know? Without any, the walk starts from
-    # passage feedback alone and mostly echoes the vector leg, so fusion should lean on it less.
+    # passage feedback alone and mostly echoes the keyword leg, so fusion should lean on it less.
     if not linked:
         confidence = 0.0 if not named else 1.0
     else:

@@ -2,8 +2,8 @@
 
 The router holds one :class:`Leg` per name (``vector``, ``keyword``, ``graph``, ``extended``) and runs
 the requested ones concurrently, each with its own timeout. A leg reads what it needs from
-:class:`LegInputs`; tests (and extensions) replace an entry of ``router.legs`` to add a leg, or to make
-one fail or hang.
+:class:`LegInputs`; tests replace an entry of ``router.legs`` to change how a leg ranks, or to make
+one fail or hang (a search requests the names ``SearchConfig.legs`` accepts).
 """
 
 from __future__ import annotations

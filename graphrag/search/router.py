@@ -176,11 +176,10 @@ class SearchRouter:
             raise InvalidInput("graph_leg 'never' leaves mode 'graph' nothing to run")
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        # The query is embedded while the work that does not need the embedding already runs: the
-        # keyword leg (and the graph leg when it has no passage feedback to wait for). The vector leg
-        # (and a leg replaced by a test) starts once the embedding is there; its timer and timeout
-        # start then.
-        # Keyword-only searches (without MMR) never embed: on 2 cores that is half their CPU time.
+        # The query is embedded while the legs that do not need it (keyword, graph) already run; a leg
+        # with `after_embedding` (vector, extended) starts, with its timer and timeout, once it is there.
+        # Searches whose legs do not embed (keyword, graph; without MMR) never embed: on 2 cores that
+        # is half their CPU time.
         needs_embedding = config.mmr_lambda is not None or any(self.legs[leg].embeds for leg in run_legs)
         space_task = asyncio.ensure_future(self.space(config.collections) if needs_embedding else _none())
 
@@ -436,12 +435,14 @@ class SearchRouter:
 
     async def _vector_leg(self, inputs: LegInputs) -> LegResult:
         space = await asyncio.shield(inputs.space)
-        return await vector_leg(self.postgres, await inputs.embedding, inputs.config, space.name, space.dim)
+        embedding = await asyncio.shield(inputs.embedding)
+        return await vector_leg(self.postgres, embedding, inputs.config, space.name, space.dim)
 
     async def _extended_leg(self, inputs: LegInputs) -> LegResult:
         space = await asyncio.shield(inputs.space)
-        return await extended_search.extended_leg(self.postgres, inputs.text, await inputs.embedding,
-                                                  inputs.config, space.name, space.dim)
+        embedding = await asyncio.shield(inputs.embedding)
+        return await extended_search.extended_leg(self.postgres, inputs.text, embedding, inputs.config, space.name,
+                                                  space.dim)
 
     async def _graph_leg(self, inputs: LegInputs) -> LegResult:
         config = inputs.config

@@ -32,8 +32,6 @@ COLUMNS = {"source": "d.source", "title": "d.title", "collection": "d.collection
 MAX_DEPTH = 8
 MAX_CLAUSES = 64
 
-Scalar = str | int | float | bool | None
-
 
 class _Compiler:
     def __init__(self) -> None:

@@ -67,15 +67,15 @@ class Sql:
         with span(st.summary):
             await self.target.executemany(st.text, bound)
 
-    async def fetch_where(self, file: str, name: str, /, *, where: Condition | None = None, dim: int | None = None,
+    async def fetch_where(self, file: str, name: str, /, *, where: Condition, dim: int | None = None,
                           settings: Mapping[str, str] | None = None, **params: Any) -> list[asyncpg.Record]:
         """The rows of a statement with markers: ``where`` fills ``/*FILTER*/``, ``dim`` the dimension
         markers. ``settings`` (``hnsw.ef_search`` ...) hold for this statement only: they are set in one
         round trip on the checked-out connection, and the pool's reset (``RESET ALL`` on release) takes
         them back; so they need a pool target. No transaction is opened: a single statement is atomic,
         and BEGIN/COMMIT would cost two more round trips."""
-        st = queries.variant(file, name, where.sql if where is not None else None, dim)
-        values = st.bind({**params, **(where.params if where is not None else {})})
+        st = queries.variant(file, name, where.sql, dim)
+        values = st.bind({**params, **where.params})
         with span(st.summary):
             if not settings:
                 return await self.target.fetch(st.text, *values)
