@@ -131,6 +131,22 @@ def extract_variants(settings: Settings, before: str) -> dict[str, Callable[[lis
     }
 
 
+def corpus_sample(settings: Settings, path: Path, limit: int,
+                  name: str) -> tuple[list[Any], LocalEmbedder, HFTokenCounter, Chunker]:
+    """The first ``limit`` records of a JSONL corpus as loaded documents (through a copy in /tmp: the
+    loader reads files), with the configured embedder and the chunker ingestion would use."""
+    sample = Path(f"/tmp/{name}_{limit}.jsonl")
+    with path.open() as src, sample.open("w") as dst:
+        for i, line in enumerate(src):
+            if i >= limit:
+                break
+            dst.write(line)
+    docs = load_file(Found(sample, "jsonl"), 1 << 30)
+    embedder = LocalEmbedder(parse_spec(settings.embedding_model), batch_size=settings.embedding_batch_size)
+    counter = HFTokenCounter(embedder.tokenizer, embedder.max_seq_length)
+    return docs, embedder, counter, Chunker(counter, ChunkOptions(settings.chunk_tokens, settings.chunk_overlap_tokens))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--path", type=Path, default=REPO.parent / "shared" / "eval" / "scifact" / "corpus.jsonl")
@@ -142,16 +158,7 @@ def main() -> None:
     args = parser.parse_args()
 
     settings = Settings()
-    sample = Path(f"/tmp/ingest_cpu_{args.name}_{args.limit}.jsonl")
-    with args.path.open() as src, sample.open("w") as dst:
-        for i, line in enumerate(src):
-            if i >= args.limit:
-                break
-            dst.write(line)
-    docs = load_file(Found(sample, "jsonl"), 1 << 30)
-    embedder = LocalEmbedder(parse_spec(settings.embedding_model), batch_size=settings.embedding_batch_size)
-    counter = HFTokenCounter(embedder.tokenizer, embedder.max_seq_length)
-    chunker = Chunker(counter, ChunkOptions(settings.chunk_tokens, settings.chunk_overlap_tokens))
+    docs, embedder, counter, chunker = corpus_sample(settings, args.path, args.limit, f"ingest_cpu_{args.name}")
     chunked = [chunker.chunk(d) for d in docs]
     groups = [chunked[k:k + GROUP_DOCS] for k in range(0, len(chunked), GROUP_DOCS)]
     result: dict[str, Any] = {

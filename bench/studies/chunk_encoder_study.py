@@ -33,11 +33,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 
+from bench.ingest_cpu import corpus_sample  # noqa: E402
 from graphrag.config import Settings  # noqa: E402
-from graphrag.ingest.chunk import Chunker, ChunkOptions, HFTokenCounter  # noqa: E402
-from graphrag.ingest.embed import PADDED_CHARS_PER_BATCH, LocalEmbedder, length_batches, parse_spec  # noqa: E402
+from graphrag.ingest.embed import PADDED_CHARS_PER_BATCH, length_batches  # noqa: E402
 from graphrag.ingest.ingest_models import embedding_text  # noqa: E402
-from graphrag.ingest.load import Found, load_file  # noqa: E402
 from graphrag.ingest.query_encoder import OnnxQueryEncoder, QueryEncoderUnavailable, export_graph  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -156,16 +155,7 @@ def main() -> None:
     args = parser.parse_args()
 
     settings = Settings()
-    sample = Path(f"/tmp/chunk_encoder_study_{args.limit}.jsonl")
-    with args.path.open() as src, sample.open("w") as dst:
-        for i, line in enumerate(src):
-            if i >= args.limit:
-                break
-            dst.write(line)
-    docs = load_file(Found(sample, "jsonl"), 1 << 30)
-    embedder = LocalEmbedder(parse_spec(settings.embedding_model), batch_size=settings.embedding_batch_size)
-    counter = HFTokenCounter(embedder.tokenizer, embedder.max_seq_length)
-    chunker = Chunker(counter, ChunkOptions(settings.chunk_tokens, settings.chunk_overlap_tokens))
+    docs, embedder, counter, chunker = corpus_sample(settings, args.path, args.limit, "chunk_encoder_study")
     texts = [embedding_text(c, counter) for d in docs for c in chunker.chunk(d)]
     groups = [texts[k:k + 128] for k in range(0, len(texts), 128)]
 
