@@ -123,3 +123,10 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, query: str, config: Se
     kept = {h[0] for h in hits} | {h[0] for h in named}
     return LegResult(hits, {"entities": linked, "relations": relations}, confidence,
                      rows={cid: row for cid, row in rows.items() if cid in kept}, named=named)
+
+def passages(keyword: LegResult, n: int) -> list[tuple[str, float]]:
+    """The graph leg's passage feedback from keyword hits: the top ``n``, each scored by its BM25 score
+    relative to the best one's (in (0, 1], the scale of the entity links it competes with)."""
+    top = keyword.hits[:n]
+    best = max((score for _, score, _ in top), default=0.0)
+    return [(chunk_id, score / best) for chunk_id, score, _ in top] if best > 0 else []

@@ -33,11 +33,11 @@ from graphrag.search.expansion import (
     expanded_keyword_scores,
 )
 from graphrag.search.filters import parse_filter
-from graphrag.stores.filters import compile_filter
-from graphrag.search.graph import graph_leg, plan_graph_leg
+from graphrag.search.graph import graph_leg, passages, plan_graph_leg
 from graphrag.search.legs import LegResult, fetch_rows, keyword_leg, keyword_scores, vector_leg
 from graphrag.search.recipes import derive
 from graphrag.search.registry import Leg, LegInputs
+from graphrag.stores.filters import compile_filter
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore, is_connection_error
 
@@ -563,10 +563,3 @@ def _done(task: asyncio.Future[Any] | None) -> Any:
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 2)
 
-
-def passages(keyword: LegResult, n: int) -> list[tuple[str, float]]:
-    """The graph leg's passage feedback from keyword hits: the top ``n``, each scored by its BM25 score
-    relative to the best one's (in (0, 1], the scale of the entity links it competes with)."""
-    top = keyword.hits[:n]
-    best = max((score for _, score, _ in top), default=0.0)
-    return [(chunk_id, score / best) for chunk_id, score, _ in top] if best > 0 else []

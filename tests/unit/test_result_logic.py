@@ -208,7 +208,7 @@ def test_voice_format_has_no_urls_markup_brackets_or_code() -> None:
 
 def test_graph_feedback_passages_are_keyword_scores_relative_to_the_best() -> None:
     from graphrag.search.legs import LegResult
-    from graphrag.search.router import passages
+    from graphrag.search.graph import passages
 
     hits = LegResult([("a", 12.0, {}), ("b", 6.0, {}), ("c", 3.0, {}), ("d", 1.0, {})])
     assert passages(hits, 3) == [("a", 1.0), ("b", 0.5), ("c", 0.25)]
