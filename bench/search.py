@@ -304,9 +304,43 @@ class Server:
                 self.proc.kill()
 
 
+def service_pids(server: Server) -> dict[str, int]:
+    """The root process of the API server and of each local store (their children count with them)."""
+    assert server.proc is not None
+    pids = {"api": server.proc.pid}
+    state = json.loads((Settings().home_dir / "services.json").read_text())
+    for name in ("postgres", "neo4j"):
+        if state.get(name, {}).get("pid"):
+            pids[name] = int(state[name]["pid"])
+    return pids
+
+
+def cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
+    """User + system CPU seconds of each process tree so far (psutil; a vanished child is skipped)."""
+    import psutil
+
+    out: dict[str, float] = {}
+    for name, pid in pids.items():
+        total = 0.0
+        try:
+            root = psutil.Process(pid)
+            tree = [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            continue
+        for proc in tree:
+            try:
+                t = proc.cpu_times()
+                total += t.user + t.system
+            except psutil.NoSuchProcess:
+                pass
+        out[name] = total
+    return out
+
+
 async def rest_run(url: str, collection: str, claims: list[tuple[str, str]], mode: str, concurrency: int,
-                   limit: int) -> dict[str, Any]:
-    """Every claim once, ``concurrency`` requests in flight; latencies, QPS, errors, stage records."""
+                   limit: int, pids: dict[str, int] | None = None) -> dict[str, Any]:
+    """Every claim once, ``concurrency`` requests in flight; latencies, QPS, errors, stage records, and
+    (given the services' pids) the CPU milliseconds each service spent per request."""
     records: list[dict[str, Any]] = []
     errors: list[str] = []
     leg_problems = 0
@@ -341,16 +375,23 @@ async def rest_run(url: str, collection: str, claims: list[tuple[str, str]], mod
                                 "legs": legs})
 
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        services0 = cpu_seconds(pids or {})
         t0 = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         wall = time.perf_counter() - t0
+        services1 = cpu_seconds(pids or {})
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
     client_cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    # CPU per request by service: what bounds QPS on a machine whose cores they share.
+    cpu_ms = {name: round((services1[name] - services0[name]) * 1000 / max(len(latencies), 1), 2)
+              for name in services1 if name in services0}
+    cpu_ms["client"] = round(client_cpu * 1000 / max(len(latencies), 1), 2)
     return {"concurrency": concurrency, "requests": len(claims), "ok": len(latencies), "errors": len(errors),
             "error_samples": errors[:3], "leg_timeouts_or_errors": leg_problems,
             "qps": round(len(latencies) / wall, 2), "wall_s": round(wall, 2),
             "client_cpu_share_of_2_cores": round(client_cpu / wall / (os.cpu_count() or 1), 3),
-            "latency_ms": percentiles(latencies), "_records": records, "_results": results}
+            "latency_ms": percentiles(latencies), "cpu_ms_per_request": cpu_ms, "_records": records,
+            "_results": results}
 
 
 # -- naive -----------------------------------------------------------------------------------------
@@ -477,6 +518,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             log_path = Path(f"/tmp/bench_serve_{args.collection}_{uuid.uuid4().hex[:6]}.log")
             async with Server(port, log_path, args.server_args.split()) as server:
                 out["api_rss_after_start_mb"] = server.memory()
+                pids = service_pids(server)
                 async with httpx.AsyncClient(base_url=server.url, timeout=120) as client:
                     for _, text in warmup:
                         for mode in modes:
@@ -485,7 +527,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 for mode in modes:
                     entry: dict[str, Any] = {"throughput": []}
                     for level in levels:
-                        res = await rest_run(server.url, args.collection, claims, mode, level, args.limit)
+                        res = await rest_run(server.url, args.collection, claims, mode, level, args.limit, pids)
                         if level == 1:
                             entry["latency_ms"] = res["latency_ms"]
                             entry["stages"] = stage_split(res["_records"])
@@ -497,7 +539,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                         entry["throughput"].append(strip(res) | {"latency_ms": res["latency_ms"]})
                         print(f"rest {mode:8} c={level:<3} qps {res['qps']:7.1f} p50 {res['latency_ms'].get('p50')} "
                               f"p95 {res['latency_ms'].get('p95')} errors {res['errors']} "
-                              f"leg problems {res['leg_timeouts_or_errors']}", flush=True)
+                              f"leg problems {res['leg_timeouts_or_errors']} cpu ms/request {res['cpu_ms_per_request']}",
+                              flush=True)
                     rest[mode] = entry
                 out["api_memory_mb"] = server.memory()
             out["rest"] = rest

@@ -146,6 +146,10 @@ class Settings(BaseSettings):
         None, description="Local cross-encoder model path for optional reranking (none is bundled)."
     )
     leg_timeout_s: float = Field(5.0, gt=0, le=120, description="Default per-leg timeout of a search, in seconds.")
+    collection_index_min_chunks: int = Field(
+        20_000, ge=0, description="A collection of this many chunks that shares its embedding dimension with other "
+        "collections gets an HNSW index of its own at the end of an ingest or import, so that its searches do not "
+        "filter the other collections' neighbours out of the shared index (0 = never).")
     synonyms_file: Path | None = Field(
         None, description="Synonym list for query expansion: one group per line, comma-separated "
         "(`car, automobile, auto`); `#` starts a comment.")

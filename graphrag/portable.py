@@ -73,6 +73,7 @@ from graphrag.ingest.embedders import Embedders
 from graphrag.ingest.extract import title_key
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.ingest.payload import entity_id
+from graphrag.ingest.vector_index import index_large_collections
 from graphrag.models import entity_vector_slot, is_collection_name
 from graphrag.runtime import Runtime
 from graphrag.stores.repo import PgQueries
@@ -865,6 +866,7 @@ async def import_archive(rt: Runtime, path: Path, *, collection: str | None = No
     finally:
         members.close()
         bar.close()
+    await index_large_collections(rt.postgres, rt.settings.collection_index_min_chunks)
     await _add_totals(rt, report)
     report.seconds = round(time.perf_counter() - started, 3)
     return report

@@ -73,3 +73,26 @@ WHERE collection = :collection;
 
 -- name: switch_collection
 UPDATE collections SET embedding_model = :model, reembed_model = NULL, updated_at = now() WHERE name = :collection;
+
+-- name: collections_due_vector_index
+-- Collections of at least :min_chunks chunks that share their dimension's index with another
+-- collection and have no index of their own for that dimension yet (migrations/009).
+SELECT s.collection, m.dim
+FROM collection_stats s
+JOIN collections gc ON gc.name = s.collection
+JOIN embedding_models m ON m.name = gc.embedding_model
+WHERE s.chunks >= :min_chunks
+  AND NOT EXISTS (SELECT 1 FROM collection_vector_indexes v WHERE v.collection = s.collection AND v.dim = m.dim)
+  AND EXISTS (SELECT 1 FROM collection_stats o
+              JOIN collections og ON og.name = o.collection
+              JOIN embedding_models om ON om.name = og.embedding_model
+              WHERE o.collection <> s.collection AND om.dim = m.dim AND o.chunks > 0)
+ORDER BY s.collection;
+
+-- name: ensure_collection_vector_index
+SELECT graphrag_ensure_collection_vector_index(:collection, :dim);
+
+-- name: collection_vector_indexes
+SELECT collection, dim, index_name, created_at FROM collection_vector_indexes
+WHERE :names::text[] IS NULL OR collection = ANY(:names::text[])
+ORDER BY collection, dim;

@@ -41,6 +41,7 @@ from graphrag.ingest.ingest_models import IngestModels, embedding_text
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.ingest.payload import GraphPayload, Item, content_hash
 from graphrag.ingest.report import IngestReport, report_finished
+from graphrag.ingest.vector_index import index_large_collections
 from graphrag.ingest.writer import check_collection_model, record_graph
 from graphrag.models import Chunk, Document, Extraction, is_collection_name
 from graphrag.stores.neo4j import GraphWrites, Neo4jStore
@@ -213,6 +214,8 @@ class Ingestor:
                 report.representations += await extended.backfill(
                     self, collection, unchanged, mode, space, info.text_config)
         await self._run(todo, report, progress)
+        if todo:
+            await index_large_collections(self.postgres, self.settings.collection_index_min_chunks)
         if not report.seconds:
             report.seconds = round(time.perf_counter() - start, 3)
         if owned:

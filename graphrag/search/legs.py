@@ -45,7 +45,12 @@ def hnsw_settings(config: SearchConfig) -> tuple[dict[str, str], int]:
     scan's whole first batch (``ef_search`` rows, no extra index work), sorts, then cuts.
     """
     ef_search = max(config.ef_search, config.overfetch)
-    return {"hnsw.ef_search": str(ef_search), "hnsw.iterative_scan": "relaxed_order"}, ef_search
+    settings = {"hnsw.ef_search": str(ef_search), "hnsw.iterative_scan": "relaxed_order"}
+    if config.collections:
+        # A plan for these collections (as constants) can use a collection's own partial index
+        # (graphrag/ingest/vector_index.py); a generic plan could only use the shared one.
+        settings["plan_cache_mode"] = "force_custom_plan"
+    return settings, ef_search
 
 
 async def vector_leg(pg: PostgresStore, embedding: np.ndarray, config: SearchConfig, model: str,

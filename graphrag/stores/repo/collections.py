@@ -28,6 +28,20 @@ class CollectionsQueries(Area):
         """The chunks' partial HNSW index of one dimension (made once)."""
         await self._sql.fetchval("collections", "ensure_vector_index", dim=dim)
 
+    async def due_vector_indexes(self, min_chunks: int) -> list[asyncpg.Record]:
+        """``collection, dim`` of collections of ``min_chunks`` or more chunks that share their dimension's
+        index with another collection and have no HNSW index of their own yet."""
+        return await self._sql.fetch("collections", "collections_due_vector_index", min_chunks=min_chunks)
+
+    async def ensure_collection_vector_index(self, collection: str, dim: int) -> str:
+        """Build (once) the collection's own partial HNSW index of ``dim``; its name."""
+        return str(await self._sql.fetchval("collections", "ensure_collection_vector_index", collection=collection,
+                                            dim=dim))
+
+    async def vector_indexes(self, names: list[str] | None = None) -> list[asyncpg.Record]:
+        """``collection, dim, index_name, created_at`` of the collections' own vector indexes."""
+        return await self._sql.fetch("collections", "collection_vector_indexes", names=names)
+
     async def text_config_exists(self, text_config: str) -> bool:
         return bool(await self._sql.fetchval("collections", "text_config_exists", text_config=text_config))
 
