@@ -34,6 +34,16 @@ WHERE c.collection = $1 GROUP BY u.lexeme;
 INSERT INTO collection_stats (collection, chunks, tokens)
 SELECT $1, count(*), coalesce(sum(token_count), 0) FROM chunks WHERE collection = $1;
 
+-- name: add_postings
+-- The keyword leg's postings (sql/migrations/008_postings.sql), as the writer makes them, after the
+-- collection's statistics (a posting's impact uses its mean chunk length).
+INSERT INTO chunk_postings (chunk_id, lexeme, collection, tf, dl, impact)
+SELECT chunk_id, lexeme, collection, tf, dl, impact FROM chunk_postings_due WHERE collection = $1
+ON CONFLICT (chunk_id, lexeme) DO NOTHING;
+
+-- name: delete_postings
+DELETE FROM chunk_postings WHERE collection = $1;
+
 -- name: drop_hnsw
 -- The 384-dim index (all scale corpora derive from MiniLM vectors).
 DROP INDEX IF EXISTS chunks_embedding_hnsw_384;
