@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from graphrag.search.config import SearchConfig
-from graphrag.search.legs import LegResult, fetch_rows
+from graphrag.search.legs import LegResult, collection_list, fetch_rows
 from graphrag.search.linking import name_grams, query_spans
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore
@@ -57,7 +57,7 @@ def graph_parameters(query: str, config: SearchConfig, *, total_chunks: int,
         "grams": name_grams([s.text for s in spans] if spans else [query]),
         "prf": prf,
         "titles": titles,
-        "collections": list(config.collections) if config.collections else None,
+        "collections": collection_list(config),
         "total": max(int(total_chunks), 1),
         "max_seeds": config.graph_seeds + 2 * config.graph_prf,
         "per_span": PER_SPAN, "per_first": PER_FIRST, "per_next": PER_NEXT if config.graph_hops >= 2 else 0,
