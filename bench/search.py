@@ -59,7 +59,10 @@ from graphrag.stores.repo.base import Sql  # noqa: E402
 from graphrag.stores.repo.graph import Cypher  # noqa: E402
 
 MODES = ("vector", "keyword", "hybrid", "graph", "auto")
-LEG_INDEX = {"vector_leg": "chunks_embedding_hnsw", "keyword_leg": "chunk_postings_by_impact", "chunk_rows": "chunks_pkey"}
+# The index each statement should read (any of them; the vector leg: the dimension's shared index, or
+# the collection's own, named chunks_hnsw_<dim>_<hash>).
+LEG_INDEX = {"vector_leg": ("chunks_embedding_hnsw", "chunks_hnsw_"), "keyword_leg": ("chunk_postings_by_impact",),
+             "chunk_rows": ("chunks_pkey",)}
 
 
 # -- helpers ---------------------------------------------------------------------------------------
@@ -153,8 +156,8 @@ async def plans(rt: Any, router: SearchRouter, collection: str, query: str) -> d
         plan = "\n".join(r[0] for r in rows)
         entry: dict[str, Any] = {"settings": settings or {}, "plan": plan}
         if name in LEG_INDEX:
-            entry["index"] = LEG_INDEX[name]
-            entry["uses_index"] = LEG_INDEX[name] in plan
+            entry["index"] = " or ".join(LEG_INDEX[name])
+            entry["uses_index"] = any(index in plan for index in LEG_INDEX[name])
         out["postgres"][name] = entry
     for file, name, params in rec.neo:
         if name in out["neo4j"]:
