@@ -502,3 +502,37 @@ async def test_score_fusion_fills_in_what_a_leg_did_not_return(router: SearchRou
     # Reciprocal-rank fusion stays available: ranks only, nothing filled in.
     rrf = await router.search(query, mode="hybrid", limit=5, collections=[corpus], overfetch=1, fusion="rrf")
     assert sorted(h["score"] for h in rrf["results"]) == pytest.approx([1 / 61, 1 / 61], abs=1e-6)
+
+
+async def test_auto_feeds_the_graph_leg_the_keyword_legs_own_top_passages(router: SearchRouter, corpus: str) -> None:
+    """In auto, the graph leg's passage feedback is the keyword leg of the same search (its top
+    graph_prf hits, BM25 relative to the best), not a second BM25 read."""
+    from graphrag.search.graph import passages
+    from graphrag.search.legs import keyword_leg
+
+    fed: list[list[tuple[str, float]]] = []
+    keyword_results: list[LegResult] = []
+    graph, keyword = router.legs["graph"], router.legs["keyword"]
+
+    async def graph_spy(inputs: LegInputs) -> LegResult:
+        assert inputs.keyword_hits is not None
+        fed.append(list(await inputs.keyword_hits))
+        return await graph.run(inputs)
+
+    async def keyword_spy(inputs: LegInputs) -> LegResult:
+        result = await keyword.run(inputs)
+        keyword_results.append(result)
+        return result
+
+    router.legs = {**router.legs, "graph": Leg(graph_spy, embeds=False, after_embedding=False),
+                   "keyword": Leg(keyword_spy, embeds=False, after_embedding=False)}
+    query = "warehouse robots founded by Sarah Johnson"
+    response = await router.search(query, mode="auto", limit=3, collections=[corpus], graph_leg="always")
+    assert response["legs"]["graph"]["status"] == "ok"
+    config = router.build_config("auto", collections=[corpus], graph_leg="always")
+    assert len(fed) == 1 and len(keyword_results) == 1
+    assert fed[0] == passages(keyword_results[0], config.graph_prf)
+    # The same passages as a keyword leg run on its own, the best first at 1.0.
+    alone = await keyword_leg(router.postgres, query, config)
+    assert fed[0] == passages(alone, config.graph_prf)
+    assert fed[0] and fed[0][0][1] == 1.0 and all(0 < w <= 1.0 for _, w in fed[0])
