@@ -91,6 +91,8 @@ def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
                      else "-")
             if c.get("reembed_model"):
                 model += f", re-embedding to {c['reembed_model']}"
+            if c.get("vector_index"):
+                model += ", own vector index"
             print(f"{name:24} {c['documents']:>7} {c['chunks']:>8} {c['graph_documents']:>7} {c['graph_chunks']:>8} "
                   f"{c['entities']:>8} {c['relations']:>9}  {model}")
     else:

@@ -349,6 +349,8 @@ class CollectionStats(_Out):
     embedding_dim: int | None = Field(None, description="their dimension")
     text_config: str | None = Field(None, description="the text-search configuration of its keyword leg")
     reembed_model: str | None = Field(None, description="the model `graphrag reembed` is moving it to, if any")
+    vector_index: str | None = Field(None, description="its own HNSW index, when it has one (large collections "
+                                     "that share their dimension with others); null: the dimension's shared index")
 
 
 class Stats(_Out):

@@ -7,6 +7,7 @@ import uuid
 
 import numpy as np
 
+from graphrag.health import collect_status
 from graphrag.ingest.vector_index import index_large_collections
 from graphrag.runtime import Runtime
 from graphrag.search.config import SearchConfig
@@ -53,6 +54,9 @@ async def test_large_collection_gets_its_own_index_which_its_searches_use(runtim
         own = await runtime.postgres.q.collections.vector_indexes([big, small])
         assert [(r["collection"], r["dim"]) for r in own] == [(big, DIM)]  # the small one is under the threshold
         assert own[0]["index_name"] in built
+        # `graphrag status` and GET /stats name it.
+        status = (await collect_status(runtime))["collections"]
+        assert status[big]["vector_index"] == own[0]["index_name"] and status[small]["vector_index"] is None
         # Built once: the next ingest finds nothing due for it.
         assert own[0]["index_name"] not in await index_large_collections(runtime.postgres, min_chunks=50)
 
