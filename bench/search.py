@@ -114,8 +114,8 @@ class Recorder:
         self.neo: list[tuple[str, str, dict[str, Any]]] = []
 
     def __enter__(self) -> Recorder:
-        self._saved = (Sql.fetch, Sql.fetch_where, Cypher.run)
-        fetch, fetch_where, run = self._saved
+        self._saved = (Sql.fetch, Sql.fetch_where, Cypher.run, Cypher.read)
+        fetch, fetch_where, run, read = self._saved
         rec = self
 
         async def recorded_fetch(sql: Sql, file: str, name: str, /, **params: Any) -> Any:
@@ -134,11 +134,16 @@ class Recorder:
             rec.neo.append((file, name, params))
             return await run(cypher, file, name, **params)
 
-        Sql.fetch, Sql.fetch_where, Cypher.run = recorded_fetch, recorded_fetch_where, recorded_run  # type: ignore[method-assign]
+        async def recorded_read(cypher: Cypher, file: str, name: str, /, **params: Any) -> Any:
+            rec.neo.append((file, name, params))
+            return await read(cypher, file, name, **params)
+
+        Sql.fetch, Sql.fetch_where = recorded_fetch, recorded_fetch_where  # type: ignore[method-assign]
+        Cypher.run, Cypher.read = recorded_run, recorded_read  # type: ignore[method-assign]
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        Sql.fetch, Sql.fetch_where, Cypher.run = self._saved  # type: ignore[method-assign]
+        Sql.fetch, Sql.fetch_where, Cypher.run, Cypher.read = self._saved  # type: ignore[method-assign]
 
 
 async def plans(rt: Any, router: SearchRouter, collection: str, query: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from neo4j import AsyncDriver, AsyncGraphDatabase, GraphDatabase
+from neo4j import READ_ACCESS, AsyncDriver, AsyncGraphDatabase, GraphDatabase
 from neo4j.exceptions import AuthError, ClientError, Neo4jError, SessionExpired
 from neo4j.exceptions import ServiceUnavailable as DriverUnavailable
 
@@ -96,7 +96,7 @@ class Neo4jStore:
 
     @cached_property
     def q(self) -> GraphQueries:
-        """The typed Cypher statements (each call one auto-committed transaction)."""
+        """The typed Cypher statements (each call one transaction)."""
         from graphrag.stores.repo.graph import GraphQueries
 
         return GraphQueries(self)
@@ -114,6 +114,23 @@ class Neo4jStore:
                 self._down_until = time.monotonic() + 2.0
                 raise ServiceUnavailable(f"Neo4j is unavailable: {exc}") from None
             return [record.data() for record in result.records]
+
+    async def read(self, text: str, summary: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """Run a read-only statement as one auto-commit transaction in read mode: RUN and PULL in one
+        round trip, where ``execute`` (a managed transaction) adds BEGIN and COMMIT. For the search
+        path, whose legs fail fast and report it rather than retry."""
+        import time
+
+        if time.monotonic() < self._down_until:
+            raise ServiceUnavailable("Neo4j is unavailable (connection failed moments ago)")
+        with self.traced(summary):
+            try:
+                async with self.driver.session(database=self.database, default_access_mode=READ_ACCESS) as session:
+                    result = await session.run(text, params)
+                    return [record.data() async for record in result]
+            except (*_CONNECT_ERRORS, SessionExpired) as exc:
+                self._down_until = time.monotonic() + 2.0
+                raise ServiceUnavailable(f"Neo4j is unavailable: {exc}") from None
 
     def traced(self, summary: str) -> Any:
         """A span for a named statement or write (when tracing is on): its name, never its values."""

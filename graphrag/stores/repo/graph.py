@@ -19,7 +19,8 @@ Row = dict[str, Any]
 
 
 class Cypher:
-    """Runs ``cypher/<file>.cypher`` statements on one store (auto-committed, circuit breaker, span)."""
+    """Runs ``cypher/<file>.cypher`` statements on one store (circuit breaker, span): ``run`` in a managed
+    transaction (the driver retries transient failures), ``read`` as one auto-committed read."""
 
     def __init__(self, store: Neo4jStore) -> None:
         self.store = store
@@ -27,6 +28,11 @@ class Cypher:
     async def run(self, file: str, name: str, /, **params: Any) -> list[Row]:
         text = queries.checked_cypher(file, name, params)
         return await self.store.execute(text, f"{file}.{name}", params)
+
+    async def read(self, file: str, name: str, /, **params: Any) -> list[Row]:
+        """A read-only statement in one round trip (auto-commit, read mode; no retry): the search path."""
+        text = queries.checked_cypher(file, name, params)
+        return await self.store.read(text, f"{file}.{name}", params)
 
 
 class GraphArea:
@@ -283,26 +289,26 @@ class SearchGraph(GraphArea):
 
     async def graph_leg(self, leg: dict[str, Any]) -> Row:
         """The graph leg's one record (linked entities, walk and scored chunks) for its parameter map."""
-        return (await self._cypher.run("graph_leg", "graph_leg", leg=leg))[0]
+        return (await self._cypher.read("graph_leg", "graph_leg", leg=leg))[0]
 
     async def chunk_entities(self, chunk_ids: list[str]) -> dict[str, list[Row]]:
         """``chunk_id -> [{id, name, label, mentions}]``: the entities each chunk mentions most, most first."""
-        record = (await self._cypher.run("search", "chunk_entities", chunk_ids=chunk_ids))[0]
+        record = (await self._cypher.read("search", "chunk_entities", chunk_ids=chunk_ids))[0]
         return {chunk_id: [{"id": e[0], "name": e[1], "label": e[2], "mentions": e[3]} for e in entities]
                 for chunk_id, entities in record["chunks"]}
 
     async def entity_named_documents(self, collections: list[str] | None, sample: int) -> Row:
         """``documents, named``: of a sample of the documents, how many are named after an entity they mention."""
-        return (await self._cypher.run("search", "entity_named_documents", collections=collections,
+        return (await self._cypher.read("search", "entity_named_documents", collections=collections,
                                        sample=sample))[0]
 
     async def entities_named(self, norms: list[str], collections: list[str]) -> list[Row]:
         """Entities whose normalised name is one of ``norms``, with their aliases and neighbours' names."""
-        return await self._cypher.run("expansion", "entities_named", norms=norms, collections=collections)
+        return await self._cypher.read("expansion", "entities_named", norms=norms, collections=collections)
 
     async def entities_aliased(self, query: str, collections: list[str]) -> list[Row]:
         """Entities whose aliases match the Lucene ``query``."""
-        return await self._cypher.run("expansion", "entities_aliased", query=query, collections=collections)
+        return await self._cypher.read("expansion", "entities_aliased", query=query, collections=collections)
 
 
 class GraphQueries:
