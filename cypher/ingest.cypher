@@ -92,11 +92,24 @@ SET rel.predicates = reduce(acc = [], p IN rel.predicate_evidence |
       CASE WHEN split(p, '@')[0] IN acc THEN acc ELSE acc + split(p, '@')[0] END);
 
 // name: collection_counts
-MATCH (d:Document) WITH d.collection AS collection, count(d) AS documents
-RETURN collection, documents,
-       COUNT { MATCH (c:Chunk) WHERE c.collection = collection } AS chunks,
-       COUNT { MATCH (e:Entity) WHERE e.collection = collection } AS entities,
-       COUNT { MATCH (e:Entity)-[:RELATED_TO]->() WHERE e.collection = collection } AS relations;
+// Every collection's documents, chunks, entities and RELATED_TO relationships (by their source entity),
+// in one pass over each label: a count per collection would read all chunks once per collection.
+// An entity's relationships are its degree (no expansion). Collections without documents are left out.
+CALL () {
+  MATCH (d:Document)
+  RETURN d.collection AS collection, count(d) AS documents, 0 AS chunks, 0 AS entities, 0 AS relations
+  UNION ALL
+  MATCH (c:Chunk)
+  RETURN c.collection AS collection, 0 AS documents, count(c) AS chunks, 0 AS entities, 0 AS relations
+  UNION ALL
+  MATCH (e:Entity)
+  RETURN e.collection AS collection, 0 AS documents, 0 AS chunks, count(e) AS entities,
+         sum(COUNT { (e)-[:RELATED_TO]->() }) AS relations
+}
+WITH collection, sum(documents) AS documents, sum(chunks) AS chunks, sum(entities) AS entities,
+     sum(relations) AS relations
+WHERE documents > 0
+RETURN collection, documents, chunks, entities, relations;
 
 // name: collection_graph_counts
 // One collection's entities and RELATED_TO relationships (the ingest summary's totals).
