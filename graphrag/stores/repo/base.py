@@ -48,11 +48,14 @@ class Sql:
         with span(st.summary):
             return await self.target.fetchrow(st.text, *st.bind(params))
 
-    async def fetchval(self, file: str, name: str, /, **params: Any) -> Any:
-        """The first column of the statement's first row."""
+    async def fetchval(self, file: str, name: str, /, *, timeout_s: float | None = None, **params: Any) -> Any:
+        """The first column of the statement's first row. ``timeout_s`` replaces the pool's per-statement
+        timeout, for the few statements that run for minutes (building an index)."""
         st = queries.statement(file, name)
         with span(st.summary):
-            return await self.target.fetchval(st.text, *st.bind(params))
+            if timeout_s is None:
+                return await self.target.fetchval(st.text, *st.bind(params))
+            return await self.target.fetchval(st.text, *st.bind(params), timeout=timeout_s)
 
     async def execute(self, file: str, name: str, /, **params: Any) -> str:
         """Run the statement; its status string (``"DELETE 3"``)."""

@@ -10,6 +10,10 @@ import asyncpg
 from graphrag.stores.repo.base import Area
 
 
+#: Seconds an index build may take (a collection's own HNSW index of a million chunks takes minutes).
+INDEX_BUILD_TIMEOUT_S = 3 * 3600.0
+
+
 class CollectionsQueries(Area):
     """Collections and the models they record. Model rows: ``name, provider, spec, dim, base_url``."""
 
@@ -35,8 +39,9 @@ class CollectionsQueries(Area):
 
     async def ensure_collection_vector_index(self, collection: str, dim: int) -> str:
         """Build (once) the collection's own partial HNSW index of ``dim``; its name."""
+        # Minutes for a million chunks: past the pool's per-statement timeout.
         return str(await self._sql.fetchval("collections", "ensure_collection_vector_index", collection=collection,
-                                            dim=dim))
+                                            dim=dim, timeout_s=INDEX_BUILD_TIMEOUT_S))
 
     async def vector_indexes(self, names: list[str] | None = None) -> list[asyncpg.Record]:
         """``collection, dim, index_name, created_at`` of the collections' own vector indexes."""
