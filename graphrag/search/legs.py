@@ -36,7 +36,7 @@ def collection_list(config: SearchConfig) -> list[str] | None:
     return list(config.collections) if config.collections else None
 
 
-def hnsw_settings(config: SearchConfig) -> tuple[dict[str, str], int]:
+def hnsw_settings(config: SearchConfig, own_index: bool = False) -> tuple[dict[str, str], int]:
     """The session settings of an HNSW leg and how many rows it fetches.
 
     Always an iterative scan: the model condition filters too (several models may share one
@@ -46,18 +46,21 @@ def hnsw_settings(config: SearchConfig) -> tuple[dict[str, str], int]:
     """
     ef_search = max(config.ef_search, config.overfetch)
     settings = {"hnsw.ef_search": str(ef_search), "hnsw.iterative_scan": "relaxed_order"}
-    if config.collections:
-        # A plan for these collections (as constants) can use a collection's own partial index
-        # (graphrag/ingest/vector_index.py); a generic plan could only use the shared one.
+    if own_index and config.collections:
+        # A plan for these collections (as constants) can use their own partial indexes
+        # (graphrag/ingest/vector_index.py); a generic plan could only use the shared one. Only then:
+        # for a small collection, a plan of its own may sort all its rows instead of walking the index.
         settings["plan_cache_mode"] = "force_custom_plan"
     return settings, ef_search
 
 
 async def vector_leg(pg: PostgresStore, embedding: np.ndarray, config: SearchConfig, model: str,
-                     dim: int | None = None) -> LegResult:
+                     dim: int | None = None, own_index: bool = False) -> LegResult:
     """HNSW cosine search over the chunks of ``model`` (whose vectors have ``dim`` dimensions, which
-    picks that dimension's index); iterative scans keep filtered queries from running dry."""
-    settings, fetch = hnsw_settings(config)
+    picks that dimension's index); iterative scans keep filtered queries from running dry. With
+    ``own_index`` (every searched collection has an index of its own) the statement is planned for
+    the collections, so that it reads those indexes."""
+    settings, fetch = hnsw_settings(config, own_index)
     rows = await pg.q.search.vector_leg(embedding, collections=collection_list(config), model=model, limit=fetch,
                                         dim=dim if dim is not None else len(embedding),
                                         where=compile_filter(config.filters), settings=settings)
