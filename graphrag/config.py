@@ -147,7 +147,7 @@ class Settings(BaseSettings):
     )
     leg_timeout_s: float = Field(5.0, gt=0, le=120, description="Default per-leg timeout of a search, in seconds.")
     collection_index_min_chunks: int = Field(
-        20_000, ge=0, description="A collection of this many chunks that shares its embedding dimension with other "
+        5_000, ge=0, description="A collection of this many chunks that shares its embedding dimension with other "
         "collections gets an HNSW index of its own at the end of an ingest or import, so that its searches do not "
         "filter the other collections' neighbours out of the shared index (0 = never).")
     synonyms_file: Path | None = Field(
