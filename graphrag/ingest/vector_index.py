@@ -5,8 +5,9 @@ The dimension's shared index serves every collection. A search of one collection
 neighbours, and where the query's nearest chunks are in other collections the scan reads through
 those first (several times the work of an unfiltered scan). The collection's own index, which a
 search of it uses instead, removes that. It is built at the end of an ingest or import, once the
-collection reaches ``GRAPHRAG_COLLECTION_INDEX_MIN_CHUNKS``: smaller collections are cheap to scan
-either way, and a collection alone in its dimension gains nothing from a second index of the same rows.
+collection reaches ``GRAPHRAG_COLLECTION_INDEX_MIN_CHUNKS``. Below that the shared index serves it
+(a second index costs every write, and the filtered scan of a small collection reads less), and a
+collection alone in its dimension gains nothing from a second index of the same rows.
 """
 
 from __future__ import annotations
