@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -102,32 +104,30 @@ class Neo4jStore:
         return GraphQueries(self)
 
     async def execute(self, text: str, summary: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        """Run statement text (from the ``cypher/`` files) with the circuit breaker and a span."""
-        import time
-
-        if time.monotonic() < self._down_until:
-            raise ServiceUnavailable("Neo4j is unavailable (connection failed moments ago)")
-        with self.traced(summary):
-            try:
-                result = await self.driver.execute_query(text, parameters_=params, database_=self.database)
-            except (*_CONNECT_ERRORS, SessionExpired) as exc:
-                self._down_until = time.monotonic() + 2.0
-                raise ServiceUnavailable(f"Neo4j is unavailable: {exc}") from None
+        """Run statement text (from the ``cypher/`` files) in a managed transaction (the driver retries
+        transient failures), with the circuit breaker and a span."""
+        with self._guarded(summary):
+            result = await self.driver.execute_query(text, parameters_=params, database_=self.database)
             return [record.data() for record in result.records]
 
     async def read(self, text: str, summary: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         """Run a read-only statement as one auto-commit transaction in read mode: RUN and PULL in one
         round trip, where ``execute`` (a managed transaction) adds BEGIN and COMMIT. For the search
         path, whose legs fail fast and report it rather than retry."""
-        import time
+        with self._guarded(summary):
+            async with self.driver.session(database=self.database, default_access_mode=READ_ACCESS) as session:
+                result = await session.run(text, params)
+                return [record.data() async for record in result]
 
+    @contextmanager
+    def _guarded(self, summary: str) -> Iterator[None]:
+        """The circuit breaker and span around one statement: a failed connection marks Neo4j down for
+        2 s, during which statements fail at once, and surfaces as :class:`ServiceUnavailable`."""
         if time.monotonic() < self._down_until:
             raise ServiceUnavailable("Neo4j is unavailable (connection failed moments ago)")
         with self.traced(summary):
             try:
-                async with self.driver.session(database=self.database, default_access_mode=READ_ACCESS) as session:
-                    result = await session.run(text, params)
-                    return [record.data() async for record in result]
+                yield
             except (*_CONNECT_ERRORS, SessionExpired) as exc:
                 self._down_until = time.monotonic() + 2.0
                 raise ServiceUnavailable(f"Neo4j is unavailable: {exc}") from None
