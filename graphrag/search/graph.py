@@ -124,6 +124,7 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, query: str, config: Se
     return LegResult(hits, {"entities": linked, "relations": relations}, confidence,
                      rows={cid: row for cid, row in rows.items() if cid in kept}, named=named)
 
+
 def passages(keyword: LegResult, n: int) -> list[tuple[str, float]]:
     """The graph leg's passage feedback from keyword hits: the top ``n``, each scored by its BM25 score
     relative to the best one's (in (0, 1], the scale of the entity links it competes with)."""

@@ -53,8 +53,7 @@ class Sql:
         timeout, for the few statements that run for minutes (building an index)."""
         st = queries.statement(file, name)
         with span(st.summary):
-            if timeout_s is None:
-                return await self.target.fetchval(st.text, *st.bind(params))
+            # None: the pool's command timeout, as asyncpg reads it.
             return await self.target.fetchval(st.text, *st.bind(params), timeout=timeout_s)
 
     async def execute(self, file: str, name: str, /, **params: Any) -> str:
