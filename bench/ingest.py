@@ -34,6 +34,22 @@ from graphrag.runtime import open_services  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 
 
+def machine_busy_s() -> float:
+    """CPU seconds the whole machine has spent busy (all processes, all cores) since boot."""
+    import psutil
+
+    times = psutil.cpu_times()
+    return float(sum(times) - times.idle - getattr(times, "iowait", 0.0))
+
+
+def cpu_model() -> str:
+    """The CPU's model name (the figures depend on it: bfloat16 products need AVX-512 BF16 or AMX)."""
+    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
+        if line.startswith("model name"):
+            return line.partition(":")[2].strip()
+    return platform.processor()
+
+
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -61,10 +77,13 @@ async def main() -> None:
     async with open_services(settings) as rt:
         t0 = time.perf_counter()
         ingestor = await rt.ingestor()
+        rt_embedder = (await rt.models()).embedder
         models_s = time.perf_counter() - t0
         cpu0 = time.process_time()
+        busy0 = machine_busy_s()
         report = await ingestor.ingest_paths([path], collection=collection, progress=True)
         ingest_cpu_s = time.process_time() - cpu0
+        ingest_machine_cpu_s = machine_busy_s() - busy0
         load_after_ingest = os.getloadavg()
         rss_after_ingest = peak_rss_mb()
         again = await ingestor.ingest_paths([path], collection=collection, progress=False)
@@ -102,7 +121,9 @@ async def main() -> None:
     result = {
         "dataset": args.name,
         "path": str(args.path),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+        "machine": {"cpus": os.cpu_count(), "cpu": cpu_model(), "platform": platform.platform(),
+                    "python": platform.python_version()},
+        "embedding_precision": getattr(rt_embedder, "precision", None),
         "documents": report.ingested + report.updated,
         "failed": len(report.failed),
         "chunks": report.chunks,
@@ -119,6 +140,8 @@ async def main() -> None:
         "reingest_unchanged": again.unchanged,
         "peak_rss_mb": round(rss_after_ingest, 1),
         "ingest_cpu_s": round(ingest_cpu_s, 1),
+        # Every process's CPU during the ingest (this one, PostgreSQL, Neo4j, and anything else running).
+        "ingest_machine_cpu_s": round(ingest_machine_cpu_s, 1),
         "load_avg": {"start": [round(x, 2) for x in load_start],
                      "after_ingest": [round(x, 2) for x in load_after_ingest],
                      "end": [round(x, 2) for x in load_end]},

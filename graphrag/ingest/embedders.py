@@ -82,7 +82,8 @@ class Embedders:
                                       request_dim=request_dim, batch_size=self.settings.embedding_batch_size,
                                       timeout_s=self.settings.embedding_timeout_s,
                                       max_retries=self.settings.embedding_max_retries,
-                                      query_runtime=self.settings.query_encoder)
+                                      query_runtime=self.settings.query_encoder,
+                                      precision=self.settings.embedding_precision)
                 self._loaded[spec.name] = found
         if dim is not None and found.dim != dim:
             raise ConfigurationError(f"embedding model {spec.name} gives {found.dim}-dim vectors, "
