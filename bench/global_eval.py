@@ -430,7 +430,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             g = await router.search(q.question, mode="global", collections=[args.collection], limit=args.reports)
             c = await router.search(q.question, mode=args.chunk_mode, collections=[args.collection],
                                     limit=args.chunks)
-            reports, chunks = g["results"], c["results"]
+            reports, chunks = g.to_dict()["results"], c.to_dict()["results"]
             await lookup.load([x for r in reports for x in cited_chunks(_report_text(r))] +
                               [h["chunk_id"] for h in chunks], {h["chunk_id"]: h["source"] for h in chunks})
             row: dict[str, Any] = {

@@ -92,14 +92,14 @@ async def questions(rt: Any, collection: str, modes: list[str]) -> dict[str, Any
         rows = []
         for q in items:
             res = await router.search(q["question"], mode=mode, limit=5, collections=[collection])
-            sources = [r["source"] for r in res["results"]]
+            sources = [r.source for r in res.hits]
             hit = [any(s.endswith("/" + exp) for exp in q["expected"]) for s in sources]
             top1 += bool(hit[:1] and hit[0])
             top5 += any(hit[:5])
             rows.append({"question": q["question"], "top": [s.rsplit("/", 2)[-2] + "/" + s.rsplit("/", 1)[-1]
                                                             for s in sources],
                          "rank": hit.index(True) + 1 if any(hit) else None,
-                         "context_entities": [e["name"] for e in res.get("graph_context", {}).get("entities", [])][:8]})
+                         "context_entities": [e["name"] for e in (res.graph_context or {}).get("entities", [])][:8]})
         out[mode] = {"questions": len(items), "top1": top1, "top5": top5,
                      "top1_share": round(top1 / len(items), 3), "top5_share": round(top5 / len(items), 3),
                      "per_question": rows}

@@ -204,7 +204,7 @@ async def exact_recall(rt: Any, router: SearchRouter, collection: str, claims: l
             await conn.execute("SET LOCAL enable_bitmapscan = off")
             rows = await conn.fetch(bench_sql("scale", "exact_neighbours"), emb, collection, model, 10)
         truth = {str(r["id"]) for r in rows}
-        overlaps.append(len(truth & {r["chunk_id"] for r in got["results"]}) / max(len(truth), 1))
+        overlaps.append(len(truth & {r.chunk_id for r in got.hits}) / max(len(truth), 1))
     return {"queries": len(claims), "recall@10_vs_exact": round(float(np.mean(overlaps)), 4)}
 
 
@@ -234,7 +234,7 @@ async def ef_sweep(rt: Any, router: SearchRouter, collection: str, claims: list[
                 t0 = time.perf_counter()
                 res = await router.search(text, mode="vector", limit=10, collections=[collection], ef_search=ef)
                 latencies.append((time.perf_counter() - t0) * 1000)
-                overlaps.append(len(truth[qid] & {r["chunk_id"] for r in res["results"]}) / max(len(truth[qid]), 1))
+                overlaps.append(len(truth[qid] & {r.chunk_id for r in res.hits}) / max(len(truth[qid]), 1))
             out.append({"ef_search": ef, "latency_ms": percentiles(latencies),
                         "recall@10_vs_exact": round(float(np.mean(overlaps)), 4)})
             print(f"ef_search {ef:4}: {out[-1]['latency_ms']} recall vs exact {out[-1]['recall@10_vs_exact']}", flush=True)
@@ -254,8 +254,8 @@ async def python_api(router: SearchRouter, collection: str, claims: list[tuple[s
         t0 = time.perf_counter()
         response = await router.search(text, mode=mode, limit=limit, collections=[collection])
         latencies.append((time.perf_counter() - t0) * 1000)
-        embed.append(response["timings"].get("embed_ms", 0.0))
-        results[qid] = [r["document_id"] for r in response["results"]]
+        embed.append(response.timings.get("embed_ms", 0.0))
+        results[qid] = [r.document_id for r in response.hits]
     return {"latency_ms": percentiles(latencies), "embed_ms": percentiles(embed),
             "latency_minus_embed_ms": percentiles([a - b for a, b in zip(latencies, embed, strict=True)]),
             "_per_query": latencies, "_results": results}

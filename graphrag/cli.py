@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from graphrag.errors import GraphRAGError, UserError
+from graphrag.models import Hit, SearchResult
 
 if TYPE_CHECKING:
     from graphrag.config import Settings
@@ -223,70 +224,68 @@ def _highlight(text: str, terms: list[str], tty: bool) -> str:
     return pattern.sub(lambda m: f"\033[1m{m.group(0)}\033[0m" if tty else f"*{m.group(0)}*", snippet)
 
 
-def _marked(hit: dict[str, Any], tty: bool) -> str:
+def _marked(hit: Hit, tty: bool) -> str:
     """A hit's text with the server's highlights (bold on a terminal, [[term]] elsewhere): the snippet,
     or the whole text of a full-document hit."""
     from graphrag.search.highlight import render
 
     before, after = ("\033[1m", "\033[0m") if tty else ("[[", "]]")
-    spans = hit.get("highlights") or []
-    if hit.get("full_document"):
-        cut = ", truncated" if hit.get("truncated") else ""
-        note = f"    (full document, {hit.get('document_tokens')} tokens{cut})"
-        body = render(hit["content"], spans, before=before, after=after)
+    spans = hit.extra.get("highlights") or []
+    if hit.extra.get("full_document"):
+        cut = ", truncated" if hit.extra.get("truncated") else ""
+        note = f"    (full document, {hit.extra.get('document_tokens')} tokens{cut})"
+        body = render(hit.content, spans, before=before, after=after)
         return note + "\n" + "\n".join("    " + line for line in body.splitlines())
-    start, end = hit.get("snippet_start", 0), hit.get("snippet_end", len(hit["content"]))
-    text = render(hit["content"], spans, start, end, before=before, after=after)
-    text = ("… " if start > 0 else "") + " ".join(text.split()) + (" …" if end < len(hit["content"]) else "")
+    start, end = hit.extra.get("snippet_start", 0), hit.extra.get("snippet_end", len(hit.content))
+    text = render(hit.content, spans, start, end, before=before, after=after)
+    text = ("… " if start > 0 else "") + " ".join(text.split()) + (" …" if end < len(hit.content) else "")
     return f"    {text}"
 
 
-def print_results(response: dict[str, Any], explain: bool) -> None:
+def print_results(result: SearchResult, explain: bool) -> None:
     """A readable table: rank, score, source (with the page for PDFs), heading path, highlighted snippet, legs."""
     import re
 
-    from graphrag.models import chunk_page, citation
-
     tty = sys.stdout.isatty()
-    terms = sorted({w.lower() for w in re.findall(r"\w{3,}", response["query"])} - _STOP, key=len, reverse=True)
-    legs = ", ".join(f"{k} {v['status']} {v['hits']} hits {v['took_ms']:.0f} ms" for k, v in response["legs"].items()
-                     if v["status"] != "skipped")
-    print(f"{len(response['results'])} results for {response['query']!r} ({response['mode']}, "
-          f"{response['took_ms']:.0f} ms; {legs})")
-    for name, v in response["legs"].items():
-        if v.get("expanded"):
-            print(f"  {name} leg expanded with: {', '.join(v['expanded'])}")
-        if v.get("error"):
-            print(f"  leg problem: {v['error']}", file=sys.stderr)
-        elif explain and v.get("reason"):
-            print(f"  {name} leg skipped: {v['reason']}")
-    for rank, hit in enumerate(response["results"], 1):
-        path = " > ".join(hit["heading_path"])
-        cite = citation(hit["source"], chunk_page(hit.get("metadata")))
-        if hit.get("kind") == "community":  # a community report (mode global): its title, then its evidence
-            info = hit["community"]
-            cite = f"{hit['title']}  (community level {info['level']}, {info['size']} entities" + (
+    terms = sorted({w.lower() for w in re.findall(r"\w{3,}", result.query)} - _STOP, key=len, reverse=True)
+    legs = ", ".join(f"{k} {v.status} {v.hits} hits {v.took_ms:.0f} ms" for k, v in result.legs.items()
+                     if v.status != "skipped")
+    print(f"{len(result.hits)} results for {result.query!r} ({result.mode}, {result.took_ms:.0f} ms; {legs})")
+    for name, v in result.legs.items():
+        if v.details.get("expanded"):
+            print(f"  {name} leg expanded with: {', '.join(v.details['expanded'])}")
+        if v.error:
+            print(f"  leg problem: {v.error}", file=sys.stderr)
+        elif explain and v.reason:
+            print(f"  {name} leg skipped: {v.reason}")
+    for rank, hit in enumerate(result.hits, 1):
+        path = " > ".join(hit.heading_path)
+        cite = hit.citation
+        if hit.kind == "community":  # a community report (mode global): its title, then its evidence
+            info = hit.extra["community"]
+            cite = f"{hit.title}  (community level {info['level']}, {info['size']} entities" + (
                 ", stale" if info.get("stale") else "") + f"; evidence {cite})"
-        print(f"\n{rank:>2}. {hit['score']:.4f}  {cite}" + (f"  [{path}]" if path else ""))
-        if "highlights" in hit or hit.get("full_document"):
+        print(f"\n{rank:>2}. {hit.score:.4f}  {cite}" + (f"  [{path}]" if path else ""))
+        if "highlights" in hit.extra or hit.extra.get("full_document"):
             print(_marked(hit, tty))
         else:
-            print(f"    {_highlight(hit['content'], terms, tty)}")
-        matched = hit.get("matched")
+            print(f"    {_highlight(hit.content, terms, tty)}")
+        matched = hit.extra.get("matched")
         if matched and matched.get("text"):
             print(f"    matched {matched['kind']}: {' '.join(matched['text'].split())[:200]}")
-        found_by = ", ".join(hit["legs"])
+        found_by = ", ".join(hit.legs)
         line = f"    found by: {found_by}"
         if explain:
-            ranks = "; ".join(f"{leg} #{info['rank']} ({info['score']:.4f})" for leg, info in hit["legs"].items())
+            ranks = "; ".join(f"{leg} #{info['rank']} ({info['score']:.4f})" for leg, info in hit.legs.items())
             line += f"  |  {ranks}"
-            via = hit["legs"].get("graph", {}).get("entities") or []
+            via = hit.legs.get("graph", {}).get("entities") or []
             if via:
                 line += "  |  graph via " + ", ".join(e["name"] for e in via)
         print(line)
-    if explain and response["graph_context"]["relations"]:
+    relations = (result.graph_context or {}).get("relations") or []
+    if explain and relations:
         print("\ngraph context:")
-        for rel in response["graph_context"]["relations"][:10]:
+        for rel in relations[:10]:
             print(f"  {rel['source']} -[{rel['type']}]- {rel['target']}  (evidence {rel['evidence_chunk_id']})")
 
 
@@ -323,23 +322,22 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
         synonyms = [list(group) for group in parse_synonyms(text, args.synonyms)]
 
     # A running `graphrag serve` of this home has its models loaded: ask it (same answer, no model load).
-    response = None if args.local else _search_via_server(args, settings, filters, synonyms)
-    if response is None:
-        response = _search_locally(args, settings, synonyms)
+    result = None if args.local else _search_via_server(args, settings, filters, synonyms)
+    if result is None:
+        result = _search_locally(args, settings, synonyms)
     if args.format and not args.json:
         from graphrag.search import formats
 
-        print(formats.render(response, args.format), end="")
+        print(formats.render(result, args.format), end="")
     elif args.json:
-        response.pop("timings", None)
-        _print_json(response)
+        _print_json(result.to_dict(timings=False))
     else:
-        print_results(response, args.explain)
+        print_results(result, args.explain)
     return 0
 
 
 def _search_via_server(args: argparse.Namespace, settings: Settings, filters: dict[str, Any] | None,
-                       synonyms: list[list[str]] | None) -> dict[str, Any] | None:
+                       synonyms: list[list[str]] | None) -> SearchResult | None:
     from graphrag import remote
 
     body = {"query": args.query, "mode": args.mode, "limit": args.k, "collections": args.collection,
@@ -347,14 +345,15 @@ def _search_via_server(args: argparse.Namespace, settings: Settings, filters: di
             "highlight": args.highlight or None, "full_document_threshold": args.full_document_threshold,
             "token_limit": args.token_limit, "extended": args.extended or None, "expand": args.expand,
             "synonyms": synonyms}
-    return remote.search(settings, {k: v for k, v in body.items() if v is not None})
+    response = remote.search(settings, {k: v for k, v in body.items() if v is not None})
+    return None if response is None else SearchResult.from_dict(response)
 
 
 def _search_locally(args: argparse.Namespace, settings: Settings,
-                    synonyms: list[list[str]] | None) -> dict[str, Any]:
+                    synonyms: list[list[str]] | None) -> SearchResult:
     from graphrag.runtime import open_services
 
-    async def run() -> dict[str, Any]:
+    async def run() -> SearchResult:
         async with open_services(settings) as rt:
             await rt.postgres.require_collections(args.collection)
             router = await rt.router(args.mode)  # only the models this mode needs

@@ -26,7 +26,7 @@ from ir_measures import RR, R, nDCG
 from tqdm import tqdm
 
 from graphrag.errors import InvalidInput
-from graphrag.models import Document
+from graphrag.models import Document, Hit
 
 # The contract's names for ir-measures' measures.
 MEASURES: dict[str, Any] = {"ndcg@10": nDCG @ 10, "recall@2": R @ 2, "recall@5": R @ 5, "recall@10": R @ 10,
@@ -106,9 +106,9 @@ def _read_qrels(path: Path) -> Qrels:
     return qrels
 
 
-def document_ranking(results: list[dict[str, Any]]) -> list[str]:
+def document_ranking(hits: list[Hit]) -> list[str]:
     """Document sources in order of their best chunk."""
-    return list(dict.fromkeys(hit["source"] for hit in results))
+    return list(dict.fromkeys(hit.source for hit in hits))
 
 
 def run_of(rankings: Rankings) -> dict[str, dict[str, float]]:
@@ -199,10 +199,10 @@ async def run_eval(runtime: Any, folder: Path, *, collection: str | None = None,
         bar = tqdm(items, desc=f"eval {mode}", unit="q", disable=not progress, file=sys.stderr)
         for query_id, text in bar:
             t0 = time.perf_counter()
-            response = await router.search(text[:2000], mode=mode, limit=k, collections=[collection], collapse=True,
-                                           fusion=fusion, extended=extended, expand=expand or None)
+            result = await router.search(text[:2000], mode=mode, limit=k, collections=[collection], collapse=True,
+                                         fusion=fusion, extended=extended, expand=expand or None)
             latencies.append((time.perf_counter() - t0) * 1000)
-            rankings[query_id] = document_ranking(response["results"])
+            rankings[query_id] = document_ranking(result.hits)
         bar.close()
         if run_file is not None:
             write_run(run_file_path(run_file, mode), rankings, f"graphrag-{mode}" + (f"-{fusion}" if fusion else ""))

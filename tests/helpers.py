@@ -93,3 +93,9 @@ async def explain(conn: Any, file: str, name: str, *, dim: int | None = None, **
 
     st = queries.variant(file, name, "TRUE", dim)
     return "\n".join(r[0] for r in await conn.fetch("EXPLAIN " + st.text, *st.bind(params)))
+
+
+async def rest_search(router: Any, query: str, **options: Any) -> dict[str, Any]:
+    """A search's result in its REST shape (``SearchResult.to_dict()``): what most search tests check,
+    since that shape is the contract every interface maps to."""
+    return (await router.search(query, **options)).to_dict()

@@ -166,8 +166,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     finally:
                         _patch(saved)
                     latency.setdefault(key, []).append((time.perf_counter() - t0) * 1000)
-                    rankings.setdefault(key, {})[qid] = document_ranking(response["results"])
-                    leg = response["legs"]["graph"]
+                    rankings.setdefault(key, {})[qid] = document_ranking(response.hits)
+                    leg = response.legs["graph"].to_dict()
                     statuses.setdefault(key, {}).setdefault(leg["status"], 0)
                     statuses[key][leg["status"]] += 1
                     if leg["status"] == "ok":

@@ -23,7 +23,8 @@ from graphrag import documents, entities
 from graphrag.agent.deps import MAX_LIMIT, AgentDeps
 from graphrag.entities import check_collection
 from graphrag.errors import InvalidInput, NotFound, UserError
-from graphrag.models import chunk_page, citation
+from graphrag.models import LegReport, chunk_page, citation
+from graphrag.models import SearchResult as SearchOutcome
 from graphrag.search import formats
 from graphrag.search.config import LEGS
 from graphrag.search.extras import DEFAULT_TOKEN_LIMIT, MAX_TOKEN_LIMIT
@@ -360,7 +361,7 @@ async def graph_search(deps: AgentDeps, query: str, limit: Limit | None = None, 
                              full_document_threshold, token_limit)
     if format != "json":
         return _formatted(response, format)
-    context = response.get("graph_context") or {}
+    context = response.graph_context or {}
     return GraphSearchResult(
         **_search_result(response).model_dump(),
         facts=[GraphFact(source=r["source"], type=r["type"], target=r["target"],
@@ -383,13 +384,14 @@ async def global_search(deps: AgentDeps, query: str, limit: Limit | None = None,
         collections: Collections to search; omit to search the default ones.
     """
     response = await _search(deps, "global", query, limit, collections, None)
-    reports = [CommunityReport(title=r["title"], text=_trim(r["content"], TEXT_CHARS),
-                               level=r["community"]["level"], entities=[e["name"] for e in r["entities"]],
-                               score=r["score"], collection=r["collection"], community_id=r["community"]["id"],
-                               chunk_ids=r["community"]["chunk_ids"], stale=r["community"]["stale"])
-               for r in response["results"]]
-    warnings = [note] if (note := response["legs"].get("global", {}).get("note")) else []
-    return GlobalSearchResult(query=response["query"], reports=reports, warnings=warnings)
+    reports = [CommunityReport(title=r.title, text=_trim(r.content, TEXT_CHARS),
+                               level=r.extra["community"]["level"], entities=[e["name"] for e in r.entities],
+                               score=r.score, collection=r.collection, community_id=r.extra["community"]["id"],
+                               chunk_ids=r.extra["community"]["chunk_ids"], stale=r.extra["community"]["stale"])
+               for r in response.hits if r.kind == "community"]
+    report = response.legs.get("global")
+    warnings = [report.note] if report is not None and report.note else []
+    return GlobalSearchResult(query=response.query, reports=reports, warnings=warnings)
 
 
 async def get_entity(deps: AgentDeps, entity: str, collections: Collections = None) -> EntityResult:
@@ -511,8 +513,7 @@ async def answer(deps: AgentDeps, question: str, limit: Limit | None = None, col
         unsupported=[UnsupportedSentence(sentence=u["sentence"], cited=u["cited"], reason=u["reason"])
                      for u in result["unsupported"]],
         model=result["model"],
-        warnings=[f"{leg} retrieval {info['status']}: {info.get('error', '')}".rstrip(": ")
-                  for leg, info in result["legs"].items() if info["status"] in ("error", "timeout")],
+        warnings=_warnings({leg: LegReport.from_dict(report) for leg, report in result["legs"].items()}),
     )
 
 
@@ -521,7 +522,7 @@ async def answer(deps: AgentDeps, question: str, limit: Limit | None = None, col
 async def _search(deps: AgentDeps, mode: str, query: str, limit: int | None, collections: Collections,
                   filters: Filters, highlight: bool = False, full_document_threshold: float | None = None,
                   token_limit: int = DEFAULT_TOKEN_LIMIT, extended: bool = False,
-                  expand: bool | None = None) -> dict[str, Any]:
+                  expand: bool | None = None) -> SearchOutcome:
     scope = deps.scope(collections)  # before the existence check: no leak of other collections' names
     await deps.runtime.postgres.require_collections(collections)  # a named collection must exist
     router = await deps.runtime.router()
@@ -531,41 +532,45 @@ async def _search(deps: AgentDeps, mode: str, query: str, limit: int | None, col
                                token_limit=token_limit, extended=extended, expand=expand)
 
 
-def _answer(response: dict[str, Any], format: str) -> SearchResult | FormattedResult:
-    """The search response as the tool's result in the asked format."""
+def _answer(outcome: SearchOutcome, format: str) -> SearchResult | FormattedResult:
+    """The search outcome as the tool's result in the asked format."""
     if format == "json":
-        return _search_result(response)
-    return _formatted(response, format)
+        return _search_result(outcome)
+    return _formatted(outcome, format)
 
 
-def _formatted(response: dict[str, Any], format: str) -> FormattedResult:
-    """The search response as text or voice."""
+def _formatted(outcome: SearchOutcome, format: str) -> FormattedResult:
+    """The search outcome as text or voice."""
     formats.check_format(format)
-    return FormattedResult(query=response["query"], mode=response["mode"], format=format,
-                           text=formats.render(response, format))
+    return FormattedResult(query=outcome.query, mode=str(outcome.mode), format=format,
+                           text=formats.render(outcome, format))
 
 
-def _search_result(response: dict[str, Any]) -> SearchResult:
+def _warnings(legs: dict[str, LegReport]) -> list[str]:
+    """A line per leg that failed: the answer still stands, and the agent should know it is partial."""
+    return [f"{leg} retrieval {report.status}: {report.error or ''}".rstrip(": ")
+            for leg, report in legs.items() if report.failed]
+
+
+def _search_result(outcome: SearchOutcome) -> SearchResult:
     hits = []
-    for r in response["results"]:
-        page = chunk_page(r.get("metadata"))
+    for r in outcome.hits:
+        full = bool(r.extra.get("full_document"))
         # A whole document is what was asked for (its size is bounded by token_limit); a passage is trimmed.
-        text = r["content"] if r.get("full_document") else _trim(r["content"], TEXT_CHARS)
+        text = r.content if full else _trim(r.content, TEXT_CHARS)
         spans = None
-        if "highlights" in r:  # those inside the kept text (trimming keeps the start)
-            spans = [TermSpan(start=h["start"], end=h["end"], term=h["term"], kind=h["kind"]) for h in r["highlights"]
-                     if h["end"] <= len(text) and text[h["start"]:h["end"]] == r["content"][h["start"]:h["end"]]]
+        if "highlights" in r.extra:  # those inside the kept text (trimming keeps the start)
+            spans = [TermSpan(start=h["start"], end=h["end"], term=h["term"], kind=h["kind"])
+                     for h in r.extra["highlights"]
+                     if h["end"] <= len(text) and text[h["start"]:h["end"]] == r.content[h["start"]:h["end"]]]
         hits.append(SearchHit(
-            source=r["source"], citation=citation(r["source"], page), page=page, title=r["title"],
-            heading_path=r["heading_path"], score=r["score"], text=text,
-            chunk_id=r["chunk_id"], document_id=r["document_id"], collection=r["collection"],
-            found_by=[leg for leg in r["legs"] if leg in (*LEGS, "global", "extended")], highlights=spans,
-            snippet=r.get("snippet"), full_document=r.get("full_document"), truncated=r.get("truncated"),
-            matched=_matched(r.get("matched"))))
-    # A leg that failed still leaves an answer; the agent should know it is partial.
-    warnings = [f"{leg} retrieval {info['status']}: {info.get('error', '')}".rstrip(": ")
-                for leg, info in response["legs"].items() if info["status"] in ("error", "timeout")]
-    return SearchResult(query=response["query"], mode=response["mode"], hits=hits, warnings=warnings)
+            source=r.source, citation=r.citation, page=r.page, title=r.title,
+            heading_path=r.heading_path, score=r.score, text=text,
+            chunk_id=r.chunk_id, document_id=r.document_id, collection=r.collection,
+            found_by=[leg for leg in r.legs if leg in (*LEGS, "global", "extended")], highlights=spans,
+            snippet=r.extra.get("snippet"), full_document=r.extra.get("full_document"),
+            truncated=r.extra.get("truncated"), matched=_matched(r.extra.get("matched"))))
+    return SearchResult(query=outcome.query, mode=str(outcome.mode), hits=hits, warnings=_warnings(outcome.legs))
 
 
 def _matched(matched: dict[str, Any] | None) -> str | None:

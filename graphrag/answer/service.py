@@ -20,6 +20,7 @@ from typing import Any, Literal
 from graphrag.answer.citations import NO_ANSWER, CheckReport, check_answer, resolved_citations
 from graphrag.answer.model import INSTRUCTIONS, TEST_MODEL, AnswerModel, prompt, require_model, resolve
 from graphrag.errors import ConfigurationError, GraphRAGError, ServiceUnavailable, one_line
+from graphrag.models import SearchResult
 from graphrag.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -49,13 +50,16 @@ class Prepared:
 
     question: str
     options: AnswerOptions
-    search: dict[str, Any]
+    search: SearchResult
     model: AnswerModel | None  # None without hits: nothing to ask a model about
     started: float = field(default_factory=time.perf_counter)
+    #: The search's hits in their REST shape (the answer response carries them).
+    hits: list[dict[str, Any]] = field(default_factory=list)
 
     @property
-    def hits(self) -> list[dict[str, Any]]:
-        return self.search["results"]
+    def legs(self) -> dict[str, dict[str, Any]]:
+        """The search's legs in their REST shape."""
+        return {str(leg): report.to_dict() for leg, report in self.search.legs.items()}
 
 
 async def prepare(rt: Runtime, question: str, options: AnswerOptions, *,
@@ -71,21 +75,20 @@ async def prepare(rt: Runtime, question: str, options: AnswerOptions, *,
         if spec != TEST_MODEL:
             resolve(rt.settings, question, ())  # a model that cannot be built fails before the search
     router = await rt.router(options.mode)
-    response = await router.search(question, mode=options.mode, limit=options.limit,
-                                   collections=list(options.collections) if options.collections else None,
-                                   filters=options.filters, graph_leg=options.graph_leg)
-    response.pop("timings", None)
-    hits = response["results"]
-    if hits and model is None:
-        model = resolve(rt.settings, question, [h["content"] for h in hits])
-    return Prepared(question=response["query"], options=options, search=response, model=model, started=started)
+    result = await router.search(question, mode=options.mode, limit=options.limit,
+                                 collections=list(options.collections) if options.collections else None,
+                                 filters=options.filters, graph_leg=options.graph_leg)
+    if result.hits and model is None:
+        model = resolve(rt.settings, question, [h.content for h in result.hits])
+    return Prepared(question=result.query, options=options, search=result, model=model, started=started,
+                    hits=[h.to_dict() for h in result.hits])
 
 
 async def complete(rt: Runtime, prepared: Prepared) -> dict[str, Any]:
     """The whole answer at once: the REST JSON response (docs/architecture.md, ``POST /answer``)."""
     if prepared.model is None:
         return _finish(rt, prepared, NO_ANSWER, None)
-    if prepared.search.get("mode") == "global":
+    if prepared.search.mode == "global":
         return _finish(rt, prepared, await _global_text(prepared), None)
     agent = _agent(prepared.model)
     try:
@@ -100,11 +103,11 @@ async def stream(rt: Runtime, prepared: Prepared) -> AsyncIterator[tuple[EventNa
     """The answer as events: ``hits`` (the search), ``delta`` pieces of text (joined, they are the
     model's answer), then ``done`` (the :func:`complete` response without ``hits``); a model failure
     after the first event is an ``error`` event with problem details, and ends the stream."""
-    yield "hits", {"query": prepared.question, "hits": prepared.hits, "legs": prepared.search["legs"]}
+    yield "hits", {"query": prepared.question, "hits": prepared.hits, "legs": prepared.legs}
     if prepared.model is None:
         yield "delta", {"text": NO_ANSWER}
         done = _finish(rt, prepared, NO_ANSWER, None)
-    elif prepared.search.get("mode") == "global":
+    elif prepared.search.mode == "global":
         try:
             text = await _global_text(prepared)
         except GraphRAGError as error:
@@ -183,7 +186,7 @@ def _finish(rt: Runtime, prepared: Prepared, text: str, usage: Any) -> dict[str,
         "model": prepared.model.name if prepared.model else None,
         "usage": usage_dict(usage),
         "took_ms": took,
-        "legs": prepared.search["legs"],
+        "legs": prepared.legs,
     }
 
 

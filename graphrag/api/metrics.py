@@ -81,10 +81,10 @@ class Metrics:
     def record_search(self, event: events.SearchEvent) -> None:
         """A search's legs: the latency of each that ran, and its timeout or error."""
         for leg, report in event.legs.items():
-            status = report.get("status")
+            status = report.status
             if leg not in LEGS or status not in ("ok", "timeout", "error"):
                 continue  # skipped legs did not run
-            self.leg_seconds.labels(leg, event.mode).observe(float(report.get("took_ms", 0.0)) / 1000)
+            self.leg_seconds.labels(leg, event.mode).observe(report.took_ms / 1000)
             if status == "timeout":
                 self.leg_timeouts.labels(leg, event.mode).inc()
             elif status == "error":

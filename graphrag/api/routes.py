@@ -66,19 +66,17 @@ async def _search(rt: Rt, caller: Principal, body: SearchRequest, mode: str) -> 
     collections = caller.readable(body.collections)
     # A collection named by the caller must exist (after the scope check: no existence leak).
     await rt.postgres.require_collections(body.collections)
-    response = await router.search(
+    result = await router.search(
         body.query, mode=mode, limit=body.limit, collections=collections, filters=body.filters,
         threshold=body.threshold, explain=body.explain, token_budget=body.token_budget, mmr_lambda=body.mmr,
         collapse=body.collapse, metadata_only=body.metadata_only, rerank=body.rerank, fusion=body.fusion,
         graph_leg=body.graph_leg, highlight=body.highlight, full_document_threshold=body.full_document_threshold,
         token_limit=body.token_limit, extended=body.extended, expand=body.expand, synonyms=body.synonyms,
     )
-    if not body.explain:
-        response.pop("timings", None)
     if body.format != "json":  # text or voice: for agents and speech, as text/plain
-        text = formats.render(response, body.format)
+        text = formats.render(result, body.format)
         return Response(text, media_type="text/plain")  # type: ignore[return-value]
-    return checked(SearchResponse, response)
+    return checked(SearchResponse, result.to_dict(timings=body.explain))
 
 
 def _unchanged() -> ResponseSpec:

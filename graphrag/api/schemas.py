@@ -10,7 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
-Mode = Literal["auto", "vector", "keyword", "hybrid", "graph", "global"]
+from graphrag.models import ModeName as Mode
+
 CollectionName = str  # validated by the router: 1-64 of [A-Za-z0-9_.-], starting alphanumeric
 
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from graphrag.communities.build import collection_signatures, community_vector_slot
 from graphrag.errors import InvalidInput, one_line
+from graphrag.models import Hit, LegReport, SearchResult
 from graphrag.search.config import LEGS
 from graphrag.search.linking import lucene_query, name_overlap, name_spans
 
@@ -125,7 +126,7 @@ async def linked_entities(router: Any, query: str, collections: tuple[str, ...] 
 
 
 async def rank_reports(router: Any, query: str, embedding: np.ndarray, model: str,
-                       collections: tuple[str, ...] | None, limit: int) -> list[dict[str, Any]]:
+                       collections: tuple[str, ...] | None, limit: int) -> list[Hit]:
     """The community reports of ``collections`` (all when None) best fitting ``query``, shaped as
     search hits of kind ``community``; ``embedding`` is the query's by ``model``, the collections' model."""
     prop, index = community_vector_slot(model)
@@ -178,27 +179,24 @@ async def rank_reports(router: Any, query: str, embedding: np.ndarray, model: st
     hits = []
     for rank, (score, d, overlap) in enumerate(top, 1):
         chunk = provenance.get(d["id"])
-        hits.append({
-            "kind": "community",
-            "chunk_id": chunk["chunk_id"] if chunk else "",
-            "document_id": chunk["document_id"] if chunk else "",
-            "collection": d["collection"],
-            "source": chunk["source"] if chunk else f"community:{d['id']}",
-            "title": d["title"],
-            "heading_path": [],
-            "content": d["report"],
-            "score": round(score, 6),
-            "legs": {"global": {"rank": rank, "score": round(similarity[d["id"]], 6),
-                                "matched": [t for t in terms if keyword_overlap([t], d["title"] + " " + d["report"])]}},
-            "entities": [e for e in d["entities"] if e.get("id")],
-            "metadata": {},
-            "community": {
+        hits.append(Hit(
+            chunk_id=chunk["chunk_id"] if chunk else "",
+            document_id=chunk["document_id"] if chunk else "",
+            collection=d["collection"],
+            source=chunk["source"] if chunk else f"community:{d['id']}",
+            title=d["title"],
+            content=d["report"],
+            score=round(score, 6),
+            legs={"global": {"rank": rank, "score": round(similarity[d["id"]], 6),
+                             "matched": [t for t in terms if keyword_overlap([t], d["title"] + " " + d["report"])]}},
+            entities=[e for e in d["entities"] if e.get("id")],
+            extra={"kind": "community", "community": {
                 "id": d["id"], "level": d["level"], "size": d["size"], "rank": d["rank"], "parent": d["parent"],
                 "stale": d["signature"] != signatures.get(d["collection"]), "generated": d["generated"],
                 "computed_at": d["computed_at"], "chunk_ids": list(d["chunk_ids"]),
                 "keyword_overlap": round(overlap, 3),
-            },
-        })
+            }},
+        ))
     return hits
 
 
@@ -220,7 +218,7 @@ async def _first_chunks(postgres: Any, details: list[dict[str, Any]]) -> dict[st
 
 
 async def route_global(router: Any, text: str, mode: str, options: dict[str, Any],
-                       started: float) -> dict[str, Any] | None:
+                       started: float) -> SearchResult | None:
     """The search response of mode ``global``, or for ``auto`` when the query is a corpus-level
     question over collections that have communities; ``None`` lets ``auto`` search as usual."""
     config = router.build_config("vector", **options)  # the same validation as every other mode
@@ -252,22 +250,16 @@ async def route_global(router: Any, text: str, mode: str, options: dict[str, Any
     took = _ms(t1)
     if config.metadata_only:
         for hit in hits:
-            hit["content"] = ""
-    legs: dict[str, dict[str, Any]] = {leg: {"status": "skipped", "reason": "not part of mode 'global'",
-                                             "took_ms": 0.0, "hits": 0} for leg in LEGS}
-    legs["global"] = {"status": "ok", "took_ms": took, "hits": len(hits)}
+            hit.content = ""
+    legs = {leg: LegReport("skipped", reason="not part of mode 'global'") for leg in LEGS}
+    legs["global"] = LegReport("ok", took, len(hits))
     if mode == "auto":
-        legs["global"]["reason"] = f"corpus-level question (cue: {cue}; no linked entity)"
+        legs["global"].reason = f"corpus-level question (cue: {cue}; no linked entity)"
     if not hits:
-        legs["global"]["note"] = "no community reports in these collections: run `graphrag communities --collection C`"
+        legs["global"].note = "no community reports in these collections: run `graphrag communities --collection C`"
     timings["global_ms"] = took
-    response: dict[str, Any] = {
-        "query": text, "mode": "global", "took_ms": _ms(started), "legs": legs, "results": hits,
-        "graph_context": {"entities": [], "relations": []}, "timings": timings,
-    }
-    if mode != "global":
-        response["routed_from"] = mode
-    return response
+    return SearchResult(query=text, mode="global", took_ms=_ms(started), legs=legs, hits=hits, timings=timings,
+                        routed_from=None if mode == "global" else mode)
 
 
 def _ms(since: float) -> float:

@@ -13,15 +13,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from graphrag.models import LegReport
+
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class SearchEvent:
-    """One search: its mode and its legs' reports (``status``, ``took_ms``, ``hits``; the REST ``legs``)."""
+    """One search: its mode and its legs' reports."""
 
     mode: str
-    legs: Mapping[str, Mapping[str, Any]]
+    legs: Mapping[str, LegReport]
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graphrag.errors import InvalidInput
+from graphrag.models import Leg
 
-Mode = Literal["auto", "vector", "keyword", "hybrid", "graph", "global"]
 GraphLeg = Literal["auto", "always", "never"]
-LEGS = ("vector", "keyword", "graph")
+#: The legs the modes combine (the extended leg is asked for on its own).
+LEGS: tuple[str, ...] = (Leg.VECTOR.value, Leg.KEYWORD.value, Leg.GRAPH.value)
 MAX_QUERY_CHARS = 2000
 
 

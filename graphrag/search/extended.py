@@ -21,12 +21,13 @@ from typing import Any
 
 import numpy as np
 
+from graphrag.models import Hit, Leg
 from graphrag.search.config import SearchConfig
 from graphrag.stores.filters import compile_filter
 from graphrag.search.legs import BM25_B, BM25_K1, LegResult, collection_list, hnsw_settings
 from graphrag.stores.postgres import PostgresStore
 
-LEG = "extended"
+LEG = Leg.EXTENDED
 #: Mean length (words) BM25 normalises representation lengths by: a typical proposition.
 MEAN_WORDS = 20.0
 #: Chunks a title or summary match passes its score to, per document.
@@ -91,21 +92,20 @@ def _similarity(row: Any, embedding: np.ndarray, model: str) -> float:
     return max(float(np.dot(np.asarray(vector, dtype=np.float32), embedding)), 0.0)
 
 
-def annotate(results: list[dict[str, Any]], legs_of: list[dict[str, dict[str, Any]]],
-             bests: dict[str, float]) -> None:
+def annotate(hits: list[Hit], legs_of: list[dict[str, dict[str, Any]]], bests: dict[str, float]) -> None:
     """Add ``matched`` to each hit: the representation that found it, when the extended leg's
     (normalised) evidence is at least that of the chunk's own legs; else ``{"kind": "chunk"}``."""
-    for hit, legs in zip(results, legs_of, strict=True):
+    for hit, legs in zip(hits, legs_of, strict=True):
         ext = legs.get(LEG)
         own = max((_norm(info, bests.get(leg)) for leg, info in legs.items() if leg in ("vector", "keyword")),
                   default=0.0)
         if ext is not None and ext.get("kind") and _norm(ext, bests.get(LEG)) >= own:
             text = str(ext.get("text") or "")
-            hit["matched"] = {"kind": ext["kind"], "text": text[:MATCHED_TEXT_CHARS]}
+            hit.extra["matched"] = {"kind": ext["kind"], "text": text[:MATCHED_TEXT_CHARS]}
         else:
-            hit["matched"] = {"kind": "chunk"}
+            hit.extra["matched"] = {"kind": "chunk"}
         if ext is not None:
-            hit["legs"].setdefault(LEG, {}).update({"kind": ext.get("kind")})
+            hit.legs.setdefault(LEG, {}).update({"kind": ext.get("kind")})
 
 
 def _norm(info: dict[str, Any], best: float | None) -> float:

@@ -15,9 +15,11 @@ import logging
 import math
 import uuid
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from graphrag.errors import InvalidInput
+from graphrag.models import Hit, SearchResult
 from graphrag.search import highlight as hl
 from graphrag.search.wholedoc import Piece, window
 
@@ -43,28 +45,26 @@ def options(highlight: Any = False, full_document_threshold: Any = None,
     return {"highlight": highlight, "full_document_threshold": full_document_threshold, "token_limit": token_limit}
 
 
-async def apply(postgres: Any, response: dict[str, Any], *, highlight: bool = False,
+async def apply(postgres: Any, result: SearchResult, *, highlight: bool = False,
                 full_document_threshold: float | None = None, token_limit: int = DEFAULT_TOKEN_LIMIT) -> None:
-    """Apply the result options to a search response in place."""
+    """Apply the result options to a search result in place."""
     if full_document_threshold is not None:
-        response["results"] = await full_documents(postgres, response["results"], full_document_threshold,
-                                                   token_limit)
+        result.hits = await full_documents(postgres, result.hits, full_document_threshold, token_limit)
     if highlight:
-        await add_highlights(postgres, response)
+        await add_highlights(postgres, result)
 
 
-async def full_documents(postgres: Any, results: list[dict[str, Any]], threshold: float,
-                         token_limit: int) -> list[dict[str, Any]]:
-    """The results with each hit at or above ``threshold`` holding its document's text (best hit
+async def full_documents(postgres: Any, hits: list[Hit], threshold: float, token_limit: int) -> list[Hit]:
+    """The hits with each one at or above ``threshold`` holding its document's text (best hit
     first, until ``token_limit`` tokens are given out); hits whose chunk is in such a text fold into it."""
-    strong = [h for h in results if h["score"] >= threshold and h.get("content")]
+    strong = [h for h in hits if h.score >= threshold and h.content and h.chunk_index is not None]
     if not strong:
-        return results
-    seen: dict[str, dict[str, Any]] = {}
+        return hits
+    seen: dict[str, Hit] = {}
     for hit in strong:
-        seen.setdefault(hit["document_id"], hit)
+        seen.setdefault(hit.document_id, hit)
     rows = await postgres.q.search.document_windows([uuid.UUID(d) for d in seen],
-                                                    [int(h["chunk_index"]) for h in seen.values()], token_limit)
+                                                    [int(h.chunk_index or 0) for h in seen.values()], token_limit)
     pieces: dict[str, list[Piece]] = {}
     totals: dict[str, int] = {}
     for r in rows:
@@ -73,59 +73,59 @@ async def full_documents(postgres: Any, results: list[dict[str, Any]], threshold
                                                 int(r["token_count"] or 0)))
         totals[doc] = int(r["total"])
     left = token_limit
-    expanded: dict[str, tuple[dict[str, Any], set[int]]] = {}
-    out: list[dict[str, Any]] = []
-    for hit in results:
-        doc = hit["document_id"]
+    expanded: dict[str, tuple[Hit, set[int]]] = {}
+    out: list[Hit] = []
+    for hit in hits:
+        doc = hit.document_id
         if doc in expanded:
             whole, indexes = expanded[doc]
-            if hit.get("chunk_index") in indexes:
-                whole.setdefault("folded_chunk_ids", []).append(hit["chunk_id"])
+            if hit.chunk_index in indexes:
+                whole.extra.setdefault("folded_chunk_ids", []).append(hit.chunk_id)
                 continue
         elif seen.get(doc) is hit and doc in pieces:
             parts = pieces[doc]
-            at = next((i for i, p in enumerate(parts) if p.index == hit["chunk_index"]), None)
+            at = next((i for i, p in enumerate(parts) if p.index == hit.chunk_index), None)
             found = window(parts, at, left, complete=len(parts) == totals[doc]) if at is not None else None
             if found is not None:
                 left -= found.tokens
-                hit = {**hit, "content": found.text, "full_document": True, "truncated": not found.whole,
-                       "document_tokens": found.tokens, "content_char_start": found.char_start,
-                       "content_char_end": found.char_end}
+                hit = replace(hit, content=found.text, extra={
+                    **hit.extra, "full_document": True, "truncated": not found.whole, "document_tokens": found.tokens,
+                    "content_char_start": found.char_start, "content_char_end": found.char_end})
                 expanded[doc] = (hit, {p.index for p in parts[found.lo:found.hi + 1]})
         out.append(hit)
     return out
 
 
-async def add_highlights(postgres: Any, response: dict[str, Any]) -> None:
+async def add_highlights(postgres: Any, result: SearchResult) -> None:
     """Give every hit ``highlights``, ``snippet``, ``snippet_start`` and ``snippet_end``."""
-    results = response["results"]
-    if not results:
+    hits = result.hits
+    if not hits:
         return
-    terms = hl.query_words(response["query"])
-    linked = [e.get("name") for e in (response.get("graph_context") or {}).get("entities", [])]
+    terms = hl.query_words(result.query)
+    linked = [e.get("name") for e in (result.graph_context or {}).get("entities", [])]
     initials = {hl.initial(t) for t in terms}
     # The words to stem, per collection (each has its own text-search configuration).
     wanted: dict[tuple[str, str], None] = {}
-    for hit in results:
+    for hit in hits:
         for term in terms:
-            wanted[(hit["collection"], term.lower())] = None
-        for _, _, word in hl.words(hit.get("content") or ""):
+            wanted[(hit.collection, term.lower())] = None
+        for _, _, word in hl.words(hit.content or ""):
             if hl.initial(word) in initials:
-                wanted[(hit["collection"], word)] = None
+                wanted[(hit.collection, word)] = None
     stems: dict[str, dict[str, list[str]]] = {}
     if wanted and terms:
         rows = await postgres.q.search.word_lexemes([c for c, _ in wanted], [w for _, w in wanted])
         for r in rows:
             stems.setdefault(r["collection"], {})[r["word"]] = list(r["lexemes"] or [])
-    for hit in results:
-        lexemes_of = stems.get(hit["collection"], {})
+    for hit in hits:
+        lexemes_of = stems.get(hit.collection, {})
         query_terms: dict[str, str] = {}
         for term in terms:
             for lexeme in lexemes_of.get(term.lower(), ()):
                 query_terms.setdefault(lexeme, term)
-        via = [e.get("name") for e in (hit.get("legs", {}).get("graph", {}).get("entities") or [])]
+        via = [e.get("name") for e in (hit.legs.get("graph", {}).get("entities") or [])]
         names = [n for n in _names(linked, via) if _named_in_query(n, terms, lexemes_of, query_terms)]
-        hit.update(hl.highlight(hit.get("content") or "", lexemes_of, query_terms, names))
+        hit.extra.update(hl.highlight(hit.content or "", lexemes_of, query_terms, names))
 
 
 def _names(*groups: Iterable[Any]) -> list[str]:

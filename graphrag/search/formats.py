@@ -1,14 +1,13 @@
 """Search results as text for agents: ``text`` (a numbered citation list) and ``voice`` (short spoken
-sentences: no URLs, no markup, no brackets, no code). Pure functions over the search response.
+sentences: no URLs, no markup, no brackets, no code). Pure functions over a search result.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any, Literal
 
-from graphrag.models import chunk_page, citation
+from graphrag.models import Hit, SearchResult
 
 Format = Literal["json", "text", "voice"]
 FORMATS: tuple[str, ...] = ("json", "text", "voice")
@@ -45,30 +44,29 @@ def _trim(text: str, chars: int) -> str:
     return (cut[:space] if space > chars * 0.8 else cut).rstrip() + " …"
 
 
-def as_text(response: Mapping[str, Any], chars: int = TEXT_CHARS) -> str:
+def as_text(result: SearchResult, chars: int = TEXT_CHARS) -> str:
     """The readable citation list: one numbered entry per hit with its citation, title and heading
     path, then its passage (the whole text of a full-document hit); for a graph search the graph
     facts, and a failed leg is noted at the end."""
-    results = response.get("results") or []
-    lines = [f'{len(results)} result{"s" if len(results) != 1 else ""} for "{response.get("query", "")}" '
-             f'({response.get("mode", "auto")} search)']
-    for n, hit in enumerate(results, 1):
-        cite = citation(hit["source"], chunk_page(hit.get("metadata")))
-        parts = [p for p in [hit.get("title") or "", *hit.get("heading_path", [])] if p]
+    hits = result.hits
+    lines = [f'{len(hits)} result{"s" if len(hits) != 1 else ""} for "{result.query}" ({result.mode} search)']
+    for n, hit in enumerate(hits, 1):
+        cite = hit.citation
+        parts = [p for p in [hit.title or "", *hit.heading_path] if p]
         where = " > ".join(p for i, p in enumerate(parts) if i == 0 or p != parts[i - 1])
         head = f"[{n}] {cite}" + (f" — {where}" if where and where != cite else "")
-        head += f" (score {hit['score']:.3f}" + (", full document" if hit.get("full_document") else "")
-        head += ", truncated)" if hit.get("truncated") else ")"
-        body = hit.get("content") or ""
-        if not hit.get("full_document"):
+        head += f" (score {hit.score:.3f}" + (", full document" if hit.extra.get("full_document") else "")
+        head += ", truncated)" if hit.extra.get("truncated") else ")"
+        body = hit.content or ""
+        if not hit.extra.get("full_document"):
             body = _trim(" ".join(body.split()), chars)
         lines += ["", head, body]
-    facts = (response.get("graph_context") or {}).get("relations") or []
-    if facts and response.get("mode") == "graph":  # what a graph search is for; elsewhere, noise
+    facts = (result.graph_context or {}).get("relations") or []
+    if facts and result.mode == "graph":  # what a graph search is for; elsewhere, noise
         lines += ["", "Graph facts:"] + [f"- {r['source']} {r['type']} {r['target']}" for r in facts[:10]]
-    for leg, info in (response.get("legs") or {}).items():
-        if info.get("status") in ("error", "timeout"):
-            lines += ["", f"Note: {leg} retrieval {info['status']}: {info.get('error', '')}".rstrip(": ")]
+    for leg, report in result.legs.items():
+        if report.failed:
+            lines += ["", f"Note: {leg} retrieval {report.status}: {report.error or ''}".rstrip(": ")]
     return "\n".join(lines).strip() + "\n"
 
 
@@ -108,22 +106,22 @@ def _sentences(text: str, chars: int) -> str:
     return out
 
 
-def _spoken_source(hit: Mapping[str, Any]) -> str:
+def _spoken_source(hit: Hit) -> str:
     """What to call a hit's source aloud: its title, else the file name without path or extension."""
-    title = speakable(hit.get("title") or "")
+    title = speakable(hit.title or "")
     if title:
         return title
-    source = _URL.sub(" ", str(hit.get("source") or ""))
+    source = _URL.sub(" ", str(hit.source or ""))
     name = re.split(r"[\\/]", source.strip())[-1]
     name = re.sub(r"\.[A-Za-z0-9]{1,5}$", "", name.split("#")[0])
     return speakable(name.replace("_", " ").replace("-", " ")) or "a document"
 
 
-def as_voice(response: Mapping[str, Any], hits: int = VOICE_HITS, chars: int = VOICE_CHARS) -> str:
+def as_voice(result: SearchResult, hits: int = VOICE_HITS, chars: int = VOICE_CHARS) -> str:
     """Short sentences to be read out: how many results, then the best few, each named by its
     document and told in a sentence or two. No URLs, markup, brackets or code."""
-    query = speakable(str(response.get("query") or "")).rstrip(".?!") or "that"
-    results = response.get("results") or []
+    query = speakable(result.query or "").rstrip(".?!") or "that"
+    results = result.hits
     if not results:
         return f"I found nothing about {query}."
     count = len(results)
@@ -131,17 +129,17 @@ def as_voice(response: Mapping[str, Any], hits: int = VOICE_HITS, chars: int = V
     lines = [f"I found {count} result{'s' if count != 1 else ''} about {query}."
              + (f" Here are the top {len(told)}." if count > len(told) else "")]
     for n, hit in enumerate(told):
-        passage = _sentences(speakable(hit.get("snippet") or hit.get("content") or ""), chars)
+        passage = _sentences(speakable(hit.extra.get("snippet") or hit.content or ""), chars)
         where = _spoken_source(hit)
         lead = _ORDINALS[n] if n < len(_ORDINALS) else "Next"
         lines.append(f"{lead}, from {where}: {passage}" if passage else f"{lead}, {where}.")
     return " ".join(lines)
 
 
-def render(response: Mapping[str, Any], fmt: str) -> str:
-    """The response in ``fmt`` (``text`` or ``voice``)."""
+def render(result: SearchResult, fmt: str) -> str:
+    """The result in ``fmt`` (``text`` or ``voice``)."""
     if fmt == "text":
-        return as_text(response)
+        return as_text(result)
     if fmt == "voice":
-        return as_voice(response)
+        return as_voice(result)
     raise ValueError(f"no text rendering for format {fmt!r}")

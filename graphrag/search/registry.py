@@ -1,7 +1,7 @@
 """The legs a search can run, by name, behind one signature.
 
-The router holds one :class:`Leg` per name (``vector``, ``keyword``, ``graph``, ``extended``) and runs
-the requested ones concurrently, each with its own timeout. A leg reads what it needs from
+The router holds one :class:`LegRunner` per leg (:class:`graphrag.models.Leg`: ``vector``, ``keyword``,
+``graph``, ``extended``) and runs the requested ones concurrently, each with its own timeout. A leg reads what it needs from
 :class:`LegInputs`; tests replace an entry of ``router.legs`` to change how a leg ranks, or to make
 one fail or hang (a search requests the names ``SearchConfig.legs`` accepts).
 """
@@ -38,8 +38,8 @@ class LegInputs:
 
 
 @dataclass(frozen=True)
-class Leg:
-    """A leg: ``run`` ranks chunks for the inputs."""
+class LegRunner:
+    """How a leg runs: ``run`` ranks chunks for the inputs."""
 
     run: Callable[[LegInputs], Awaitable[LegResult]]
     #: The leg reads the query embedding: the router computes it only when some leg (or MMR) does.

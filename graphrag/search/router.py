@@ -11,6 +11,7 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from graphrag.communities.search import global_cue, route_global
 from graphrag.errors import InvalidInput, ServiceUnavailable, one_line
 from graphrag.ingest.embed import Embedder
 from graphrag.ingest.embedders import Embedders, EmbeddingSpace
-from graphrag.models import is_collection_name
+from graphrag.models import Hit, Leg, LegReport, Mode, SearchResult, is_collection_name
 from graphrag.observability import events, tracing
 from graphrag.search import extended as extended_search
 from graphrag.search import extras, fusion
@@ -36,7 +37,7 @@ from graphrag.search.filters import parse_filter
 from graphrag.search.graph import graph_leg, passages, plan_graph_leg
 from graphrag.search.legs import LegResult, fetch_rows, keyword_leg, keyword_scores, vector_leg
 from graphrag.search.recipes import derive
-from graphrag.search.registry import Leg, LegInputs
+from graphrag.search.registry import LegInputs, LegRunner
 from graphrag.stores.filters import compile_filter
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore, is_connection_error
@@ -77,12 +78,12 @@ class SearchRouter:
         self._chunk_counts: dict[tuple[str, ...] | None, tuple[int, float]] = {}
         self._batchers: dict[str, Callable[[list[str]], Awaitable[np.ndarray]]] = {}
         #: The legs by name (registry.py); tests replace one to force a failure or a timeout.
-        self.legs: dict[str, Leg] = {
-            "vector": Leg(self._vector_leg),
-            "keyword": Leg(self._keyword_leg, embeds=False, after_embedding=False),
+        self.legs: dict[str, LegRunner] = {
+            Leg.VECTOR: LegRunner(self._vector_leg),
+            Leg.KEYWORD: LegRunner(self._keyword_leg, embeds=False, after_embedding=False),
             # The graph leg's passage feedback is keyword passages: it never waits for the embedding.
-            "graph": Leg(self._graph_leg, embeds=False, after_embedding=False),
-            extended_search.LEG: Leg(self._extended_leg),
+            Leg.GRAPH: LegRunner(self._graph_leg, embeds=False, after_embedding=False),
+            Leg.EXTENDED: LegRunner(self._extended_leg),
         }
         #: Query expansion (synonyms, entity aliases); the runtime configures it from the settings.
         self.expander = QueryExpander()
@@ -145,8 +146,10 @@ class SearchRouter:
             options["leg_timeout_s"] = self.leg_timeout_s
         return derive(mode, limit=limit, collections=collections, filters=spec, **options)
 
-    async def search(self, query: str, mode: str = "auto", **options: Any) -> dict[str, Any]:
-        """Run one search and return the REST response shape (docs/architecture.md)."""
+    async def search(self, query: str, mode: str = "auto", **options: Any) -> SearchResult:
+        """Run one search: embed the query once, run the legs concurrently, fuse their rankings,
+        refine the pool (rules, rerank, collapse, MMR, budget) and shape the hits. The result's
+        :meth:`~graphrag.models.SearchResult.to_dict` is the REST response (docs/architecture.md)."""
         started = time.perf_counter()
         text = validate_query(query)
         rerank = bool(options.pop("rerank", False))
@@ -159,21 +162,57 @@ class SearchRouter:
         if expand is not None and not isinstance(expand, bool):
             raise InvalidInput("expand must be true or false")
         groups = check_groups(options.pop("synonyms", None))
-        if mode == "global" or (mode == "auto" and global_cue(text) is not None):
+        if mode == Mode.GLOBAL or (mode == Mode.AUTO and global_cue(text) is not None):
             # Community reports answer corpus-level questions; auto falls through when none apply.
             routed = await route_global(self, text, mode, options, started)
             if routed is not None:
                 return routed
         config = self.build_config(mode, **options)
+        if config.legs == (Leg.GRAPH,) and config.graph_leg == "never":
+            raise InvalidInput("graph_leg 'never' leaves mode 'graph' nothing to run")
         # Synonyms given with the request ask for expansion, unless the request says expand: false.
-        expanding = "keyword" in config.legs and self.expander.wanted(
+        expanding = Leg.KEYWORD in config.legs and self.expander.wanted(
             expand if expand is not None else (True if groups else None), config.collections)
         expansion_task = (asyncio.ensure_future(self.expander.expand(self.postgres, self.neo4j, text,
                                                                      config.collections, groups))
                           if expanding else None)
+        run = await self._run_legs(text, mode, config, extended, expansion_task)
+
+        t1 = time.perf_counter()
+        pool = await self._fuse(text, config, run, _done(expansion_task))
+        guess = [c.chunk_id for c in pool[: config.limit]]
+        # Entities of the likely results are looked up while the pool is refined (rows, rerank).
+        entities_task = asyncio.ensure_future(self._entities_of(guess)) if guess else None
+        pool = await self._refine(text, config, run, pool, rerank)
+        run.timings["fusion_ms"] = round(_ms(t1) - run.timings["rows_ms"], 2)
+
+        t2 = time.perf_counter()
+        entities = await entities_task if entities_task is not None else {}
+        unguessed = [c.chunk_id for c in pool if c.chunk_id not in set(guess)]
+        if unguessed:  # filters, rules, MMR or a rerank changed which chunks made it
+            entities.update(await self._entities_of(unguessed))
+        run.timings["entities_ms"] = _ms(t2)
+        graph = run.results.get(Leg.GRAPH)
+        result = SearchResult(
+            query=text, mode=mode, took_ms=_ms(started), legs=run.legs,
+            hits=[self._shape(c, entities.get(c.chunk_id, []), config) for c in pool],
+            graph_context=graph.context if graph is not None else {"entities": [], "relations": []},
+            timings=run.timings)
+        if extended:
+            bests = {leg: max((score for _, score, _ in hits), default=0.0) for leg, hits in run.rankings.items()}
+            extended_search.annotate(result.hits, [c.legs for c in pool], bests)
+        if shaping["highlight"] or shaping["full_document_threshold"] is not None:
+            t3 = time.perf_counter()
+            await extras.apply(self.postgres, result, **shaping)
+            run.timings["extras_ms"] = _ms(t3)
+            result.took_ms = _ms(started)
+        return result
+
+    async def _run_legs(self, text: str, mode: str, config: SearchConfig, extended: bool,
+                        expansion_task: asyncio.Future[Expansion] | None) -> _LegRun:
+        """Run the config's legs (and the extended leg) concurrently, each with its own timeout; a
+        leg that fails or times out is reported in ``legs`` while the others answer."""
         run_legs = (*config.legs, *((extended_search.LEG,) if extended else ()))
-        if config.legs == ("graph",) and config.graph_leg == "never":
-            raise InvalidInput("graph_leg 'never' leaves mode 'graph' nothing to run")
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         # The query is embedded while the legs that do not need it (keyword, graph) already run; a leg
@@ -190,16 +229,16 @@ class SearchRouter:
         if needs_embedding:
             embed_task.add_done_callback(lambda task: timings.setdefault("embed_ms", _ms(t0)))
 
-        legs: dict[str, dict[str, Any]] = {}
+        legs: dict[str, LegReport] = {}
         results: dict[str, LegResult] = {}
         failures: dict[str, BaseException] = {}
         # The graph leg's passage feedback is the keyword leg's top hits when that leg runs anyway.
         keyword_hits: asyncio.Future[list[tuple[str, float]]] | None = (
-            asyncio.get_running_loop().create_future() if {"keyword", "graph"} <= set(config.legs) else None)
+            asyncio.get_running_loop().create_future() if {Leg.KEYWORD, Leg.GRAPH} <= set(config.legs) else None)
         # The graph prior (cached; a Neo4j read when not) is fetched beside the other legs. The graph
         # leg waits for it: where it makes the leg's weight negligible, fusion would throw the leg's
         # work away, so (unless the request says otherwise) the leg is not run at all.
-        fused_graph = "graph" in config.legs and len(config.legs) > 1 and config.graph_leg != "never"
+        fused_graph = Leg.GRAPH in config.legs and len(config.legs) > 1 and config.graph_leg != "never"
         prior_task = asyncio.ensure_future(self.graph_prior(config.collections)) if fused_graph else None
 
         # Both tasks give a value whenever a leg runs that reads them (needs_embedding).
@@ -210,13 +249,13 @@ class SearchRouter:
             with tracing.span(f"search.leg.{leg}", {"graphrag.leg": leg, "graphrag.mode": mode}) as span:
                 await run_leg(leg)
                 report = legs[leg]
-                tracing.annotate(span, {"graphrag.leg.status": report["status"], "graphrag.leg.hits": report["hits"],
-                                        "graphrag.leg.took_ms": report["took_ms"]},
-                                 error=report.get("error") if report["status"] in ("timeout", "error") else None)
+                tracing.annotate(span, {"graphrag.leg.status": report.status, "graphrag.leg.hits": report.hits,
+                                        "graphrag.leg.took_ms": report.took_ms},
+                                 error=report.error if report.failed else None)
 
         async def run_leg(leg: str) -> None:
-            if leg == "graph" and len(config.legs) > 1 and (reason := await graph_skip()) is not None:
-                legs[leg] = {"status": "skipped", "reason": reason, "took_ms": 0.0, "hits": 0}
+            if leg == Leg.GRAPH and len(config.legs) > 1 and (reason := await graph_skip()) is not None:
+                legs[leg] = LegReport("skipped", reason=reason)
                 return
             t = time.perf_counter()
             try:
@@ -225,22 +264,20 @@ class SearchRouter:
                     t = time.perf_counter()
                 result = await asyncio.wait_for(self.legs[leg].run(inputs), config.leg_timeout_s)
                 results[leg] = result
-                if leg == "keyword" and keyword_hits is not None and not keyword_hits.done():
+                if leg == Leg.KEYWORD and keyword_hits is not None and not keyword_hits.done():
                     keyword_hits.set_result(passages(result, config.graph_prf))
-                legs[leg] = {"status": "ok", "took_ms": _ms(t), "hits": len(result.hits), **result.info}
-                if result.confidence != 1.0:
-                    legs[leg]["confidence"] = round(result.confidence, 3)
+                legs[leg] = LegReport("ok", _ms(t), len(result.hits), details=dict(result.info),
+                                      confidence=round(result.confidence, 3) if result.confidence != 1.0 else None)
             except TimeoutError:
-                legs[leg] = {"status": "timeout", "took_ms": _ms(t), "hits": 0,
-                             "error": f"no answer within {config.leg_timeout_s}s"}
+                legs[leg] = LegReport("timeout", _ms(t), error=f"no answer within {config.leg_timeout_s}s")
             except InvalidInput:
                 raise
             except Exception as exc:  # noqa: BLE001 - a failing leg must not sink the others
                 log.warning("%s leg failed: %s", leg, exc)
                 failures[leg] = exc
-                legs[leg] = {"status": "error", "took_ms": _ms(t), "hits": 0, "error": one_line(exc)}
+                legs[leg] = LegReport("error", _ms(t), error=one_line(exc))
             finally:
-                if leg == "keyword" and keyword_hits is not None and not keyword_hits.done():
+                if leg == Leg.KEYWORD and keyword_hits is not None and not keyword_hits.done():
                     keyword_hits.set_result([])  # the graph leg walks without passage feedback
 
         async def graph_skip() -> str | None:
@@ -270,46 +307,50 @@ class SearchRouter:
                     task.cancel()
                 task.add_done_callback(lambda task: task.cancelled() or task.exception())
         events.search_finished(events.SearchEvent(mode, legs))  # metrics of the legs that ran
-        prior = await prior_task if prior_task is not None else 1.0
+        prior = await prior_task if prior_task is not None else None
         down = [exc for exc in failures.values() if is_connection_error(exc)]
         if down and not results:
             # Every leg reads PostgreSQL: with it unreachable an empty 200 would be a silent lie.
             raise ServiceUnavailable(f"PostgreSQL is unavailable; retry shortly ({one_line(down[0], 120)})")
         for leg in LEGS:
-            legs.setdefault(leg, {"status": "skipped", "reason": f"not part of mode {mode!r}", "took_ms": 0.0,
-                                  "hits": 0})
+            legs.setdefault(leg, LegReport("skipped", reason=f"not part of mode {str(mode)!r}"))
         # The legs finish in a different order each time: a fixed order keeps answers repeatable (the
         # legs of each hit, and the fused sums, follow the order of the rankings).
         legs = {**{leg: legs[leg] for leg in LEGS if leg in legs}, **legs}
         results = {leg: results[leg] for leg in run_legs if leg in results}  # the extended leg included
-        if prior_task is not None and legs["graph"]["status"] == "skipped":
-            legs["graph"]["prior"] = round(prior, 3)
+        if prior is not None and (legs[Leg.GRAPH].status == "skipped" or Leg.GRAPH in results):
+            legs[Leg.GRAPH].prior = round(prior, 3)
         space = space_task.result() if space_task.done() and not space_task.cancelled() else None
-        if space is not None and space.note and "vector" in results:
-            legs["vector"]["note"] = space.note
+        if space is not None and space.note and Leg.VECTOR in results:
+            legs[Leg.VECTOR].note = space.note
+        return _LegRun(legs, results, embedding, space, prior, timings)
 
-        t1 = time.perf_counter()
-        rankings = {leg: r.hits for leg, r in results.items()}
+    async def _fuse(self, text: str, config: SearchConfig, run: _LegRun,
+                    expansion: Expansion | None) -> list[fusion.Candidate]:
+        """The legs' rankings fused into one candidate pool (the graph prior and each leg's confidence
+        weigh them); score fusion first completes every candidate's keyword and vector scores."""
+        results = run.results
+        run.rankings = rankings = {leg: r.hits for leg, r in results.items()}
         weights = {leg: config.weights.get(leg, 1.0) * results[leg].confidence for leg in results}
-        if "graph" in weights and prior_task is not None:
-            weights["graph"] *= prior
-            legs["graph"]["prior"] = round(prior, 3)
-        named = results["graph"].named if "graph" in results else []
+        prior = run.prior if run.prior is not None else 1.0
+        if Leg.GRAPH in weights:
+            weights[Leg.GRAPH] *= prior
+        named = results[Leg.GRAPH].named if Leg.GRAPH in results else []
         if named and config.graph_named_weight > 0:
             # The graph leg's second ranking (documents named after what the query names) fuses
             # as its own list, so that it adds to the walk's evidence instead of replacing it.
             rankings[NAMED] = named
-            weights[NAMED] = config.graph_named_weight * (prior if prior_task is not None else 1.0)
-            legs["graph"]["named"] = len(named)
-        rows: dict[str, dict[str, Any]] = {cid: row for r in results.values() for cid, row in r.rows.items()}
-        t_rows = time.perf_counter()
+            weights[NAMED] = config.graph_named_weight * prior
+            run.legs[Leg.GRAPH].named = len(named)
+        run.rows = {cid: row for r in results.values() for cid, row in r.rows.items()}
+        run.t_rows = time.perf_counter()
         if config.fusion == "convex" and len(rankings) > 1:
             union = list(dict.fromkeys(cid for hits in rankings.values() for cid, _, _ in hits))
             fetched, completed = await asyncio.gather(
-                fetch_rows(self.postgres, [c for c in union if c not in rows], config),
-                self._keyword_completion(text, union, results, config, _done(expansion_task)))
-            rows.update(fetched)
-            completed.update(self._vector_completion(embedding, space, union, rows, results, config))
+                fetch_rows(self.postgres, [c for c in union if c not in run.rows], config),
+                self._keyword_completion(text, union, results, config, expansion))
+            run.rows.update(fetched)
+            completed.update(self._vector_completion(run.embedding, run.space, union, run.rows, results, config))
             candidates = fusion.convex(rankings, weights, completed)
         else:
             candidates = fusion.rrf(rankings, weights, config.rrf_k)
@@ -317,20 +358,21 @@ class SearchRouter:
             # One leg: its own score (cosine similarity, BM25, graph relevance) says more than a fused value.
             for cand in candidates:
                 cand.score = cand.legs[config.legs[0]]["score"]
-        pool = candidates[: max(config.limit * 4, 40)]
-        # Entities of the likely results are looked up while the remaining rows are fetched; rows
-        # already fetched (by the graph leg, or for score fusion) are not fetched again.
-        guess = [c.chunk_id for c in pool[: config.limit]]
-        entities_task = asyncio.ensure_future(self._entities_of(guess)) if guess else None
+        return candidates[: max(config.limit * 4, 40)]
+
+    async def _refine(self, text: str, config: SearchConfig, run: _LegRun, pool: list[fusion.Candidate],
+                      rerank: bool) -> list[fusion.Candidate]:
+        """The pool's rows, then the request's boosts, rules, rerank, collapse, MMR, limit and budget."""
+        rows = run.rows
         missing = [c.chunk_id for c in pool if c.chunk_id not in rows]
-        if missing:
+        if missing:  # rows already fetched (by the graph leg, or for score fusion) are not fetched again
             rows.update(await fetch_rows(self.postgres, missing, config))
-        timings["rows_ms"] = _ms(t_rows)
+        run.timings["rows_ms"] = _ms(run.t_rows)
         pool = [c for c in pool if c.chunk_id in rows]
         for cand in pool:
             cand.row = rows[cand.chunk_id]
             # MMR compares vectors with each other and the query: only those of the query's model.
-            same_model = space is None or cand.row.get("embedding_model") == space.name
+            same_model = run.space is None or cand.row.get("embedding_model") == run.space.name
             cand.embedding = _vector(cand.row) if same_model else None
         if config.boost_mode:
             terms = [t.lower() for t in re.findall(r"\w{3,}", text)]
@@ -341,39 +383,12 @@ class SearchRouter:
             pool = await self._rerank(text, pool)
         if config.collapse:
             pool = fusion.collapse_documents(pool)
-        if config.mmr_lambda is not None and embedding is not None:  # MMR always embeds the query
-            pool = fusion.mmr(pool, embedding, config.mmr_lambda, config.limit)
+        if config.mmr_lambda is not None and run.embedding is not None:  # MMR always embeds the query
+            pool = fusion.mmr(pool, run.embedding, config.mmr_lambda, config.limit)
         pool = pool[: config.limit]
         if config.token_budget is not None:
             pool = fusion.within_budget(pool, config.token_budget)
-        timings["fusion_ms"] = round(_ms(t1) - timings["rows_ms"], 2)
-
-        t2 = time.perf_counter()
-        entities = await entities_task if entities_task is not None else {}
-        unguessed = [c.chunk_id for c in pool if c.chunk_id not in set(guess)]
-        if unguessed:  # filters, rules, MMR or a rerank changed which chunks made it
-            entities.update(await self._entities_of(unguessed))
-        timings["entities_ms"] = _ms(t2)
-        graph_context = results["graph"].context if "graph" in results else {"entities": [], "relations": []}
-        results_out: list[dict[str, Any]] = [self._shape(c, entities.get(c.chunk_id, []), config) for c in pool]
-        response = {
-            "query": text,
-            "mode": mode,
-            "took_ms": _ms(started),
-            "legs": legs,
-            "results": results_out,
-            "graph_context": graph_context,
-            "timings": timings,
-        }
-        if extended:
-            bests = {leg: max((score for _, score, _ in hits), default=0.0) for leg, hits in rankings.items()}
-            extended_search.annotate(results_out, [c.legs for c in pool], bests)
-        if shaping["highlight"] or shaping["full_document_threshold"] is not None:
-            t3 = time.perf_counter()
-            await extras.apply(self.postgres, response, **shaping)
-            timings["extras_ms"] = _ms(t3)
-            response["took_ms"] = _ms(started)
-        return response
+        return pool
 
     async def graph_prior(self, collections: tuple[str, ...] | None) -> float:
         """How much fusion should trust the graph leg on these collections, from 0.05 to 1.
@@ -518,26 +533,42 @@ class SearchRouter:
         return sorted(pool, key=lambda c: -c.score)
 
     @staticmethod
-    def _shape(cand: fusion.Candidate, entities: list[dict[str, Any]], config: SearchConfig) -> dict[str, Any]:
+    def _shape(cand: fusion.Candidate, entities: list[dict[str, Any]], config: SearchConfig) -> Hit:
         row = cand.row
         legs = {leg: {k: v for k, v in info.items() if k in ("rank", "score", "entities", "matched", "title")}
                 for leg, info in cand.legs.items()}
-        return {
-            "chunk_id": cand.chunk_id,
-            "document_id": str(row["document_id"]),
-            "collection": row["collection"],
-            "source": row["source"],
-            "title": row["title"],
-            "heading_path": list(row["heading_path"] or []),
-            "content": "" if config.metadata_only else row["content"],
-            "score": round(cand.score, 6),
-            "legs": legs,
-            "entities": entities,
-            "metadata": {**(row.get("document_metadata") or {}), **(row.get("metadata") or {})},
-            "chunk_index": row["chunk_index"],
-            "char_start": row["char_start"],
-            "char_end": row["char_end"],
-        }
+        return Hit(
+            chunk_id=cand.chunk_id,
+            document_id=str(row["document_id"]),
+            collection=row["collection"],
+            source=row["source"],
+            title=row["title"],
+            heading_path=list(row["heading_path"] or []),
+            content="" if config.metadata_only else row["content"],
+            score=round(cand.score, 6),
+            legs=legs,
+            entities=entities,
+            metadata={**(row.get("document_metadata") or {}), **(row.get("metadata") or {})},
+            chunk_index=row["chunk_index"],
+            char_start=row["char_start"],
+            char_end=row["char_end"],
+        )
+
+
+@dataclass
+class _LegRun:
+    """One search's legs after they ran, and what fusion and refinement add to it."""
+
+    legs: dict[str, LegReport]
+    results: dict[str, LegResult]
+    embedding: np.ndarray | None
+    space: EmbeddingSpace | None
+    #: The collections' graph prior, when the search fused the graph leg (else None).
+    prior: float | None
+    timings: dict[str, float]
+    rankings: dict[str, list[tuple[str, float, dict[str, Any]]]] = field(default_factory=dict)
+    rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    t_rows: float = 0.0
 
 
 def _vector(row: dict[str, Any]) -> np.ndarray | None:

@@ -30,7 +30,7 @@ from graphrag.config import Settings
 from graphrag.errors import InvalidInput
 from graphrag.runtime import Runtime, open_services
 from tests.conftest import InProcessApi
-from tests.helpers import ingest_docs, run_cli
+from tests.helpers import ingest_docs, run_cli, rest_search
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_EVAL = REPO.parent / "shared" / "eval"
@@ -222,11 +222,11 @@ async def test_communities_are_computed_stored_embedded_and_searched(rt: Runtime
                                                                      tmp_path: Path) -> None:
     await ingest_docs(await rt.ingestor(), tmp_path / "docs", collection, {**SPACE, **FOOD})
     router = await rt.router()
-    before = await router.search(FACTUAL, mode="auto", collections=[collection], limit=5)
-    empty = await router.search(THEMES, mode="global", collections=[collection])
+    before = await rest_search(router, FACTUAL, mode="auto", collections=[collection], limit=5)
+    empty = await rest_search(router, THEMES, mode="global", collections=[collection])
     assert empty["results"] == [] and "graphrag communities" in empty["legs"]["global"]["note"]
     # Without communities, auto answers a corpus-level question as it always did.
-    assert (await router.search(THEMES, mode="auto", collections=[collection]))["mode"] == "auto"
+    assert (await rest_search(router, THEMES, mode="auto", collections=[collection]))["mode"] == "auto"
 
     summary = await compute_communities(rt.postgres, rt.neo4j, rt.embedders, collection)
     assert summary["levels"]["0"] >= 2 and summary["levels"].get("1", 0) >= 1, summary
@@ -255,7 +255,7 @@ async def test_communities_are_computed_stored_embedded_and_searched(rt: Runtime
     assert len(rows) == len(chunk_ids)
 
     # Global mode ranks the reports: the matching topic first, as hits of kind "community".
-    wine = await router.search("Which wine regions and grapes are described?", mode="global", collections=[collection])
+    wine = await rest_search(router, "Which wine regions and grapes are described?", mode="global", collections=[collection])
     assert wine["mode"] == "global" and wine["legs"]["global"]["status"] == "ok"
     top = wine["results"][0]
     assert top["kind"] == "community" and top["collection"] == collection
@@ -263,21 +263,21 @@ async def test_communities_are_computed_stored_embedded_and_searched(rt: Runtime
     assert top["community"]["id"] in by_id and top["chunk_id"] in top["community"]["chunk_ids"]
     assert top["source"].endswith(".md") and top["document_id"] and not top["community"]["stale"]
     assert all(set(h["legs"]) == {"global"} for h in wine["results"])
-    rover = await router.search("rovers exploring craters on Mars", mode="global", collections=[collection], limit=3)
+    rover = await rest_search(router, "rovers exploring craters on Mars", mode="global", collections=[collection], limit=3)
     assert "NASA" in {e["name"] for e in rover["results"][0]["entities"]}
     with pytest.raises(InvalidInput, match="filters"):
-        await router.search("wine", mode="global", collections=[collection], filters={"year": 2020})
+        await rest_search(router, "wine", mode="global", collections=[collection], filters={"year": 2020})
 
     # auto: the corpus-level question goes to the reports (the coarse ones, one per theme); an ordinary
     # question gets exactly the results it got before communities existed.
-    themes = await router.search(THEMES, mode="auto", collections=[collection], limit=4)
+    themes = await rest_search(router, THEMES, mode="auto", collections=[collection], limit=4)
     assert themes["mode"] == "global" and themes["routed_from"] == "auto"
     assert "cue" in themes["legs"]["global"]["reason"]
     levels = [h["community"]["level"] for h in themes["results"]]
     assert levels == sorted(levels) and levels[0] == 0
     covered = {e["name"] for h in themes["results"][:summary["levels"]["0"]] for e in h["entities"]}
     assert covered & space_names and covered & food_names
-    after = await router.search(FACTUAL, mode="auto", collections=[collection], limit=5)
+    after = await rest_search(router, FACTUAL, mode="auto", collections=[collection], limit=5)
     assert after["mode"] == "auto" and "global" not in after["legs"]
     assert [(h["chunk_id"], h["score"]) for h in after["results"]] == [(h["chunk_id"], h["score"]) for h in before["results"]]
     assert all("kind" not in h for h in after["results"])
@@ -293,7 +293,7 @@ async def test_communities_are_computed_stored_embedded_and_searched(rt: Runtime
     await ingest_docs(await rt.ingestor(), tmp_path / "more", collection, {"comets.md": "# Comets\n\nHalley's Comet returns every 76 years."})
     listed = await list_communities(rt.postgres, rt.neo4j, [collection])
     assert listed and all(c["stale"] for c in listed)
-    stale = await router.search("wine", mode="global", collections=[collection], limit=2)
+    stale = await rest_search(router, "wine", mode="global", collections=[collection], limit=2)
     assert stale["results"] and all(h["community"]["stale"] for h in stale["results"])
     await compute_communities(rt.postgres, rt.neo4j, rt.embedders, collection)
     assert not any(c["stale"] for c in await list_communities(rt.postgres, rt.neo4j, [collection]))
@@ -320,7 +320,7 @@ async def test_reports_written_by_a_model_keep_their_evidence(rt: Runtime, colle
         assert d["title"].startswith("Written report on ") and d["report"].startswith("This community is about")
         assert "[chunk " in d["report"], "the evidence sentences stay below the model's summary"
     assert all(not d["title"].startswith("Written") for d in details if not d["generated"])
-    hits = (await (await rt.router()).search("Written report", mode="global", collections=[collection]))["results"]
+    hits = (await rest_search(await rt.router(), "Written report", mode="global", collections=[collection]))["results"]
     assert any(h["community"]["generated"] for h in hits)
 
 
@@ -343,7 +343,7 @@ def _map_reduce_model(calls: list[str]) -> FunctionModel:
 async def test_global_answer_maps_each_report_then_reduces(rt: Runtime, collection: str, tmp_path: Path) -> None:
     await ingest_docs(await rt.ingestor(), tmp_path / "docs", collection, {**SPACE, **FOOD})
     await compute_communities(rt.postgres, rt.neo4j, rt.embedders, collection)
-    reports = (await (await rt.router()).search(THEMES, mode="global", collections=[collection], limit=8))["results"]
+    reports = (await rest_search(await rt.router(), THEMES, mode="global", collections=[collection], limit=8))["results"]
     assert len(reports) >= 3
 
     calls: list[str] = []
@@ -499,7 +499,7 @@ async def test_answer_to_a_corpus_level_question_cites_community_reports(rt: Run
     calls: list[str] = []
     options = AnswerOptions(mode="auto", limit=8, collections=[collection])
     prepared = await prepare(rt, THEMES, options, model=AnswerModel(_map_reduce_model(calls), "function"))
-    assert prepared.search["mode"] == "global"  # auto routed the corpus-level question
+    assert prepared.search.mode == "global"  # auto routed the corpus-level question
     response = await complete(rt, prepared)
     assert calls.count("map") == len(response["hits"]) and calls[-1] == "reduce"
     assert response["answer"].startswith("Wine is a main theme [")

@@ -23,7 +23,7 @@ from graphrag.models import Document
 from graphrag.runtime import Runtime
 from graphrag.search.router import SearchRouter
 from tests.fake_embeddings import FakeEmbeddings
-from tests.helpers import run_cli
+from tests.helpers import run_cli, rest_search
 
 DOCS = {
     "Rivers": "The Danube flows through Vienna and Budapest before it reaches the Black Sea.",
@@ -61,7 +61,7 @@ async def ingest(runtime: Runtime, models: IngestModels, collection: str, **kw: 
 
 
 async def top_title(router: SearchRouter, query: str, collection: str, mode: str) -> str:
-    response = await router.search(query, mode=mode, limit=3, collections=[collection])
+    response = await rest_search(router, query, mode=mode, limit=3, collections=[collection])
     assert response["results"], (mode, response["legs"])
     return response["results"][0]["title"]
 
@@ -123,18 +123,18 @@ async def test_collections_on_two_models_live_side_by_side(
             assert await top_title(router, "warehouse robots parcels", name, "auto") == "Robots"
         # Vectors of different models are never compared: searching both at once is a clear error.
         with pytest.raises(InvalidInput, match="different embedding models"):
-            await router.search("tea", mode="vector", collections=[mini, other])
+            await rest_search(router, "tea", mode="vector", collections=[mini, other])
         # Naming no collection searches everything: the vector side covers the configured model's
         # collections and says so; keyword and graph cover all.
-        everything = await router.search("tea leaves", mode="hybrid", limit=50)
+        everything = await rest_search(router, "tea leaves", mode="hybrid", limit=50)
         assert "other collection(s) use another model" in everything["legs"]["vector"]["note"]
         assert FAKE_MODEL in everything["legs"]["vector"]["note"]
         # MMR compares result vectors with the query's: those of another model (another dimension
         # here) take no part, rather than failing the search.
-        diverse = await router.search("tea leaves", mode="hybrid", limit=10, mmr_lambda=0.5)
+        diverse = await rest_search(router, "tea leaves", mode="hybrid", limit=10, mmr_lambda=0.5)
         assert diverse["results"] and mini not in {h["collection"] for h in diverse["results"]}
         # Keyword search needs no model, so it may span them.
-        both = await router.search("tea leaves", mode="keyword", collections=[mini, other])
+        both = await rest_search(router, "tea leaves", mode="keyword", collections=[mini, other])
         assert {h["collection"] for h in both["results"]} == {mini, other}
         # Ingesting into a collection uses the model it records, whatever this process is configured with.
         extra = (Document(source="extra.txt", title="Extra", text="Budapest has thermal baths.", kind="text"), "x")
@@ -207,7 +207,7 @@ async def test_reembed_switches_atomically_while_searches_run(
     async def searching() -> None:
         while not stop.is_set():
             try:
-                response = await router.search("Roman pasta with eggs", mode="auto", limit=2, collections=[collection])
+                response = await rest_search(router, "Roman pasta with eggs", mode="auto", limit=2, collections=[collection])
                 seen.append(response["results"][0]["title"] if response["results"] else "")
                 vector = response["legs"]["vector"]
                 if vector["status"] != "ok":
@@ -287,11 +287,11 @@ async def test_text_search_configuration_per_collection(runtime: Runtime, models
     assert {"die", "katzen", "hunden"} <= lexemes[simple]
     assert "katz" in lexemes[german] and "die" not in lexemes[german]  # stemmed, stop words dropped
     router = SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
-    found = await router.search("Katzen", mode="keyword", collections=[simple])
+    found = await rest_search(router, "Katzen", mode="keyword", collections=[simple])
     assert [h["title"] for h in found["results"]] == ["Haustiere"]
     # German stemming: "Katze" finds "Katzen" in the german collection only.
-    assert [h["title"] for h in (await router.search("Katze", mode="keyword", collections=[german]))["results"]] == ["Haustiere"]
-    assert (await router.search("Katze", mode="keyword", collections=[simple]))["results"] == []
+    assert [h["title"] for h in (await rest_search(router, "Katze", mode="keyword", collections=[german]))["results"]] == ["Haustiere"]
+    assert (await rest_search(router, "Katze", mode="keyword", collections=[simple]))["results"] == []
     # The configuration is chosen at creation: another one later is a clear error, as is an unknown one.
     with pytest.raises(InvalidInput, match="uses the text-search configuration 'simple'"):
         await ingestor.ingest_documents(doc, collection=simple, text_config="english")
@@ -339,6 +339,6 @@ async def test_a_collection_whose_model_cannot_be_loaded_is_a_clear_error(
     await runtime.postgres.pool.execute("UPDATE collections SET embedding_model = $2 WHERE name = $1", collection, gone)
     router = SearchRouter(runtime.postgres, runtime.neo4j, models.embedders, models.nlp)
     with pytest.raises(ConfigurationError, match=f"no model folder at /nonexistent/{gone}.*built with {gone}"):
-        await router.search("pasta", mode="vector", collections=[collection])
+        await rest_search(router, "pasta", mode="vector", collections=[collection])
     # Keyword search does not need the model and still answers.
-    assert (await router.search("pasta", mode="keyword", collections=[collection]))["results"]
+    assert (await rest_search(router, "pasta", mode="keyword", collections=[collection]))["results"]

@@ -14,6 +14,7 @@ import ir_measures
 import pytest
 
 from graphrag.errors import InvalidInput
+from graphrag.models import Hit
 from graphrag.evaluation import (
     MEASURES,
     document_ranking,
@@ -115,7 +116,8 @@ def test_metrics_by_hand() -> None:
         {"ndcg@10": ndcg_q1, "recall@2": 0.5, "recall@5": 1.0, "recall@10": 1.0, "mrr@10": 0.5})
     assert score({"q1": ["a", "b"]}, {"q1": qrels["q1"]})["ndcg@10"] == pytest.approx(1.0)
     # A document's rank is that of its best chunk.
-    hits = [{"source": "d1"}, {"source": "d2"}, {"source": "d1"}, {"source": "d3"}]
+    hits = [Hit(chunk_id=f"c{i}", document_id=s, collection="c", source=s, title="", content="", score=0.0)
+            for i, s in enumerate(["d1", "d2", "d1", "d3"])]
     assert document_ranking(hits) == ["d1", "d2", "d3"]
 
 

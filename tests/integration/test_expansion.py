@@ -21,7 +21,7 @@ from graphrag.search.expansion import (
     word_runs,
 )
 from graphrag.search.router import SearchRouter
-from tests.helpers import run_cli
+from tests.helpers import run_cli, rest_search
 
 
 # --- pure logic ----------------------------------------------------------------------------------
@@ -117,20 +117,20 @@ def router(runtime: Runtime, models: Any, tmp_path: Path) -> SearchRouter:
 
 async def test_synonym_file_expands_the_keyword_leg(router: SearchRouter, ingestor: Ingestor, collection: str) -> None:
     await ingest(ingestor, collection, CARS)
-    plain = await router.search("car repaired", mode="keyword", collections=[collection])
+    plain = await rest_search(router, "car repaired", mode="keyword", collections=[collection])
     assert sources(plain) == ["road"] and "expanded" not in plain["legs"]["keyword"]
-    expanded = await router.search("car repaired", mode="keyword", collections=[collection], expand=True)
+    expanded = await rest_search(router, "car repaired", mode="keyword", collections=[collection], expand=True)
     keyword = expanded["legs"]["keyword"]
     assert keyword["expanded"] == ["automobile", "auto"]
     assert {"term": "automobile", "for": "car", "source": "synonyms"} in keyword["expansions"]
     # The document that only says "automobile" is found; the query's own word still weighs more.
     assert sources(expanded) == ["road", "garage"]
-    only_synonym = await router.search("car", mode="keyword", collections=[collection], expand=True)
+    only_synonym = await rest_search(router, "car", mode="keyword", collections=[collection], expand=True)
     assert sources(only_synonym) == ["road", "garage"]
     garage = only_synonym["results"][1]
     assert garage["legs"]["keyword"]["matched"] == ["automobil"]
     # Fused modes use the same expanded keyword evidence.
-    hybrid = await router.search("car", mode="hybrid", collections=[collection], expand=True, limit=2)
+    hybrid = await rest_search(router, "car", mode="hybrid", collections=[collection], expand=True, limit=2)
     assert set(sources(hybrid)) == {"road", "garage"} and hybrid["legs"]["keyword"]["expanded"]
 
 
@@ -139,10 +139,10 @@ async def test_request_synonyms_and_collection_default(runtime: Runtime, models:
     await ingest(ingestor, collection, CARS)
     router = SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
     router.expander = QueryExpander(collections=[collection])  # this collection expands by default
-    response = await router.search("vehicle", mode="keyword", collections=[collection],
+    response = await rest_search(router, "vehicle", mode="keyword", collections=[collection],
                                    synonyms=[["vehicle", "automobile"]])
     assert sources(response) == ["garage"] and response["legs"]["keyword"]["expanded"] == ["automobile"]
-    off = await router.search("vehicle", mode="keyword", collections=[collection], expand=False,
+    off = await rest_search(router, "vehicle", mode="keyword", collections=[collection], expand=False,
                               synonyms=[["vehicle", "automobile"]])
     assert sources(off) == [] and "expanded" not in off["legs"]["keyword"]
 
@@ -150,26 +150,26 @@ async def test_request_synonyms_and_collection_default(runtime: Runtime, models:
 async def test_entity_aliases_expand_both_ways(router: SearchRouter, ingestor: Ingestor, collection: str) -> None:
     await ingest(ingestor, collection, SPACE)
     # "Apex Logistics (AL)": the entity Apex Logistics has the alias AL.
-    forward = await router.search("Apex Logistics", mode="keyword", collections=[collection], expand=True)
+    forward = await rest_search(router, "Apex Logistics", mode="keyword", collections=[collection], expand=True)
     assert "AL" in forward["legs"]["keyword"]["expanded"]
     assert {"term": "AL", "for": "Apex Logistics", "source": "alias"} in forward["legs"]["keyword"]["expansions"]
     # A query that names the alias gets the entity's name.
-    backward = await router.search("AL headquarters", mode="keyword", collections=[collection], expand=True)
+    backward = await rest_search(router, "AL headquarters", mode="keyword", collections=[collection], expand=True)
     assert "Apex Logistics" in backward["legs"]["keyword"]["expanded"]
     assert "drivers" in sources(backward)  # says only "Apex Logistics"
     # A word is not the abbreviation written the same ("al", "esa"), whether the abbreviation is an alias
     # or an entity of its own.
     for query, name in (("al headquarters", "Apex Logistics"), ("esa shield", "European Space Agency")):
-        lower = await router.search(query, mode="keyword", collections=[collection], expand=True)
+        lower = await rest_search(router, query, mode="keyword", collections=[collection], expand=True)
         assert name not in lower["legs"]["keyword"].get("expanded", []), query
-    upper = await router.search("ESA shield", mode="keyword", collections=[collection], expand=True)
+    upper = await rest_search(router, "ESA shield", mode="keyword", collections=[collection], expand=True)
     assert "European Space Agency" in upper["legs"]["keyword"]["expanded"]
-    plain = await router.search("AL headquarters", mode="keyword", collections=[collection])
+    plain = await rest_search(router, "AL headquarters", mode="keyword", collections=[collection])
     assert "drivers" not in sources(plain)
     # "European Space Agency (ESA)": the document that says only "ESA" is found by the long name.
-    esa = await router.search("European Space Agency", mode="keyword", collections=[collection], expand=True)
+    esa = await rest_search(router, "European Space Agency", mode="keyword", collections=[collection], expand=True)
     assert "ESA" in esa["legs"]["keyword"]["expanded"] and "shield" in sources(esa)
-    assert "shield" not in sources(await router.search("European Space Agency", mode="keyword",
+    assert "shield" not in sources(await rest_search(router, "European Space Agency", mode="keyword",
                                                        collections=[collection]))
 
 
@@ -230,7 +230,7 @@ async def test_alias_backfill_for_documents_stored_without_aliases(router: Searc
     await runtime.neo4j.driver.execute_query("MATCH (e:Entity {collection: $c}) REMOVE e.aliases",
                                              parameters_={"c": collection}, database_=runtime.neo4j.database)
     # Without aliases only the graph's acronym relations expand ("ESA" beside "European Space Agency").
-    before = await router.search("AL headquarters", mode="keyword", collections=[collection], expand=True)
+    before = await rest_search(router, "AL headquarters", mode="keyword", collections=[collection], expand=True)
     assert "Apex Logistics" not in before["legs"]["keyword"].get("expanded", [])
 
     result = await asyncio.to_thread(_cli, "aliases", "--collection", collection, "--json",
@@ -238,7 +238,7 @@ async def test_alias_backfill_for_documents_stored_without_aliases(router: Searc
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)[collection]
     assert report["documents"] == len(SPACE) and report["aliases"] >= 2 and report["entities"] >= 2
-    backward = await router.search("AL headquarters", mode="keyword", collections=[collection], expand=True)
+    backward = await rest_search(router, "AL headquarters", mode="keyword", collections=[collection], expand=True)
     assert "Apex Logistics" in backward["legs"]["keyword"]["expanded"] and "drivers" in sources(backward)
     rows = await runtime.neo4j.driver.execute_query(
         "MATCH (e:Entity {collection: $c}) WHERE e.aliases IS NOT NULL RETURN e.name AS name, e.aliases AS aliases",

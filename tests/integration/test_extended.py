@@ -27,6 +27,7 @@ from graphrag.ingest.representations import (
 from graphrag.models import Document
 from graphrag.runtime import Runtime
 from graphrag.search.router import SearchRouter
+from tests.helpers import rest_search
 
 pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
 
@@ -123,7 +124,7 @@ async def test_summary_match_returns_the_documents_chunk(runtime: Runtime, inges
     ids = await ingest(ingestor, collection)
     [summary] = [r for r in await stored(runtime, collection, "summary") if str(r["document_id"]) == ids["logistics.md"]]
     body = summary["content"].split(". ", 1)[1]  # the central sentences, without the title
-    response = await router.search(body, mode="hybrid", collections=[collection], extended=True, limit=3)
+    response = await rest_search(router, body, mode="hybrid", collections=[collection], extended=True, limit=3)
     top = response["results"][0]
     assert top["document_id"] == ids["logistics.md"]
     assert top["matched"] == {"kind": "summary", "text": summary["content"]}
@@ -139,13 +140,13 @@ async def test_proposition_match_points_at_its_chunk(runtime: Runtime, ingestor:
     await ingest(ingestor, collection)
     props = await stored(runtime, collection, "proposition")
     target = next(r for r in props if r["content"].startswith("Insurance premiums"))
-    response = await router.search("insurance premiums stayed flat", mode="hybrid", collections=[collection],
+    response = await rest_search(router, "insurance premiums stayed flat", mode="hybrid", collections=[collection],
                                    extended=True, limit=3)
     top = response["results"][0]
     assert top["chunk_id"] == str(target["chunk_id"])
     assert top["matched"] == {"kind": "proposition", "text": target["content"]}
     # Without extended the shape is as before: no `matched`, no extended leg.
-    plain = await router.search("insurance premiums stayed flat", mode="hybrid", collections=[collection], limit=3)
+    plain = await rest_search(router, "insurance premiums stayed flat", mode="hybrid", collections=[collection], limit=3)
     assert "matched" not in plain["results"][0] and "extended" not in plain["legs"]
 
 
@@ -210,9 +211,9 @@ async def test_llm_summary_finds_a_chunk_through_words_only_it_has(runtime: Runt
         "SELECT DISTINCT generator FROM representations WHERE collection = $1", collection)
     assert generator == "llm:scripted"
     query = "zebra migration corridors"
-    plain = await router.search(query, mode="keyword", collections=[collection])
+    plain = await rest_search(router, query, mode="keyword", collections=[collection])
     assert plain["results"] == []  # no chunk has these words
-    response = await router.search(query, mode="keyword", collections=[collection], extended=True)
+    response = await rest_search(router, query, mode="keyword", collections=[collection], extended=True)
     top = response["results"][0]
     assert top["document_id"] == ids["logistics.md"] and top["matched"]["kind"] == "summary"
 
@@ -304,7 +305,7 @@ async def test_reembed_moves_representations_with_the_chunks(runtime: Runtime, i
             "FROM representations WHERE collection = $1", collection)
         assert [(r["embedding_model"], r["dim"], r["done"]) for r in rows] == [("openai:fake-64", 64, True)]
         router = SearchRouter(runtime.postgres, runtime.neo4j, fake_models.embedders, fake_models.nlp)
-        response = await router.search("insurance premiums stayed flat", mode="vector", collections=[collection],
+        response = await rest_search(router, "insurance premiums stayed flat", mode="vector", collections=[collection],
                                        extended=True, limit=2)
         assert response["legs"]["extended"]["status"] == "ok"
         assert response["results"][0]["matched"]["kind"] == "proposition"

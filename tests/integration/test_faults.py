@@ -26,6 +26,7 @@ from graphrag.services import manager
 from graphrag.services.local_neo4j import LocalNeo4j
 from graphrag.services.local_postgres import LocalPostgres
 from tests.conftest import ApiServer
+from tests.helpers import rest_search
 
 pytestmark = [pytest.mark.timeout(900), pytest.mark.slow]  # kills and restarts real servers
 
@@ -152,11 +153,11 @@ async def test_neo4j_killed_mid_ingest_loses_nothing_and_drains_when_back(
 
     # Degraded search: vector and keyword still see the new chunks, the graph leg reports its error.
     router = await rt.router()
-    hits = await router.search("Anna Berg159 visited", mode="auto", limit=5, collections=[collection])
+    hits = await rest_search(router, "Anna Berg159 visited", mode="auto", limit=5, collections=[collection])
     assert hits["legs"]["graph"]["status"] == "error" and hits["legs"]["graph"]["error"]
     assert hits["legs"]["vector"]["status"] == hits["legs"]["keyword"]["status"] == "ok"
     assert any(h["source"].endswith("doc159.md") for h in hits["results"])
-    keyword = await router.search("Berg159", mode="keyword", limit=1, collections=[collection])
+    keyword = await rest_search(router, "Berg159", mode="keyword", limit=1, collections=[collection])
     assert keyword["results"][0]["source"].endswith("doc159.md")
 
     # Neo4j comes back; the worker drains the backlog by itself.
@@ -172,7 +173,7 @@ async def test_neo4j_killed_mid_ingest_loses_nothing_and_drains_when_back(
         await worker.stop()
     counts = await consistent(rt, collection)
     assert counts["documents"] == 160 and counts["entities"] > 0
-    hits = await router.search("Anna Berg159 visited", mode="graph", limit=5, collections=[collection])
+    hits = await rest_search(router, "Anna Berg159 visited", mode="graph", limit=5, collections=[collection])
     assert hits["legs"]["graph"]["status"] == "ok"
 
 
@@ -312,7 +313,7 @@ async def test_concurrent_ingest_update_delete_search(runtime: Runtime, models: 
     async def searcher() -> None:
         while time.monotonic() < stop:
             for mode in ("auto", "vector", "keyword", "graph"):
-                res = await router.search("Who lives in Tromso?", mode=mode, limit=5, collections=[collection])
+                res = await rest_search(router, "Who lives in Tromso?", mode=mode, limit=5, collections=[collection])
                 errors.extend(f"{leg}: {v.get('error')}" for leg, v in res["legs"].items() if v["status"] == "error")
 
     await asyncio.gather(updater(), adder_deleter(), searcher())

@@ -42,6 +42,7 @@ from bench.global_eval import (
 from graphrag.communities.build import compute_communities, list_communities
 from graphrag.communities.search import global_cue
 from graphrag.runtime import Runtime
+from tests.helpers import rest_search
 
 QUESTION = Question("q", "Which concurrency approaches are described across the collection?", (
     Topic("threads", ("thread",)),
@@ -216,8 +217,8 @@ async def test_evidence_comes_from_the_real_stores(rt: Runtime, collection: str,
     sources = {str(tmp_path / "docs" / name) for name in SPACE}
     router = await rt.router()
     question = "What are the main themes of this collection?"
-    reports = (await router.search(question, mode="global", collections=[collection]))["results"]
-    chunks = (await router.search(question, mode="hybrid", collections=[collection], limit=20))["results"]
+    reports = (await rest_search(router, question, mode="global", collections=[collection]))["results"]
+    chunks = (await rest_search(router, question, mode="hybrid", collections=[collection], limit=20))["results"]
     assert reports and chunks
     lookup = Lookup(rt, collection)
     cited = [c for r in reports for c in cited_chunks(f"{r['title']}\n{r['content']}")]

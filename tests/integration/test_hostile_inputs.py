@@ -26,6 +26,7 @@ from graphrag.search.router import SearchRouter
 from graphrag.stores.neo4j import GraphWrites
 
 from .test_loaders_chunkers import make_docx, make_pdf
+from tests.helpers import rest_search
 
 MB = 1024 * 1024
 W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
@@ -333,7 +334,7 @@ async def test_metacharacter_searches_answer_and_stay_in_their_collection(
     for query in METACHARACTERS:
         for mode in ("auto", "vector", "keyword", "hybrid", "graph"):
             try:
-                response = await router.search(query, mode=mode, limit=10, collections=[collection])
+                response = await rest_search(router, query, mode=mode, limit=10, collections=[collection])
             except InvalidInput as exc:
                 assert str(exc)
                 continue
@@ -391,11 +392,11 @@ async def test_odd_unicode_and_boundary_length_queries_answer(small_corpus: str,
     router = SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
     for label, query in ODD_QUERIES.items():
         for mode in ("auto", "hybrid", "graph"):
-            response = await router.search(query, mode=mode, limit=5, collections=[small_corpus])
+            response = await rest_search(router, query, mode=mode, limit=5, collections=[small_corpus])
             assert response["query"] == query.strip()
             assert isinstance(response["results"], list)
             errors = {name: leg for name, leg in response["legs"].items() if leg["status"] == "error"}
             assert not errors, (label, mode, errors)
             assert {hit["collection"] for hit in response["results"]} <= {small_corpus}
     with pytest.raises(InvalidInput, match="2000"):  # characters, not bytes: 2,001 emoji are one too many
-        await router.search("\U0001F600" * 2001, collections=[small_corpus])
+        await rest_search(router, "\U0001F600" * 2001, collections=[small_corpus])

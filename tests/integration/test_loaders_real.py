@@ -18,6 +18,7 @@ from graphrag.ingest.pipeline import Ingestor
 from graphrag.models import Document
 from graphrag.runtime import Runtime
 from graphrag.search.router import SearchRouter
+from tests.helpers import rest_search
 
 MB = 1024 * 1024
 
@@ -200,7 +201,7 @@ async def test_table_cells_from_html_docx_and_pdf_are_found_by_keyword_search(
                              ("glorbars", "pump", "| Max pressure | 42 glorbars |"),
                              ("Vantablorium", "Specs", "| Hull Keel Zorbatite | Vantablorium | 1200 kg |"),
                              ("Zorbatite", "Specs", "Zorbatite")]:
-        response = await router.search(term, mode="keyword", limit=3, collections=[collection])
+        response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
         top = response["results"][0]
         assert top["title"] == title and row in top["content"], (term, top)
 
@@ -218,7 +219,7 @@ async def test_nav_heavy_page_stores_no_furniture(tmp_path: Path, ingestor: Inge
         assert list(row["heading_path"])[0] == "Shared State"  # no heading path starts with the site name
     assert "mutual exclusion, as in" in rows[0]["content"]
     for term in ("sprockets", "shortcuts", "Copyright"):
-        response = await router.search(term, mode="keyword", limit=3, collections=[collection])
+        response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
         assert response["results"] == [], term
 
 

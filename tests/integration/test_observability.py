@@ -25,11 +25,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from graphrag.config import Settings
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.observability import logs, tracing
-from graphrag.search.registry import Leg
+from graphrag.search.registry import LegRunner
 from graphrag.search.router import SearchRouter
 from tests import conftest
 from tests.conftest import ApiServer
 from tests.serving import serve_process
+from tests.helpers import rest_search
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "obs-test-key-" + uuid.uuid4().hex
@@ -146,9 +147,9 @@ async def test_leg_timeouts_and_errors_are_counted(http_api: ApiServer, runtime:
         raise RuntimeError("vector store exploded")
 
     router = SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
-    router.legs = {**router.legs, "keyword": Leg(slow), "vector": Leg(broken)}
+    router.legs = {**router.legs, "keyword": LegRunner(slow), "vector": LegRunner(broken)}
     before, _ = scrape(http_api.url)
-    response = await router.search("polonium", mode="hybrid", limit=3, collections=[corpus["collection"]],
+    response = await rest_search(router, "polonium", mode="hybrid", limit=3, collections=[corpus["collection"]],
                                    leg_timeout_s=0.2)
     assert response["legs"]["keyword"]["status"] == "timeout"
     assert response["legs"]["vector"]["status"] == "error"

@@ -29,7 +29,7 @@ from graphrag.portable import export_to_file, import_archive, stage
 from graphrag.runtime import Runtime
 from graphrag.search.router import SearchRouter
 from tests.conftest import REPO, InProcessApi
-from tests.helpers import run_cli
+from tests.helpers import run_cli, rest_search
 
 # People and places shared across documents, so that relations cite chunks of several documents (and,
 # with two chunks per part, of several parts); two documents have sections (several chunks each).
@@ -307,7 +307,7 @@ async def test_round_trip_into_a_new_collection_gives_the_same_search_graph_and_
 
     async def searches(collection: str) -> dict[tuple[str, str], dict[str, Any]]:
         # A generous leg timeout: the comparison is about results, not about a loaded machine's speed.
-        return {(q, m): await router.search(q, mode=m, limit=5, collections=[collection], leg_timeout_s=120)
+        return {(q, m): await rest_search(router, q, mode=m, limit=5, collections=[collection], leg_timeout_s=120)
                 for q in QUERIES for m in MODES}
 
     before, searched = await state(rt, source, ids=False), await searches(source)
@@ -327,7 +327,7 @@ async def test_round_trip_into_a_new_collection_gives_the_same_search_graph_and_
     assert report.totals == {"documents": len(DOCS), "chunks": len(after["chunks"]),
                              "entities": len(after["entities"]), "relations": len(after["relations"])}
     for (query, mode), a in searched.items():
-        b = await router.search(query, mode=mode, limit=5, collections=[copy], leg_timeout_s=120)
+        b = await rest_search(router, query, mode=mode, limit=5, collections=[copy], leg_timeout_s=120)
         assert all(leg["status"] in ("ok", "skipped") for r in (a, b) for leg in r["legs"].values()), (a, b)
         assert ranked(a) == ranked(b), (query, mode, _debug(a), _debug(b))
         assert a["results"] or mode == "graph"
@@ -472,7 +472,7 @@ async def test_representations_and_aliases_travel_with_the_collection(
             for opts in ({"extended": True}, {"expand": True})]
 
     async def searches(name: str) -> list[dict[str, Any]]:
-        return [await router.search(q, mode=m, limit=5, collections=[name], leg_timeout_s=120, **opts)
+        return [await rest_search(router, q, mode=m, limit=5, collections=[name], leg_timeout_s=120, **opts)
                 for q, m, opts in asks]
 
     before, searched = await state(rt, collection, ids=False), await searches(collection)

@@ -10,6 +10,7 @@ import pytest
 
 from graphrag.ingest.embed import LocalEmbedder, parse_spec
 from graphrag.search.router import SearchRouter
+from tests.helpers import rest_search
 
 TEXTS = [
     "What does the graph leg add to a hybrid search?",
@@ -52,7 +53,7 @@ async def test_search_embeds_queries_with_the_fast_encoder(runtime: Any, models:
     monkeypatch.setattr(embedder, "encode_queries", spy)
     router = SearchRouter(runtime.postgres, runtime.neo4j, embedder)
     router.query_cache_size = 0
-    response = await router.search("tides and the moon", mode="vector", limit=3, collections=["no_such_collection_q"])
+    response = await rest_search(router, "tides and the moon", mode="vector", limit=3, collections=["no_such_collection_q"])
     assert response["legs"]["vector"]["status"] in ("ok", "skipped")
     assert calls == [["tides and the moon"]]
 

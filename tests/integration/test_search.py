@@ -11,13 +11,14 @@ from typing import Any
 import pytest
 
 from graphrag.errors import InvalidInput
+from graphrag.models import Hit, Leg, LegReport, Mode, SearchResult
 from graphrag.ingest.pipeline import Ingestor
 from graphrag.runtime import Runtime
 from graphrag.ingest.embed import packaged_model_path
 from graphrag.search.legs import LegResult
-from graphrag.search.registry import Leg, LegInputs
+from graphrag.search.registry import LegInputs, LegRunner
 from graphrag.search.router import SearchRouter
-from tests.helpers import ingest_docs
+from tests.helpers import ingest_docs, rest_search
 
 DOCS = {
     "robotics.md": ("---\nyear: 2019\naudience: public\n---\n# Apex Logistics Inc.\n\n"
@@ -50,13 +51,13 @@ def titles(response: dict[str, Any]) -> list[str]:
 
 
 async def test_each_leg_answers_with_provenance(router: SearchRouter, corpus: str) -> None:
-    vector = await router.search("robots that work in warehouses", mode="vector", limit=3, collections=[corpus])
+    vector = await rest_search(router, "robots that work in warehouses", mode="vector", limit=3, collections=[corpus])
     assert titles(vector)[0] == "Apex Logistics Inc."
     assert vector["legs"]["vector"]["status"] == "ok" and vector["legs"]["keyword"]["status"] == "skipped"
-    keyword = await router.search("Roman carbonara with guanciale", mode="keyword", limit=3, collections=[corpus])
+    keyword = await rest_search(router, "Roman carbonara with guanciale", mode="keyword", limit=3, collections=[corpus])
     assert titles(keyword) == ["Pasta"]  # OR semantics still needs a matching term; others have none
     assert set(keyword["results"][0]["legs"]["keyword"]["matched"]) >= {"carbonara", "guancial"}
-    hybrid = await router.search("Danube Budapest", mode="hybrid", limit=2, collections=[corpus])
+    hybrid = await rest_search(router, "Danube Budapest", mode="hybrid", limit=2, collections=[corpus])
     top = hybrid["results"][0]
     assert top["title"] == "Rivers" and set(top["legs"]) == {"vector", "keyword"}
     assert top["legs"]["vector"]["rank"] == 1 and top["legs"]["keyword"]["rank"] == 1
@@ -65,9 +66,26 @@ async def test_each_leg_answers_with_provenance(router: SearchRouter, corpus: st
     assert top["metadata"]["year"] == 2012
 
 
+async def test_the_router_returns_typed_results(router: SearchRouter, corpus: str) -> None:
+    """The router's own result is typed (SearchResult, Hit, LegReport); every interface maps it, and
+    its REST shape is exactly what REST answers (tests/integration/test_api.py checks the schema)."""
+    result = await router.search("Danube Budapest", mode=Mode.HYBRID, limit=2, collections=[corpus])
+    assert isinstance(result, SearchResult) and result.mode == "hybrid"
+    top = result.hits[0]
+    assert isinstance(top, Hit) and top.title == "Rivers" and set(top.legs) == {Leg.VECTOR, Leg.KEYWORD}
+    assert top.collection == corpus and top.chunk_index == 0 and top.metadata["year"] == 2012
+    assert top.citation == top.source and top.page is None and top.kind == "chunk" and top.extra == {}
+    assert isinstance(result.legs[Leg.VECTOR], LegReport) and result.legs[Leg.VECTOR].status == "ok"
+    assert result.legs[Leg.GRAPH].status == "skipped" and result.legs[Leg.GRAPH].reason == "not part of mode 'hybrid'"
+    assert result.failed_legs == [] and "embed_ms" in result.timings
+    shaped = result.to_dict(timings=False)
+    assert shaped["results"][0]["chunk_id"] == top.chunk_id and "timings" not in shaped
+    assert SearchResult.from_dict(shaped).to_dict(timings=False) == shaped
+
+
 async def test_each_hit_lists_the_entities_its_chunk_mentions_most(router: SearchRouter, corpus: str,
                                                                    runtime: Runtime) -> None:
-    response = await router.search("Apex Logistics robots", mode="auto", limit=5, collections=[corpus])
+    response = await rest_search(router, "Apex Logistics robots", mode="auto", limit=5, collections=[corpus])
     assert response["results"]
     for hit in response["results"]:
         # The graph's own answer, read here without the product's statement.
@@ -86,9 +104,9 @@ async def test_each_hit_lists_the_entities_its_chunk_mentions_most(router: Searc
 
 async def test_graph_leg_connects_a_two_hop_question(router: SearchRouter, corpus: str) -> None:
     query = "Apex Logistics founder hometown"
-    keyword = await router.search(query, mode="keyword", limit=5, collections=[corpus])
+    keyword = await rest_search(router, query, mode="keyword", limit=5, collections=[corpus])
     assert "Sarah Johnson" not in titles(keyword)  # no query term occurs in Johnson's page
-    graph = await router.search(query, mode="graph", limit=5, collections=[corpus])
+    graph = await rest_search(router, query, mode="graph", limit=5, collections=[corpus])
     assert "Sarah Johnson" in titles(graph)[:2]
     dahl = next(h for h in graph["results"] if h["title"] == "Sarah Johnson")
     assert "Sarah Johnson" in [e["name"] for e in dahl["legs"]["graph"]["entities"]]
@@ -96,7 +114,7 @@ async def test_graph_leg_connects_a_two_hop_question(router: SearchRouter, corpu
     assert any(e["name"] == "Apex Logistics Inc." for e in context["entities"])
     pairs = {frozenset((r["source"], r["target"])) for r in context["relations"]}
     assert frozenset(("Apex Logistics Inc.", "Sarah Johnson")) in pairs
-    auto = await router.search(query, mode="auto", limit=3, collections=[corpus])
+    auto = await rest_search(router, query, mode="auto", limit=3, collections=[corpus])
     assert {"Apex Logistics Inc.", "Sarah Johnson"} <= set(titles(auto))
     relations = auto["graph_context"]["relations"]
     assert relations and all(r["evidence_chunk_id"] for r in relations)
@@ -105,20 +123,20 @@ async def test_graph_leg_connects_a_two_hop_question(router: SearchRouter, corpu
 async def test_filters_apply_in_every_leg_including_the_graph(router: SearchRouter, corpus: str) -> None:
     query = "Apex Logistics founder Sarah Johnson Bergen"
     for mode in ("vector", "keyword", "graph", "auto"):
-        response = await router.search(query, mode=mode, limit=10, collections=[corpus],
+        response = await rest_search(router, query, mode=mode, limit=10, collections=[corpus],
                                        filters={"audience": {"$ne": "internal"}})
         assert "Sarah Johnson" not in titles(response), mode
         for rel in response["graph_context"]["relations"]:
             assert rel["evidence_chunk_id"] not in {h["chunk_id"] for h in response["results"]
                                                     if h["title"] == "Sarah Johnson"}
-    recent = await router.search("food drink rivers robots", mode="auto", limit=10, collections=[corpus],
+    recent = await rest_search(router, "food drink rivers robots", mode="auto", limit=10, collections=[corpus],
                                  filters={"year": {"$gte": 2019}})
     assert set(titles(recent)) <= {"Apex Logistics Inc.", "Sarah Johnson"}
-    either = await router.search("food", mode="vector", limit=10, collections=[corpus],
+    either = await rest_search(router, "food", mode="vector", limit=10, collections=[corpus],
                                  filters={"$or": [{"year": 2015}, {"title": {"$contains": "tea"}}]})
     assert set(titles(either)) == {"Pasta", "Tea"}
     # A graph relation whose only evidence is in a filtered-out document never shows up.
-    graph = await router.search(query, mode="graph", limit=10, collections=[corpus],
+    graph = await rest_search(router, query, mode="graph", limit=10, collections=[corpus],
                                 filters={"audience": "internal"})
     assert set(titles(graph)) <= {"Sarah Johnson"}
     names = {r["source"] for r in graph["graph_context"]["relations"]} | {
@@ -128,7 +146,7 @@ async def test_filters_apply_in_every_leg_including_the_graph(router: SearchRout
 
 
 async def test_collections_isolate_results(router: SearchRouter, corpus: str) -> None:
-    other = await router.search("Apex Logistics Inc.", mode="auto", limit=5, collections=["no_such_collection"])
+    other = await rest_search(router, "Apex Logistics Inc.", mode="auto", limit=5, collections=["no_such_collection"])
     assert other["results"] == [] and other["graph_context"]["relations"] == []
 
 
@@ -139,8 +157,8 @@ async def test_a_timed_out_and_a_failing_leg_leave_the_others_answering(router: 
     async def broken(*_: Any) -> Any:
         raise RuntimeError("graph store exploded")
 
-    router.legs = {**router.legs, "keyword": Leg(slow), "graph": Leg(broken)}
-    response = await router.search("Danube", mode="auto", limit=3, collections=[corpus], leg_timeout_s=0.3)
+    router.legs = {**router.legs, "keyword": LegRunner(slow), "graph": LegRunner(broken)}
+    response = await rest_search(router, "Danube", mode="auto", limit=3, collections=[corpus], leg_timeout_s=0.3)
     assert response["legs"]["keyword"]["status"] == "timeout"
     assert response["legs"]["graph"]["status"] == "error" and "exploded" in response["legs"]["graph"]["error"]
     assert response["legs"]["vector"]["status"] == "ok"
@@ -161,8 +179,8 @@ async def test_a_leg_from_the_registry_ranks_with_the_stores_rows(router: Search
         seen.append(inputs)
         return LegResult([(str(chosen["id"]), 3.0, {})])
 
-    router.legs = {**router.legs, "keyword": Leg(rivers_first, embeds=False, after_embedding=False)}
-    response = await router.search("warehouse robots", mode="keyword", limit=3, collections=[corpus])
+    router.legs = {**router.legs, "keyword": LegRunner(rivers_first, embeds=False, after_embedding=False)}
+    response = await rest_search(router, "warehouse robots", mode="keyword", limit=3, collections=[corpus])
     assert [h["chunk_id"] for h in response["results"]] == [str(chosen["id"])]
     assert response["results"][0]["score"] == 3.0 and response["legs"]["keyword"]["hits"] == 1
     assert "embed_ms" not in response["timings"]  # the leg says it does not embed: the query is not embedded
@@ -170,11 +188,11 @@ async def test_a_leg_from_the_registry_ranks_with_the_stores_rows(router: Search
 
 
 async def test_options_threshold_mmr_budget_collapse_metadata_only(router: SearchRouter, corpus: str) -> None:
-    strict = await router.search("warehouse robots", mode="vector", limit=10, collections=[corpus], threshold=0.5)
+    strict = await rest_search(router, "warehouse robots", mode="vector", limit=10, collections=[corpus], threshold=0.5)
     assert strict["results"] and all(h["score"] >= 0.5 for h in strict["results"])
-    budget = await router.search("robots", mode="auto", limit=10, collections=[corpus], token_budget=5)
+    budget = await rest_search(router, "robots", mode="auto", limit=10, collections=[corpus], token_budget=5)
     assert len(budget["results"]) == 1
-    meta = await router.search("robots", mode="auto", limit=2, collections=[corpus], metadata_only=True,
+    meta = await rest_search(router, "robots", mode="auto", limit=2, collections=[corpus], metadata_only=True,
                                collapse=True, mmr_lambda=0.5)
     assert meta["results"] and all(h["content"] == "" for h in meta["results"])
     assert len({h["document_id"] for h in meta["results"]}) == len(meta["results"])
@@ -192,15 +210,15 @@ async def test_options_threshold_mmr_budget_collapse_metadata_only(router: Searc
 ])
 async def test_bad_queries_are_clear_errors(router: SearchRouter, query: str, options: dict, message: str) -> None:
     with pytest.raises(InvalidInput, match=message):
-        await router.search(query, **options)
+        await rest_search(router, query, **options)
 
 
 async def test_hostile_filter_values_are_harmless(router: SearchRouter, corpus: str, runtime: Runtime) -> None:
-    response = await router.search("robots", mode="auto", limit=5, collections=[corpus],
+    response = await rest_search(router, "robots", mode="auto", limit=5, collections=[corpus],
                                    filters={"audience": "x' OR '1'='1", "year": {"$nin": ["1); DROP TABLE chunks;--"]}})
     assert response["results"] == []
     assert (await runtime.postgres.collection_counts())[corpus]["documents"] == len(DOCS)
-    lucene = await router.search('Apex") OR name:* AND "', mode="graph", limit=5, collections=[corpus])
+    lucene = await rest_search(router, 'Apex") OR name:* AND "', mode="graph", limit=5, collections=[corpus])
     assert lucene["legs"]["graph"]["status"] == "ok"
 
 
@@ -274,16 +292,16 @@ async def test_sql_functions_hybrid_search_and_match_chunks(runtime: Runtime, co
 async def test_rules_and_a_configured_cross_encoder_reranker(runtime: Runtime, corpus: str, models: Any,
                                                              settings: Any) -> None:
     plain = SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
-    ruled = await plain.search("food drink", mode="auto", limit=3, collections=[corpus],
+    ruled = await rest_search(plain, "food drink", mode="auto", limit=3, collections=[corpus],
                                rules=[{"kind": "priority", "field": "year", "values": ["2010"], "weight": 50}])
     assert titles(ruled)[0] == "Tea"
     with pytest.raises(InvalidInput, match="no reranker configured"):
-        await plain.search("food", rerank=True, collections=[corpus])
+        await rest_search(plain, "food", rerank=True, collections=[corpus])
     # No cross-encoder is bundled; a sentence-transformers folder loads as one (untrained head), which
     # is enough to prove the plumbing: a user's local model path is loaded and its scores order the hits.
     reranking = SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp,
                              reranker_path=packaged_model_path())
-    response = await reranking.search("food", mode="hybrid", limit=3, collections=[corpus], rerank=True)
+    response = await rest_search(reranking, "food", mode="hybrid", limit=3, collections=[corpus], rerank=True)
     scores = [h["legs"]["rerank"]["score"] for h in response["results"]]
     assert scores == sorted(scores, reverse=True)
 
@@ -306,10 +324,10 @@ async def test_graph_prior_follows_how_entity_centric_a_collection_is(
     wiki = await router.graph_prior((corpus,))
     low = await router.graph_prior((papers,))
     assert wiki == 1.0 and low < 0.2
-    forced = await router.search("Who founded Apex Logistics?", mode="auto", limit=3, collections=[papers],
+    forced = await rest_search(router, "Who founded Apex Logistics?", mode="auto", limit=3, collections=[papers],
                                  graph_leg="always")
     assert forced["legs"]["graph"]["status"] == "ok" and forced["legs"]["graph"]["prior"] == round(low, 3)
-    assert "prior" not in (await router.search("Apex Logistics", mode="graph", collections=[papers]))["legs"]["graph"]
+    assert "prior" not in (await rest_search(router, "Apex Logistics", mode="graph", collections=[papers]))["legs"]["graph"]
 
 
 async def test_auto_does_not_run_a_graph_leg_that_fusion_would_ignore(
@@ -330,7 +348,7 @@ async def test_auto_does_not_run_a_graph_leg_that_fusion_would_ignore(
     prior = await router.graph_prior((papers,))
     assert prior < 0.1  # nothing here is named after an entity
 
-    skipped = await router.search(query, mode="auto", limit=3, collections=[papers])
+    skipped = await rest_search(router, query, mode="auto", limit=3, collections=[papers])
     graph = skipped["legs"]["graph"]
     assert graph["status"] == "skipped" and graph["hits"] == 0 and graph["took_ms"] == 0
     assert "graph prior" in graph["reason"] and graph["prior"] == round(prior, 3)
@@ -340,34 +358,34 @@ async def test_auto_does_not_run_a_graph_leg_that_fusion_would_ignore(
     assert all(set(hit["legs"]) <= {"vector", "keyword"} for hit in skipped["results"])
 
     # Overridden per request, the leg runs (and finds the entities the query names).
-    always = await router.search(query, mode="auto", limit=3, collections=[papers], graph_leg="always")
+    always = await rest_search(router, query, mode="auto", limit=3, collections=[papers], graph_leg="always")
     assert always["legs"]["graph"]["status"] == "ok" and always["legs"]["graph"]["hits"] > 0
     assert "reason" not in always["legs"]["graph"]
     # With the graph's weight at zero, fusion gives exactly what the skip gave.
-    zero = await router.search(query, mode="auto", limit=3, collections=[papers], graph_leg="always",
+    zero = await rest_search(router, query, mode="auto", limit=3, collections=[papers], graph_leg="always",
                                weights={"vector": 1.0, "keyword": 1.0, "graph": 0.0}, graph_named_weight=0)
     assert [(h["chunk_id"], h["score"]) for h in zero["results"]] == \
         [(h["chunk_id"], h["score"]) for h in skipped["results"]]
     # A threshold of 0 never skips; mode graph always runs the leg.
-    kept = await router.search(query, mode="auto", limit=3, collections=[papers], graph_skip_below=0.0)
+    kept = await rest_search(router, query, mode="auto", limit=3, collections=[papers], graph_skip_below=0.0)
     assert kept["legs"]["graph"]["status"] == "ok"
-    alone = await router.search(query, mode="graph", limit=3, collections=[papers])
+    alone = await rest_search(router, query, mode="graph", limit=3, collections=[papers])
     assert alone["legs"]["graph"]["status"] == "ok" and alone["results"]
 
     # Entity-centric collections keep the leg in auto; "never" leaves it out anywhere.
-    wiki = await router.search("Who founded Apex Logistics?", mode="auto", limit=3, collections=[corpus])
+    wiki = await rest_search(router, "Who founded Apex Logistics?", mode="auto", limit=3, collections=[corpus])
     assert wiki["legs"]["graph"]["status"] == "ok"
-    never = await router.search("Who founded Apex Logistics?", mode="auto", limit=3, collections=[corpus],
+    never = await rest_search(router, "Who founded Apex Logistics?", mode="auto", limit=3, collections=[corpus],
                                 graph_leg="never")
     assert never["legs"]["graph"]["status"] == "skipped" and "never" in never["legs"]["graph"]["reason"]
     assert never["results"] and "prior" not in never["legs"]["graph"]
-    hybrid = await router.search("Apex", mode="hybrid", limit=3, collections=[corpus])
+    hybrid = await rest_search(router, "Apex", mode="hybrid", limit=3, collections=[corpus])
     assert hybrid["legs"]["graph"] == {"status": "skipped", "reason": "not part of mode 'hybrid'",
                                        "took_ms": 0.0, "hits": 0}
     with pytest.raises(InvalidInput, match="graph_leg"):
-        await router.search("Apex", mode="graph", collections=[corpus], graph_leg="never")
+        await rest_search(router, "Apex", mode="graph", collections=[corpus], graph_leg="never")
     with pytest.raises(InvalidInput, match="graph_leg"):
-        await router.search("Apex", mode="auto", collections=[corpus], graph_leg="sometimes")
+        await rest_search(router, "Apex", mode="auto", collections=[corpus], graph_leg="sometimes")
 
 
 def counting_router(runtime: Runtime, models: Any) -> tuple[SearchRouter, list[list[str]]]:
@@ -387,11 +405,11 @@ def counting_router(runtime: Runtime, models: Any) -> tuple[SearchRouter, list[l
 
 async def test_keyword_mode_does_not_embed_the_query(runtime: Runtime, corpus: str, models: Any) -> None:
     router, calls = counting_router(runtime, models)
-    keyword = await router.search("Roman carbonara with guanciale", mode="keyword", limit=3, collections=[corpus])
+    keyword = await rest_search(router, "Roman carbonara with guanciale", mode="keyword", limit=3, collections=[corpus])
     assert [h["title"] for h in keyword["results"]] == ["Pasta"]
     assert calls == [] and "embed_ms" not in keyword["timings"]
     # MMR compares result embeddings with the query's, so it still needs the query embedded.
-    diverse = await router.search("Roman carbonara", mode="keyword", limit=3, collections=[corpus], mmr_lambda=0.5)
+    diverse = await rest_search(router, "Roman carbonara", mode="keyword", limit=3, collections=[corpus], mmr_lambda=0.5)
     assert diverse["results"] and calls == [["Roman carbonara"]] and "embed_ms" in diverse["timings"]
 
 
@@ -400,15 +418,15 @@ async def test_graph_leg_makes_no_model_call_and_seeds_from_keyword_passages(run
     """The graph leg links names through the entity indexes and takes its passage feedback from BM25
     passages: mode graph never calls the model, and auto embeds the query once (for its vector leg)."""
     router, calls = counting_router(runtime, models)
-    exact = await router.search("Where did Sarah Johnson study?", mode="graph", limit=3, collections=[corpus])
+    exact = await rest_search(router, "Where did Sarah Johnson study?", mode="graph", limit=3, collections=[corpus])
     assert "Sarah Johnson" in [e["name"] for e in exact["graph_context"]["entities"]]
     assert calls == [] and "embed_ms" not in exact["timings"]
-    misspelt = await router.search("Where did Sarah Jonsonn study?", mode="auto", limit=3, collections=[corpus],
+    misspelt = await rest_search(router, "Where did Sarah Jonsonn study?", mode="auto", limit=3, collections=[corpus],
                                    graph_leg="always")
     assert misspelt["legs"]["graph"]["status"] == "ok" and calls == [["Where did Sarah Jonsonn study?"]]
     # No name links ("robots" names no entity): the walk starts from the entities of the top keyword passages.
-    fed = await router.search("warehouse robots", mode="graph", limit=3, collections=[corpus])
-    unfed = await router.search("warehouse robots", mode="graph", limit=3, collections=[corpus], graph_prf=0)
+    fed = await rest_search(router, "warehouse robots", mode="graph", limit=3, collections=[corpus])
+    unfed = await rest_search(router, "warehouse robots", mode="graph", limit=3, collections=[corpus], graph_prf=0)
     assert fed["results"] and fed["results"][0]["title"] == "Apex Logistics Inc."
     assert unfed["results"] == [] and unfed["legs"]["graph"]["hits"] == 0
 
@@ -436,18 +454,18 @@ async def test_documents_named_after_what_the_query_names_rank_first(
     assert (await ingestor.ingest_paths([folder], collection=named)).ingested == len(NAMED_DOCS)
     query = "Which American band was formed the earliest, CKY or Violent Femmes?"
     for mode in ("auto", "graph"):
-        response = await router.search(query, mode=mode, limit=4, collections=[named])
+        response = await rest_search(router, query, mode=mode, limit=4, collections=[named])
         assert set(titles(response)[:2]) == {"CKY", "Violent Femmes (band)"}, (mode, titles(response))
         assert response["legs"]["graph"].get("named") == 2, response["legs"]
         page = next(h for h in response["results"] if h["title"] == "CKY")
         assert page["legs"]["named"]["title"] == "CKY" and page["chunk_index"] == 0
         assert all("named" not in h["legs"] for h in response["results"] if "album" in h["title"])
     # The named ranking can be switched off per request; the graph leg still answers.
-    plain = await router.search(query, mode="auto", limit=4, collections=[named], graph_named_weight=0)
+    plain = await rest_search(router, query, mode="auto", limit=4, collections=[named], graph_named_weight=0)
     assert all("named" not in h["legs"] for h in plain["results"])
     assert plain["legs"]["graph"]["status"] == "ok" and "named" not in plain["legs"]["graph"]
     # A named document outside the filter never comes back, not even through the named ranking.
-    public = await router.search(query, mode="auto", limit=4, collections=[named],
+    public = await rest_search(router, query, mode="auto", limit=4, collections=[named],
                                  filters={"audience": "public"})
     assert "CKY" not in titles(public) and public["legs"]["graph"]["named"] == 1
     assert titles(public)[0] == "Violent Femmes (band)"
@@ -484,11 +502,11 @@ async def test_score_fusion_fills_in_what_a_leg_did_not_return(router: SearchRou
 
     query = "a beverage from Asia, or Bergen"  # vector: Tea first; keyword: Sarah Johnson (Bergen)
     similarity = {h["chunk_id"]: h["score"] for h in
-                  (await router.search(query, mode="vector", limit=20, collections=[corpus]))["results"]}
+                  (await rest_search(router, query, mode="vector", limit=20, collections=[corpus]))["results"]}
     bm25 = {h["chunk_id"]: h["score"] for h in
-            (await router.search(query, mode="keyword", limit=20, collections=[corpus]))["results"]}
+            (await rest_search(router, query, mode="keyword", limit=20, collections=[corpus]))["results"]}
     best_v, best_k = max(similarity.values()), max(bm25.values())
-    fused = await router.search(query, mode="hybrid", limit=5, collections=[corpus], overfetch=1)
+    fused = await rest_search(router, query, mode="hybrid", limit=5, collections=[corpus], overfetch=1)
     assert len(fused["results"]) == 2  # the vector leg's best and the keyword leg's best
     for hit in fused["results"]:
         expected = max(similarity.get(hit["chunk_id"], 0.0), 0.0) / best_v + bm25.get(hit["chunk_id"], 0.0) / best_k
@@ -500,7 +518,7 @@ async def test_score_fusion_fills_in_what_a_leg_did_not_return(router: SearchRou
     again = await keyword_scores(runtime.postgres, query, [h[0] for h in leg.hits], config)
     assert leg.hits and all(again[cid] == pytest.approx(score) for cid, score, _ in leg.hits)
     # Reciprocal-rank fusion stays available: ranks only, nothing filled in.
-    rrf = await router.search(query, mode="hybrid", limit=5, collections=[corpus], overfetch=1, fusion="rrf")
+    rrf = await rest_search(router, query, mode="hybrid", limit=5, collections=[corpus], overfetch=1, fusion="rrf")
     assert sorted(h["score"] for h in rrf["results"]) == pytest.approx([1 / 61, 1 / 61], abs=1e-6)
 
 
@@ -524,10 +542,10 @@ async def test_auto_feeds_the_graph_leg_the_keyword_legs_own_top_passages(router
         keyword_results.append(result)
         return result
 
-    router.legs = {**router.legs, "graph": Leg(graph_spy, embeds=False, after_embedding=False),
-                   "keyword": Leg(keyword_spy, embeds=False, after_embedding=False)}
+    router.legs = {**router.legs, "graph": LegRunner(graph_spy, embeds=False, after_embedding=False),
+                   "keyword": LegRunner(keyword_spy, embeds=False, after_embedding=False)}
     query = "warehouse robots founded by Sarah Johnson"
-    response = await router.search(query, mode="auto", limit=3, collections=[corpus], graph_leg="always")
+    response = await rest_search(router, query, mode="auto", limit=3, collections=[corpus], graph_leg="always")
     assert response["legs"]["graph"]["status"] == "ok"
     config = router.build_config("auto", collections=[corpus], graph_leg="always")
     assert len(fed) == 1 and len(keyword_results) == 1

@@ -8,7 +8,7 @@ import pytest
 
 from graphrag.errors import InvalidInput
 from graphrag.ingest.terms import document_terms, extraction_terms, fold
-from graphrag.models import Entity, Extraction
+from graphrag.models import Entity, Extraction, SearchResult
 from graphrag.search import extras, formats
 from graphrag.search import highlight as hl
 from graphrag.search import suggest as sg
@@ -174,36 +174,37 @@ RESPONSE = {
     "legs": {"vector": {"status": "ok"}, "graph": {"status": "timeout", "error": "no answer within 5s"}},
     "graph_context": {"entities": [], "relations": [{"source": "ENIAC", "type": "built_by", "target": "Mauchly"}]},
     "results": [
-        {"source": "https://example.org/eniac.pdf", "title": "ENIAC [draft]",
+        {"chunk_id": "c1", "document_id": "d1", "collection": "docs",
+         "source": "https://example.org/eniac.pdf", "title": "ENIAC [draft]",
          "heading_path": ["ENIAC [draft]", "History"],
          "score": 0.91, "metadata": {"page": 2},
          "content": "# ENIAC\n\nThe **ENIAC** was built by [Mauchly](https://en.wikipedia.org/wiki/Mauchly) and "
                     "Eckert (at Penn) in 1945. See <b>www.example.org</b>.\n\n```python\nprint('x')\n```\n"
                     "It weighed 27 tonnes. It used 18,000 vacuum tubes | and `relays`."},
-        {"source": "/data/notes/univac_1.md", "title": "", "heading_path": [], "score": 0.5, "metadata": {},
+        {"chunk_id": "c2", "document_id": "d2", "collection": "docs", "source": "/data/notes/univac_1.md", "title": "", "heading_path": [], "score": 0.5, "metadata": {},
          "content": "UNIVAC I followed {see below} in 1951."},
     ],
 }
 
 
 def test_text_format_is_a_numbered_citation_list() -> None:
-    text = formats.as_text(RESPONSE)
+    text = formats.as_text(SearchResult.from_dict(RESPONSE))
     assert text.startswith('2 results for "Who built the `ENIAC` (computer)?" (graph search)')
     assert "[1] https://example.org/eniac.pdf p. 2 — ENIAC [draft] > History (score 0.910)" in text
     assert "[2] /data/notes/univac_1.md (score 0.500)" in text
     assert "- ENIAC built_by Mauchly" in text and "graph retrieval timeout" in text
-    assert "Graph facts" not in formats.as_text({**RESPONSE, "mode": "auto"})
+    assert "Graph facts" not in formats.as_text(SearchResult.from_dict({**RESPONSE, "mode": "auto"}))
 
 
 def test_voice_format_has_no_urls_markup_brackets_or_code() -> None:
-    voice = formats.as_voice(RESPONSE)
+    voice = formats.as_voice(SearchResult.from_dict(RESPONSE))
     assert voice.startswith("I found 2 results about Who built the ENIAC. First, from ENIAC: The ENIAC was built "
                             "by Mauchly and Eckert in 1945. It weighed 27 tonnes.")
     assert "Second, from univac 1: UNIVAC I followed in 1951." in voice
     assert not re.search(r"https?:|www\.|[\[\](){}<>`*#|_]|\n|print", voice), voice
-    assert formats.as_voice({"query": "x", "results": []}) == "I found nothing about x."
+    assert formats.as_voice(SearchResult.from_dict({"query": "x", "results": []})) == "I found nothing about x."
     with pytest.raises(ValueError):
-        formats.render(RESPONSE, "json")
+        formats.render(SearchResult.from_dict(RESPONSE), "json")
 
 
 def test_graph_feedback_passages_are_keyword_scores_relative_to_the_best() -> None:
