@@ -20,7 +20,6 @@ async def collect_status(rt: Runtime) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - Neo4j away: report what PostgreSQL knows
         graph_counts, graph_error = {}, one_line(exc)
     records = await rt.postgres.collection_info(None)
-    own_indexes = {(r["collection"], r["dim"]): r["index_name"] for r in await rt.postgres.q.collections.vector_indexes()}
     collections: dict[str, dict[str, Any]] = {}
     drift: list[dict[str, Any]] = []
     for name in sorted(set(pg_counts) | set(graph_counts)):
@@ -36,7 +35,7 @@ async def collect_status(rt: Runtime) -> dict[str, Any]:
                 "text_config": record.text_config,
                 "reembed_model": record.reembed.name if record.reembed else None,
                 # The collection's own HNSW index (graphrag/ingest/vector_index.py), null: the shared one.
-                "vector_index": own_indexes.get((name, record.model.dim)),
+                "vector_index": record.vector_index,
             })
         if graph_error is None and (pg["documents"] != gr["graph_documents"] or pg["chunks"] != gr["graph_chunks"]):
             pg_ids = await rt.postgres.document_ids(name)

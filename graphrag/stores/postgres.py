@@ -279,8 +279,13 @@ class CollectionRecord:
     model: ModelRecord
     text_config: str
     reembed: ModelRecord | None = None
-    #: Whether it has an HNSW index of its own for its model's dimension (graphrag/ingest/vector_index.py).
-    own_vector_index: bool = False
+    #: Its own HNSW index for its model's dimension (graphrag/ingest/vector_index.py); None: the shared one.
+    vector_index: str | None = None
+
+    @property
+    def own_vector_index(self) -> bool:
+        """Whether it has an HNSW index of its own for its model's dimension."""
+        return self.vector_index is not None
 
     @classmethod
     def of(cls, row: Any) -> CollectionRecord:
@@ -289,7 +294,7 @@ class CollectionRecord:
         if row["reembed_model"] is not None:
             reembed = ModelRecord(row["reembed_model"], row["reembed_provider"], row["reembed_spec"],
                                   int(row["reembed_dim"]), row["reembed_base_url"])
-        return cls(row["name"], model, row["text_config"], reembed, bool(row.get("own_vector_index")))
+        return cls(row["name"], model, row["text_config"], reembed, row.get("vector_index"))
 
 
 @dataclass(frozen=True)
