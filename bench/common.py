@@ -39,7 +39,8 @@ def bench_cypher(file: str, name: str) -> str:
     return _named(BENCH / f"{file}.cypher")[name]
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
+    """The CPU's model name (figures depend on it)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -82,7 +83,7 @@ async def machine(rt: Any = None) -> dict[str, Any]:
     info: dict[str, Any] = {
         "cpus": os.cpu_count(),
         "ram_gb": round(psutil.virtual_memory().total / 2**30, 1),
-        "cpu_model": _cpu_model(),
+        "cpu_model": cpu_model(),
         "os": _os_name(),
         "kernel": platform.release(),
         "load_average_at_start": [round(x, 2) for x in os.getloadavg()],

@@ -21,12 +21,16 @@ import json
 import os
 import platform
 import resource
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import cpu_model  # noqa: E402
 from graphrag.config import Settings  # noqa: E402
 from graphrag.ingest.load import Found, file_type, load_file  # noqa: E402
 from graphrag.runtime import open_services  # noqa: E402
@@ -40,14 +44,6 @@ def machine_busy_s() -> float:
 
     times = psutil.cpu_times()
     return float(sum(times) - times.idle - getattr(times, "iowait", 0.0))
-
-
-def cpu_model() -> str:
-    """The CPU's model name (the figures depend on it: bfloat16 products need AVX-512 BF16 or AMX)."""
-    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
-        if line.startswith("model name"):
-            return line.partition(":")[2].strip()
-    return platform.processor()
 
 
 def peak_rss_mb() -> float:

@@ -243,12 +243,18 @@ class Hit:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Hit:
         """A hit read back from its REST shape."""
-        core = {f for f in _HIT_FIELDS if f != "extra"}
-        return cls(**{k: data[k] for k in core if k in data},
-                   extra={k: v for k, v in data.items() if k not in core})
+        return cls(**{k: data[k] for k in _HIT_CORE if k in data},
+                   extra={k: v for k, v in data.items() if k not in _HIT_CORE})
 
 
-_HIT_FIELDS = tuple(f.name for f in fields(Hit))
+_HIT_CORE = frozenset(f.name for f in fields(Hit)) - {"extra"}
+
+
+def leg_problems(legs: Mapping[str, LegReport]) -> list[str]:
+    """A line per leg that timed out or failed ("graph retrieval timeout: no answer within 5.0s"):
+    the results still stand, and whoever reads them should know they are partial."""
+    return [f"{leg} retrieval {report.status}: {report.error or ''}".rstrip(": ")
+            for leg, report in legs.items() if report.failed]
 
 
 @dataclass

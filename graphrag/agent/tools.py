@@ -23,7 +23,7 @@ from graphrag import documents, entities
 from graphrag.agent.deps import MAX_LIMIT, AgentDeps
 from graphrag.entities import check_collection
 from graphrag.errors import InvalidInput, NotFound, UserError
-from graphrag.models import LegReport, chunk_page, citation
+from graphrag.models import LegReport, chunk_page, citation, leg_problems
 from graphrag.models import SearchResult as SearchOutcome
 from graphrag.search import formats
 from graphrag.search.config import LEGS
@@ -513,7 +513,7 @@ async def answer(deps: AgentDeps, question: str, limit: Limit | None = None, col
         unsupported=[UnsupportedSentence(sentence=u["sentence"], cited=u["cited"], reason=u["reason"])
                      for u in result["unsupported"]],
         model=result["model"],
-        warnings=_warnings({leg: LegReport.from_dict(report) for leg, report in result["legs"].items()}),
+        warnings=leg_problems({leg: LegReport.from_dict(report) for leg, report in result["legs"].items()}),
     )
 
 
@@ -546,12 +546,6 @@ def _formatted(outcome: SearchOutcome, format: str) -> FormattedResult:
                            text=formats.render(outcome, format))
 
 
-def _warnings(legs: dict[str, LegReport]) -> list[str]:
-    """A line per leg that failed: the answer still stands, and the agent should know it is partial."""
-    return [f"{leg} retrieval {report.status}: {report.error or ''}".rstrip(": ")
-            for leg, report in legs.items() if report.failed]
-
-
 def _search_result(outcome: SearchOutcome) -> SearchResult:
     hits = []
     for r in outcome.hits:
@@ -570,7 +564,7 @@ def _search_result(outcome: SearchOutcome) -> SearchResult:
             found_by=[leg for leg in r.legs if leg in (*LEGS, "global", "extended")], highlights=spans,
             snippet=r.extra.get("snippet"), full_document=r.extra.get("full_document"),
             truncated=r.extra.get("truncated"), matched=_matched(r.extra.get("matched"))))
-    return SearchResult(query=outcome.query, mode=str(outcome.mode), hits=hits, warnings=_warnings(outcome.legs))
+    return SearchResult(query=outcome.query, mode=str(outcome.mode), hits=hits, warnings=leg_problems(outcome.legs))
 
 
 def _matched(matched: dict[str, Any] | None) -> str | None:

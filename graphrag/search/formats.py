@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from graphrag.models import Hit, SearchResult
+from graphrag.models import Hit, SearchResult, leg_problems
 
 Format = Literal["json", "text", "voice"]
 FORMATS: tuple[str, ...] = ("json", "text", "voice")
@@ -64,9 +64,8 @@ def as_text(result: SearchResult, chars: int = TEXT_CHARS) -> str:
     facts = (result.graph_context or {}).get("relations") or []
     if facts and result.mode == "graph":  # what a graph search is for; elsewhere, noise
         lines += ["", "Graph facts:"] + [f"- {r['source']} {r['type']} {r['target']}" for r in facts[:10]]
-    for leg, report in result.legs.items():
-        if report.failed:
-            lines += ["", f"Note: {leg} retrieval {report.status}: {report.error or ''}".rstrip(": ")]
+    for problem in leg_problems(result.legs):
+        lines += ["", f"Note: {problem}"]
     return "\n".join(lines).strip() + "\n"
 
 
