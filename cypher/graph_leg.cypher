@@ -13,7 +13,7 @@
 //   titles     [title key]: documents named after a span (Document.title_norm)
 //   collections (null = all), total: chunks in them (for the entities' IDF)
 //   max_seeds, per_span, per_first, per_next, frontier, alpha, top_entities,
-//   per_entity, scan, title_boost, limit, context_entities, relation_limit, named_limit
+//   per_entity, title_boost, limit, context_entities, relation_limit, named_limit
 //
 // IDF of an entity: ln((total + 1) / (mentions + 0.5)) / ln(total + 1.5); its damping is the IDF
 // with a floor of 0.05: a walk into a hub passes on little (graphrag/search/walk.py has the same
@@ -124,41 +124,44 @@ CALL (seeds, hop1, hop2) {
   LIMIT $leg.top_entities
   RETURN collect({e: n, w: w}) AS top
 }
-// Chunks through MENTIONS: for each top entity, the chunks that
-// mention it most (entities of the same normalised name count as one); a chunk gains
-// w x (1 + ln count) / sqrt(entities it mentions) x $leg.title_boost when the entity names its document.
-// The title check reads each chunk's Document, so it runs only for chunks that can still reach the
-// top $leg.limit: a chunk's score lies between its unboosted sum and title_boost times that, so one
-// whose boosted sum stays below the limit-th best unboosted sum cannot make it (exact pruning).
+// Chunks through the top entities' chunk lists (kept by the graph writer, refresh_entity_mentions):
+// each list holds an entity's best chunks by focus, (1 + ln count) / sqrt(entities the chunk
+// mentions), so a hub costs one list read instead of a scan of its mentions. Entities of the same
+// normalised name count as one: their lists are merged. A chunk gains w x focus, x $leg.title_boost
+// when the entity names its document. The title check reads each chunk's Document, so it runs only
+// for chunks that can still reach the top $leg.limit: a chunk's score lies between its unboosted sum
+// and title_boost times that, so one whose boosted sum stays below the limit-th best unboosted sum
+// cannot make it (exact pruning).
 CALL (top) {
   UNWIND range(0, size(top) - 1) AS i
   WITH i, top[i].e AS e, top[i].w AS w
   CALL (e) {
-    // MENTIONS always starts at a Chunk: no label check per mention.
-    MATCH (v:Entity {collection: e.collection, norm: e.norm})<-[m:MENTIONS]-(c)
-    WITH c, m LIMIT $leg.scan
-    RETURN c, m.count AS count ORDER BY count DESC LIMIT $leg.per_entity
+    MATCH (v:Entity {collection: e.collection, norm: e.norm})
+    UNWIND range(0, size(coalesce(v.chunk_ids, [])) - 1) AS k
+    WITH v.chunk_ids[k] AS c, v.chunk_focus[k] AS focus, v.chunk_documents[k] AS doc
+    ORDER BY focus DESC, c
+    LIMIT $leg.per_entity
+    RETURN c, focus, doc
   }
-  WITH i, e, c, w, count, COUNT { (c)-[:MENTIONS]->() } AS degree
-  WITH i, e, c, w * (1 + log(toFloat(coalesce(count, 1)))) / sqrt(toFloat(CASE WHEN degree > 1 THEN degree ELSE 1 END)) AS part
+  WITH i, e, c, doc, w * focus AS part
   ORDER BY i
-  WITH c, collect({e: e, p: part}) AS parts, sum(part) AS low
+  WITH c, doc, collect({e: e, p: part}) AS parts, sum(part) AS low
   ORDER BY low DESC
-  WITH collect({c: c, parts: parts, low: low}) AS found
+  WITH collect({c: c, doc: doc, parts: parts, low: low}) AS found
   WITH found, CASE WHEN size(found) >= $leg.limit THEN found[$leg.limit - 1].low ELSE 0.0 END AS floor
   UNWIND found AS x
   // The slack keeps a chunk that ties the floor despite float rounding.
   WITH x WHERE x.low * $leg.title_boost >= floor * 0.999999
-  WITH x.c AS c, x.parts AS parts
-  // OPTIONAL: a chunk left without its Document (a repair finds those) must not lose a place the
-  // floor above counted it in; it scores without the title boost, and the rows check drops it.
-  OPTIONAL MATCH (d:Document {id: c.document_id})
+  WITH x.c AS c, x.doc AS doc, x.parts AS parts
+  // OPTIONAL: a chunk whose Document is gone (a repair finds those) must not lose a place the floor
+  // above counted it in; it scores without the title boost, and the rows check drops it.
+  OPTIONAL MATCH (d:Document {id: doc})
   WITH c, [p IN parts[0..5] | [p.e.id, p.e.name, p.e.label]] AS via,
        reduce(s = 0.0, p IN parts | s + p.p * CASE WHEN toLower(d.title) CONTAINS toLower(p.e.name)
                                                 THEN $leg.title_boost ELSE 1.0 END) AS score
-  ORDER BY score DESC, c.id
+  ORDER BY score DESC, c
   LIMIT $leg.limit
-  RETURN collect([c.id, score, via]) AS chunks
+  RETURN collect([c, score, via]) AS chunks
 }
 // The relations among the top entities, strongest first, with their evidence chunks.
 CALL (top) {

@@ -22,7 +22,8 @@ FOREACH (_ IN CASE WHEN size(ids) > 0 THEN [1] ELSE [] END |
         CASE WHEN split(p, '@')[0] IN acc THEN acc ELSE acc + split(p, '@')[0] END));
 
 // name: delete_document_nodes
-// Removes chunks and documents, then entities no chunk mentions any more; shared ones get new counts.
+// Removes chunks and documents, then entities no chunk mentions any more; returns the ids of the
+// entities that other chunks still mention (their counts and chunk lists are refreshed next).
 OPTIONAL MATCH (c:Chunk) WHERE c.id IN $chunk_ids
 OPTIONAL MATCH (c)-[:MENTIONS]->(e:Entity)
 WITH collect(DISTINCT c) AS chunks, collect(DISTINCT e) AS entities
@@ -34,10 +35,8 @@ WITH DISTINCT entities
 UNWIND entities AS e
 WITH e, COUNT { (e)<-[:MENTIONS]-() } AS n
 FOREACH (_ IN CASE WHEN n = 0 THEN [1] ELSE [] END | DETACH DELETE e)
-FOREACH (_ IN CASE WHEN n > 0 THEN [1] ELSE [] END | SET e.mentions = n,
-  e.label = coalesce(COLLECT { MATCH (e)<-[m:MENTIONS]-() WHERE m.label IS NOT NULL
-                               WITH m.label AS label, sum(m.count) AS weight ORDER BY weight DESC, label
-                               RETURN label }[0], e.label));
+WITH e, n WHERE n > 0
+RETURN collect(e.id) AS kept;
 
 // name: write_documents
 UNWIND $docs AS doc
@@ -45,7 +44,9 @@ MERGE (d:Document {id: doc.id})
 SET d.collection = doc.collection, d.source = doc.source, d.title = doc.title, d.title_norm = doc.title_norm
 WITH d, doc
 UNWIND doc.chunks AS ch
-CREATE (c:Chunk {id: ch.id, document_id: doc.id, collection: doc.collection, index: ch.index, text: ch.text})
+// c.degree: the entities the chunk mentions (fixed for its life: an entity goes only with its last mention).
+CREATE (c:Chunk {id: ch.id, document_id: doc.id, collection: doc.collection, index: ch.index, text: ch.text,
+                 degree: ch.degree})
 CREATE (d)-[:HAS_CHUNK]->(c);
 
 // name: link_chunks
@@ -71,13 +72,26 @@ MATCH (c:Chunk {id: m.chunk_id}), (e:Entity {id: m.entity_id})
 CREATE (c)-[:MENTIONS {count: m.count, label: m.label}]->(e);
 
 // name: refresh_entity_mentions
-// Mention count, and the label most mentions of the collection carry (one entity per name).
+// Mention count, the label most mentions of the collection carry (one entity per name), and the
+// entity's chunk list: its $keep chunks of highest focus, (1 + ln count) / sqrt(entities the chunk
+// mentions), best first, in three parallel lists (chunk ids, focus, document ids). The graph leg
+// scores chunks from these lists instead of reading a hub's mentions on every search.
 UNWIND $entity_ids AS id
 MATCH (e:Entity {id: id})
+CALL (e) {
+  MATCH (e)<-[m:MENTIONS]-(c)
+  WITH c, m.count AS count, coalesce(c.degree, COUNT { (c)-[:MENTIONS]->() }) AS degree
+  WITH c, (1 + log(toFloat(CASE WHEN count > 1 THEN count ELSE 1 END)))
+          / sqrt(toFloat(CASE WHEN degree > 1 THEN degree ELSE 1 END)) AS focus
+  ORDER BY focus DESC, c.id
+  LIMIT $keep
+  RETURN collect(c.id) AS chunk_ids, collect(focus) AS focus, collect(c.document_id) AS documents
+}
 SET e.mentions = COUNT { (e)<-[:MENTIONS]-() },
     e.label = coalesce(COLLECT { MATCH (e)<-[m:MENTIONS]-() WHERE m.label IS NOT NULL
                                  WITH m.label AS label, sum(m.count) AS weight ORDER BY weight DESC, label
-                                 RETURN label }[0], e.label);
+                                 RETURN label }[0], e.label),
+    e.chunk_ids = chunk_ids, e.chunk_focus = focus, e.chunk_documents = documents;
 
 // name: merge_relations
 UNWIND $relations AS r
@@ -131,7 +145,12 @@ MATCH (c:Chunk) WHERE c.collection = $collection AND NOT EXISTS { (:Document)-[:
 RETURN c.id AS id, c.document_id AS document_id;
 
 // name: delete_stray_chunks
-MATCH (c:Chunk) WHERE c.id IN $ids DETACH DELETE c;
+// Returns the entities the deleted chunks mentioned (their counts and chunk lists are refreshed next).
+MATCH (c:Chunk) WHERE c.id IN $ids
+OPTIONAL MATCH (c)-[:MENTIONS]->(e:Entity)
+WITH collect(DISTINCT c) AS chunks, collect(DISTINCT e.id) AS entities
+FOREACH (c IN chunks | DETACH DELETE c)
+RETURN entities;
 
 // name: prune_orphan_entities
 // Entities of the collection that no chunk mentions any more.
@@ -156,6 +175,12 @@ LIMIT $limit;
 UNWIND $rows AS row
 MATCH (d:Document {id: row.id})
 SET d.title_norm = row.title_norm;
+
+// name: entities_without_chunk_lists
+// Graphs written before entities carried their chunk lists (see backfill.py).
+MATCH (e:Entity) WHERE e.chunk_ids IS NULL
+RETURN e.id AS id
+LIMIT $limit;
 
 // name: backfill_done
 // Backfills run once per graph: a marker node says this one finished (start-up stays a lookup).

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,13 +66,15 @@ class GraphPayload:
 
     def add(self, doc_id: str, item: Item, chunk_ids: list[str], vectors: dict[str, np.ndarray],
             model: str) -> None:
+        ex = item.extraction or Extraction()
+        degree = Counter(index for index, _ in ex.mentions)  # entities each chunk mentions
         self.docs.append({
             "id": doc_id, "collection": self.collection, "source": item.row.source, "title": item.row.title,
             "title_norm": title_key(item.row.title),
-            "chunks": [{"id": cid, "index": c.index, "text": c.text} for cid, c in zip(chunk_ids, item.chunks, strict=True)],
+            "chunks": [{"id": cid, "index": c.index, "text": c.text, "degree": degree[k]}
+                       for k, (cid, c) in enumerate(zip(chunk_ids, item.chunks, strict=True))],
         })
         self.next_pairs.extend([[a, b] for a, b in zip(chunk_ids, chunk_ids[1:], strict=False)])
-        ex = item.extraction or Extraction()
         ids = {key: entity_id(self.collection, key) for key in ex.entities}
         prop = entity_vector_slot(model)[0]
         for key, ent in ex.entities.items():

@@ -66,8 +66,6 @@ class SearchConfig(BaseModel):
     graph_title_boost: float = Field(2.0, ge=1.0, le=10.0, description="entity names the chunk's document")
     graph_named_weight: float = Field(0.5, ge=0.0, le=10.0,
                                       description="fusion weight of documents named after an entity the query names")
-    graph_mention_scan: int = Field(2000, ge=40, le=1_000_000,
-                                    description="mentions of one entity read to pick its best chunks (bounds hub cost)")
     ppr_alpha: float = Field(0.5, gt=0.0, lt=1.0,
                              description="restart probability of the personalised PageRank (truncated after graph_hops)")
     graph_leg: GraphLeg = Field(

@@ -21,7 +21,7 @@ PER_SPAN = 8
 PER_FIRST, PER_NEXT = 25, 8
 #: Nodes of the first hop that spread further.
 FRONTIER = 100
-#: Entities whose chunks are scored, and chunks read per entity.
+#: Entities whose chunks are scored, and chunks read per entity (from its chunk list).
 TOP_ENTITIES, PER_ENTITY = 30, 40
 #: Entities among which the context relations are read, and how many relations.
 CONTEXT_ENTITIES, RELATION_LIMIT = 15, 20
@@ -63,7 +63,7 @@ def graph_parameters(query: str, config: SearchConfig, *, total_chunks: int,
         "per_span": PER_SPAN, "per_first": PER_FIRST, "per_next": PER_NEXT if config.graph_hops >= 2 else 0,
         "frontier": FRONTIER if config.graph_hops >= 2 else 0,
         "alpha": config.ppr_alpha, "top_entities": TOP_ENTITIES, "per_entity": PER_ENTITY,
-        "scan": config.graph_mention_scan, "title_boost": config.graph_title_boost,
+        "title_boost": config.graph_title_boost,
         "limit": chunk_limit(config), "context_entities": CONTEXT_ENTITIES, "relation_limit": RELATION_LIMIT,
         "named_limit": 2 * len(titles) + 2,
     }

@@ -10,13 +10,14 @@ plain Python so that it can be read, unit-tested, and compared with the statemen
 to its ``per_first`` strongest neighbours, in proportion to ln(1 + relation weight) times the
 neighbour's damping (its IDF, floored: a hub passes on little); ``T'`` does the same from the
 ``frontier`` most activated entities of the first step to their ``per_next`` strongest neighbours.
-An entity's weight for chunk scoring is ``r`` times its damping.
+An entity's weight for chunk scoring is ``r`` times its damping. A top entity adds weight x focus
+to each chunk of its chunk list (its best chunks by :func:`chunk_focus`, kept by the graph writer).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 #: Floor of an entity's damping: even the most common entity passes on a little.
 MIN_DAMPING = 0.05
@@ -75,9 +76,21 @@ def top_entities(rank: Mapping[str, float], damp: Callable[[str], float], k: int
     return sorted(weighted, key=lambda kv: (-kv[1], kv[0]))[:k]
 
 
+def chunk_focus(count: int | None, degree: int) -> float:
+    """How much a chunk that mentions an entity ``count`` times, and ``degree`` entities in all, is
+    about that entity: more for repeated mentions, less for chunks that mention everything."""
+    return (1 + math.log(max(count or 1, 1))) / math.sqrt(max(degree, 1))
+
+
+def chunk_list(mentions: Iterable[tuple[str, int | None, int]], keep: int) -> list[tuple[str, float]]:
+    """An entity's chunk list from its ``(chunk id, count, degree)`` mentions: the ``keep`` chunks of
+    highest focus, best first (ties by chunk id), as the graph writer stores it."""
+    scored = [(chunk, chunk_focus(count, degree)) for chunk, count, degree in mentions]
+    return sorted(scored, key=lambda kv: (-kv[1], kv[0]))[:keep]
+
+
 def chunk_part(weight: float, count: int | None, degree: int, names_document: bool, title_boost: float) -> float:
     """What one entity of weight ``weight`` adds to a chunk that mentions it ``count`` times and
-    mentions ``degree`` entities in all: more for repeated mentions, less for chunks that mention
-    everything, ``title_boost`` times more when the entity names the chunk's document."""
-    focus = (1 + math.log(max(count or 1, 1))) / math.sqrt(max(degree, 1))
-    return weight * focus * (title_boost if names_document else 1.0)
+    mentions ``degree`` entities in all (:func:`chunk_focus`), ``title_boost`` times more when the
+    entity names the chunk's document."""
+    return weight * chunk_focus(count, degree) * (title_boost if names_document else 1.0)

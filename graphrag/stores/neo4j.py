@@ -18,6 +18,7 @@ from neo4j.exceptions import ServiceUnavailable as DriverUnavailable
 from graphrag.errors import ConfigurationError, ServiceUnavailable
 from graphrag.observability import tracing
 from graphrag.stores import queries
+from graphrag.stores.repo.graph import ENTITY_CHUNKS
 from graphrag.models import entity_vector_slot
 
 if TYPE_CHECKING:
@@ -234,8 +235,7 @@ class GraphWrites:
             if relations:
                 await (await tx.run(q("ingest", "merge_relations"), relations=relations)).consume()
             if entities:
-                ids = [e["id"] for e in entities]
-                await (await tx.run(q("ingest", "refresh_entity_mentions"), entity_ids=ids)).consume()
+                await _refresh_entities(tx, [e["id"] for e in entities])
 
         with self.store.traced("ingest.replace_documents"):
             async with self.store.driver.session(database=self.store.database) as session:
@@ -267,5 +267,13 @@ async def _remove(tx: Any, doc_ids: list[str]) -> None:
     chunk_ids = list(record["ids"]) if record else []
     if chunk_ids:
         await (await tx.run(queries.cypher("ingest", "take_back_relations"), chunk_ids=chunk_ids)).consume()
-    await (await tx.run(queries.cypher("ingest", "delete_document_nodes"), chunk_ids=chunk_ids,
-                        doc_ids=doc_ids)).consume()
+    result = await tx.run(queries.cypher("ingest", "delete_document_nodes"), chunk_ids=chunk_ids, doc_ids=doc_ids)
+    record = await result.single()
+    await _refresh_entities(tx, list(record["kept"]) if record else [])
+
+
+async def _refresh_entities(tx: Any, entity_ids: list[str]) -> None:
+    """Mention counts, labels and chunk lists of ``entity_ids`` after their mentions changed."""
+    if entity_ids:
+        await (await tx.run(queries.cypher("ingest", "refresh_entity_mentions"), entity_ids=entity_ids,
+                            keep=ENTITY_CHUNKS)).consume()

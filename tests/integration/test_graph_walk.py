@@ -8,11 +8,13 @@ from typing import Any
 
 import pytest
 
+from graphrag.ingest.backfill import backfill_entity_chunk_lists
 from graphrag.ingest.pipeline import Ingestor
 from graphrag.runtime import Runtime
 from graphrag.search import walk
 from graphrag.search.config import SearchConfig
 from graphrag.search.graph import PER_ENTITY, PER_FIRST, PER_NEXT, FRONTIER, TOP_ENTITIES, graph_parameters
+from graphrag.stores.repo.graph import ENTITY_CHUNKS
 from tests.integration.test_search import DOCS
 
 
@@ -63,17 +65,20 @@ async def test_the_statement_walks_and_scores_like_the_python_reference(runtime:
     assert [w for _, w in record["walked"]] == pytest.approx([w for _, w in expected], rel=1e-9)
 
     # Chunk scores: every top entity adds its part to the chunks that mention it.
+    # An entity reads the chunk lists of its name's entities (each its ENTITY_CHUNKS best by focus), merged.
     mentions = await _read(runtime, "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk {collection: $c})-[m:MENTIONS]->(e) "
-                                    "RETURN c.id AS chunk, e.norm AS norm, m.count AS count, d.title AS title, "
-                                    "COUNT { (c)-[:MENTIONS]->() } AS degree", c=graph)
+                                    "RETURN c.id AS chunk, e.id AS entity, e.norm AS norm, m.count AS count, "
+                                    "d.title AS title, COUNT { (c)-[:MENTIONS]->() } AS degree", c=graph)
+    titles = {m["chunk"]: m["title"] for m in mentions}
+    lists = {e: walk.chunk_list([(m["chunk"], m["count"], m["degree"]) for m in mentions if m["entity"] == e],
+                                ENTITY_CHUNKS) for e in entities}
     scores: dict[str, float] = {}
     for entity_id, weight in expected:
         entity = entities[entity_id]
-        mine = sorted((m for m in mentions if m["norm"] == entity["norm"]), key=lambda m: -m["count"])[:PER_ENTITY]
-        for m in mine:
-            titled = entity["name"].lower() in m["title"].lower()
-            scores[m["chunk"]] = scores.get(m["chunk"], 0.0) + walk.chunk_part(
-                weight, m["count"], m["degree"], titled, config.graph_title_boost)
+        merged = [kv for e, listed in lists.items() if entities[e]["norm"] == entity["norm"] for kv in listed]
+        for chunk, focus in sorted(merged, key=lambda kv: (-kv[1], kv[0]))[:PER_ENTITY]:
+            titled = entity["name"].lower() in titles[chunk].lower()
+            scores[chunk] = scores.get(chunk, 0.0) + weight * focus * (config.graph_title_boost if titled else 1.0)
     got = {chunk: score for chunk, score, _ in record["chunks"]}
     assert got == pytest.approx(scores, rel=1e-9)
     ranked = [chunk for chunk, _, _ in record["chunks"]]
@@ -99,6 +104,7 @@ async def test_the_top_chunks_survive_the_pruning_before_the_title_check(runtime
         CREATE (ch)-[:MENTIONS {count: 1 + k % 4}]->(x)
         FOREACH (_ IN CASE WHEN k % 2 = 0 THEN [1] ELSE [] END | CREATE (ch)-[:MENTIONS {count: 1}]->(y))
         """, parameters_={"c": collection})
+    await runtime.neo4j.q.ingest.refresh_entities([f"{collection}:x", f"{collection}:y"])  # their chunk lists
     try:
         config = SearchConfig(collections=(collection,), graph_prf=0)
         base = graph_parameters("Blue Falcon", config, total_chunks=12, feedback=[])
@@ -145,3 +151,44 @@ async def test_a_query_without_names_and_another_collection(runtime: Runtime, gr
                              total_chunks=total, feedback=[])
     record = await runtime.neo4j.q.search.graph_leg(other)
     assert record["linked"] == [] and record["chunks"] == [] and record["named"] == []
+
+
+async def _chunk_lists_match_the_mentions(runtime: Runtime, collection: str) -> int:
+    """Every entity's stored chunk list equals the one its mentions give now; returns the entities."""
+    entities = await _read(runtime, "MATCH (e:Entity {collection: $c}) RETURN e.id AS id, e.chunk_ids AS ids, "
+                                    "e.chunk_focus AS focus, e.chunk_documents AS docs, e.mentions AS mentions",
+                           c=collection)
+    mentions = await _read(runtime, "MATCH (c:Chunk {collection: $c})-[m:MENTIONS]->(e) RETURN e.id AS entity, "
+                                    "c.id AS chunk, c.document_id AS doc, m.count AS count, "
+                                    "COUNT { (c)-[:MENTIONS]->() } AS degree", c=collection)
+    doc_of = {m["chunk"]: m["doc"] for m in mentions}
+    for e in entities:
+        mine = [(m["chunk"], m["count"], m["degree"]) for m in mentions if m["entity"] == e["id"]]
+        expected = walk.chunk_list(mine, ENTITY_CHUNKS)
+        assert e["ids"] == [c for c, _ in expected], e
+        assert e["focus"] == pytest.approx([f for _, f in expected], rel=1e-12)
+        assert e["docs"] == [doc_of[c] for c, _ in expected]
+        assert e["mentions"] == len(mine)
+    return len(entities)
+
+
+async def test_entity_chunk_lists_follow_writes_removals_and_the_backfill(
+        tmp_path: Path, runtime: Runtime, ingestor: Ingestor, graph: str) -> None:
+    assert await _chunk_lists_match_the_mentions(runtime, graph) > 10
+    # A changed document takes its old chunks out of the shared entities' lists; a removed one too.
+    first, second = sorted(DOCS)[:2]
+    (tmp_path / first).write_text(DOCS[first] + "\n\nApex Logistics also opened an office in Lisbon.")
+    (tmp_path / second).unlink()
+    report = await ingestor.ingest_paths([tmp_path], collection=graph, sync=True)
+    assert report.updated == 1 and report.deleted == 1
+    await _chunk_lists_match_the_mentions(runtime, graph)
+    chunks = {r["id"] for r in await _read(runtime, "MATCH (c:Chunk {collection: $c}) RETURN c.id AS id", c=graph)}
+    listed = await _read(runtime, "MATCH (e:Entity {collection: $c}) UNWIND e.chunk_ids AS id RETURN DISTINCT id",
+                         c=graph)
+    assert {r["id"] for r in listed} <= chunks
+    # A graph written before entities had chunk lists gets them from the backfill, the same lists.
+    await runtime.neo4j.driver.execute_query(
+        "MATCH (e:Entity {collection: $c}) REMOVE e.chunk_ids, e.chunk_focus, e.chunk_documents",
+        parameters_={"c": graph})
+    assert await backfill_entity_chunk_lists(runtime.neo4j) >= 10
+    await _chunk_lists_match_the_mentions(runtime, graph)

@@ -17,6 +17,10 @@ if TYPE_CHECKING:
 
 Row = dict[str, Any]
 
+#: Chunks kept in an entity's chunk list (``refresh_entity_mentions``): the graph leg reads at most
+#: this many per entity (its ``PER_ENTITY`` must not exceed it).
+ENTITY_CHUNKS = 64
+
 
 class Cypher:
     """Runs ``cypher/<file>.cypher`` statements on one store (circuit breaker, span): ``run`` in a managed
@@ -118,7 +122,19 @@ class IngestGraph(GraphArea):
         return [r["id"] for r in await self._cypher.run("ingest", "stray_chunks", collection=collection)]
 
     async def delete_stray_chunks(self, ids: list[str]) -> None:
-        await self._cypher.run("ingest", "delete_stray_chunks", ids=ids)
+        """Delete the chunks, then refresh the entities they mentioned."""
+        rows = await self._cypher.run("ingest", "delete_stray_chunks", ids=ids)
+        await self.refresh_entities(list(rows[0]["entities"]) if rows else [])
+
+    async def refresh_entities(self, ids: list[str]) -> None:
+        """Recompute the mention counts, labels and chunk lists of these entities (the graph writer does
+        this for the entities a write touches; backfills and repairs call it for the others)."""
+        if ids:
+            await self._cypher.run("ingest", "refresh_entity_mentions", entity_ids=ids, keep=ENTITY_CHUNKS)
+
+    async def entities_without_chunk_lists(self, limit: int) -> list[str]:
+        """Ids of entities written before entities carried chunk lists."""
+        return [r["id"] for r in await self._cypher.run("ingest", "entities_without_chunk_lists", limit=limit)]
 
     async def prune_orphan_entities(self, collection: str) -> int:
         return int((await self._cypher.run("ingest", "prune_orphan_entities", collection=collection))[0]["removed"])
