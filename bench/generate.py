@@ -49,7 +49,7 @@ import numpy as np  # noqa: E402
 
 from bench.common import bench_cypher, bench_sql, dir_size, machine, write_result  # noqa: E402
 from graphrag.config import Settings  # noqa: E402
-from graphrag.ingest.backfill import backfill_entity_chunk_lists  # noqa: E402
+from graphrag.ingest.backfill import backfill_entity_lists  # noqa: E402
 from graphrag.ingest.payload import entity_id  # noqa: E402
 from graphrag.ingest.vector_index import index_large_collections  # noqa: E402
 from graphrag.runtime import open_services  # noqa: E402
@@ -404,10 +404,10 @@ async def generate(args: argparse.Namespace) -> dict[str, Any]:
         for k in range(0, len(rels), 2000):
             await neo.run_raw(bench_cypher("scale", "bulk_relations"), relations=rels[k:k + 2000])
         times["neo4j_relations_s"] = round(time.perf_counter() - t, 2)
-        # The bulk writes went around the graph writer: the entities' chunk lists are built here.
+        # The bulk writes went around the graph writer: the entities' chunk and neighbour lists are built here.
         t = time.perf_counter()
-        await backfill_entity_chunk_lists(rt.neo4j)
-        times["neo4j_chunk_lists_s"] = round(time.perf_counter() - t, 2)
+        await backfill_entity_lists(rt.neo4j)
+        times["neo4j_entity_lists_s"] = round(time.perf_counter() - t, 2)
 
         after = await sizes(rt)
         table_rows = {r["collection"]: r["n"] for r in await pool.fetch(bench_sql("scale", "table_rows"))}
@@ -480,8 +480,8 @@ async def finish(rt: Any, neo: Neo4jRunner, args: argparse.Namespace) -> dict[st
         await neo.run_raw(bench_cypher("scale", "bulk_relations"), relations=rels[k:k + 500])
     times["neo4j_relations_s"] = round(time.perf_counter() - t, 2)
     t = time.perf_counter()
-    await backfill_entity_chunk_lists(rt.neo4j)
-    times["neo4j_chunk_lists_s"] = round(time.perf_counter() - t, 2)
+    await backfill_entity_lists(rt.neo4j)
+    times["neo4j_entity_lists_s"] = round(time.perf_counter() - t, 2)
     result = {"collection": collection, "finished_steps_s": times, "entities": len(deriver.mention_counts),
               "relations": len(rels), "sizes_after": await sizes(rt),
               "table_rows": {r["collection"]: r["n"] for r in await pool.fetch(bench_sql("scale", "table_rows"))}}

@@ -70,19 +70,16 @@ WITH candidates[0..$leg.max_seeds] AS linked, reduce(m = 0.0, x IN candidates | 
 WITH linked, named_link, reduce(z = 0.0, x IN linked | z + CASE WHEN x.s > 0 THEN x.s ELSE 0.0 END) AS z
 WITH linked, named_link, [x IN linked WHERE x.s > 0 | {n: x.e, a: x.s / z}] AS seeds
 
-// Hop 1: each seed passes its activation to its strongest neighbours, in proportion to
-// ln(1 + relation weight) x the neighbour's damping.
+// Hop 1: each seed passes its activation to its strongest neighbours (its neighbour list), in
+// proportion to ln(1 + relation weight) x the neighbour's damping.
 CALL (seeds) {
   UNWIND seeds AS x
   CALL (x) {
-    WITH x.n AS a
-    // RELATED_TO only joins entities: no label check per neighbour.
-    MATCH (a)-[r:RELATED_TO]-(n)
-    WHERE n <> a
-    WITH n, sum(r.weight) AS w
-    ORDER BY w DESC, n.id
-    LIMIT $leg.per_first
-    WITH n, w, log(($leg.total + 1.0) / (coalesce(n.mentions, 1) + 0.5)) / log($leg.total + 1.5) AS idf
+    // The entity's neighbour list (kept by the graph writer): its strongest neighbours, best first.
+    WITH coalesce(x.n.neighbour_ids, [])[0..$leg.per_first] AS ids, coalesce(x.n.neighbour_weights, []) AS ws
+    UNWIND range(0, size(ids) - 1) AS k
+    MATCH (n:Entity {id: ids[k]})
+    WITH n, ws[k] AS w, log(($leg.total + 1.0) / (coalesce(n.mentions, 1) + 0.5)) / log($leg.total + 1.5) AS idf
     RETURN collect({n: n, t: log(1 + w) * CASE WHEN idf > 0.05 THEN idf ELSE 0.05 END}) AS out
   }
   WITH x, out, reduce(z = 0.0, o IN out | z + o.t) AS z
@@ -96,14 +93,11 @@ CALL (hop1) {
   UNWIND hop1 AS x
   WITH x ORDER BY x.a DESC, x.n.id LIMIT $leg.frontier
   CALL (x) {
-    WITH x.n AS a
-    // RELATED_TO only joins entities: no label check per neighbour.
-    MATCH (a)-[r:RELATED_TO]-(n)
-    WHERE n <> a
-    WITH n, sum(r.weight) AS w
-    ORDER BY w DESC, n.id
-    LIMIT $leg.per_next
-    WITH n, w, log(($leg.total + 1.0) / (coalesce(n.mentions, 1) + 0.5)) / log($leg.total + 1.5) AS idf
+    // The entity's neighbour list (kept by the graph writer): its strongest neighbours, best first.
+    WITH coalesce(x.n.neighbour_ids, [])[0..$leg.per_next] AS ids, coalesce(x.n.neighbour_weights, []) AS ws
+    UNWIND range(0, size(ids) - 1) AS k
+    MATCH (n:Entity {id: ids[k]})
+    WITH n, ws[k] AS w, log(($leg.total + 1.0) / (coalesce(n.mentions, 1) + 0.5)) / log($leg.total + 1.5) AS idf
     RETURN collect({n: n, t: log(1 + w) * CASE WHEN idf > 0.05 THEN idf ELSE 0.05 END}) AS out
   }
   WITH x, out, reduce(z = 0.0, o IN out | z + o.t) AS z

@@ -74,8 +74,11 @@ CREATE (c)-[:MENTIONS {count: m.count, label: m.label}]->(e);
 // name: refresh_entity_mentions
 // Mention count, the label most mentions of the collection carry (one entity per name), and the
 // entity's chunk list: its $keep chunks of highest focus, (1 + ln count) / sqrt(entities the chunk
-// mentions), best first, in three parallel lists (chunk ids, focus, document ids). The graph leg
-// scores chunks from these lists instead of reading a hub's mentions on every search.
+// mentions), best first, in three parallel lists (chunk ids, focus, document ids); and its neighbour
+// list: its $neighbours strongest RELATED_TO neighbours by summed weight (ties by id). The graph leg
+// reads these lists instead of a hub's mentions and relationships on every search. A write refreshes
+// the entities it touches, which are all whose lists it can change: a relation's weight changes only
+// through chunks that mention both of its entities.
 UNWIND $entity_ids AS id
 MATCH (e:Entity {id: id})
 CALL (e) {
@@ -87,11 +90,20 @@ CALL (e) {
   LIMIT $keep
   RETURN collect(c.id) AS chunk_ids, collect(focus) AS focus, collect(c.document_id) AS documents
 }
+CALL (e) {
+  MATCH (e)-[r:RELATED_TO]-(n)
+  WHERE n <> e
+  WITH n, sum(r.weight) AS w
+  ORDER BY w DESC, n.id
+  LIMIT $neighbours
+  RETURN collect(n.id) AS neighbour_ids, collect(w) AS neighbour_weights
+}
 SET e.mentions = COUNT { (e)<-[:MENTIONS]-() },
     e.label = coalesce(COLLECT { MATCH (e)<-[m:MENTIONS]-() WHERE m.label IS NOT NULL
                                  WITH m.label AS label, sum(m.count) AS weight ORDER BY weight DESC, label
                                  RETURN label }[0], e.label),
-    e.chunk_ids = chunk_ids, e.chunk_focus = focus, e.chunk_documents = documents;
+    e.chunk_ids = chunk_ids, e.chunk_focus = focus, e.chunk_documents = documents,
+    e.neighbour_ids = neighbour_ids, e.neighbour_weights = neighbour_weights;
 
 // name: merge_relations
 UNWIND $relations AS r
@@ -176,9 +188,9 @@ UNWIND $rows AS row
 MATCH (d:Document {id: row.id})
 SET d.title_norm = row.title_norm;
 
-// name: entities_without_chunk_lists
-// Graphs written before entities carried their chunk lists (see backfill.py).
-MATCH (e:Entity) WHERE e.chunk_ids IS NULL
+// name: entities_without_lists
+// Graphs written before entities carried their chunk and neighbour lists (see backfill.py).
+MATCH (e:Entity) WHERE e.chunk_ids IS NULL OR e.neighbour_ids IS NULL
 RETURN e.id AS id
 LIMIT $limit;
 

@@ -25,16 +25,16 @@ async def backfill_title_keys(neo4j: Neo4jStore, batch: int = 5000) -> int:
     return done
 
 
-async def backfill_entity_chunk_lists(neo4j: Neo4jStore, batch: int = 1000) -> int:
-    """Give every entity its chunk list (and fresh mention count and label): graphs written before the
-    writer kept them, or written in bulk around it (``bench/generate.py``). Idempotent; returns the
+async def backfill_entity_lists(neo4j: Neo4jStore, batch: int = 1000) -> int:
+    """Give every entity its chunk and neighbour lists (and a fresh mention count and label): graphs
+    written before the writer kept them, or written in bulk around it (``bench/generate.py``). Idempotent; returns the
     count refreshed."""
     done = 0
-    while ids := await neo4j.q.ingest.entities_without_chunk_lists(batch):
+    while ids := await neo4j.q.ingest.entities_without_lists(batch):
         await neo4j.q.ingest.refresh_entities(ids)
         done += len(ids)
     if done:
-        log.info("graph backfill: chunk lists set on %d entities", done)
+        log.info("graph backfill: chunk and neighbour lists set on %d entities", done)
     return done
 
 
@@ -45,7 +45,7 @@ async def run_backfills(neo4j: Neo4jStore) -> None:
     every document. Documents written later get their keys at ingestion.
     """
     for name, backfill in (("document_title_norm", backfill_title_keys),
-                           ("entity_chunk_lists", backfill_entity_chunk_lists)):
+                           ("entity_lists", backfill_entity_lists)):
         if await neo4j.q.ingest.backfill_done(name):
             continue
         await backfill(neo4j)

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from graphrag.ingest.backfill import backfill_entity_chunk_lists
+from graphrag.ingest.backfill import backfill_entity_lists
 from graphrag.ingest.pipeline import Ingestor
 from graphrag.runtime import Runtime
 from graphrag.search import walk
 from graphrag.search.config import SearchConfig
 from graphrag.search.graph import PER_ENTITY, PER_FIRST, PER_NEXT, FRONTIER, TOP_ENTITIES, graph_parameters
-from graphrag.stores.repo.graph import ENTITY_CHUNKS
+from graphrag.stores.repo.graph import ENTITY_CHUNKS, ENTITY_NEIGHBOURS
 from tests.integration.test_search import DOCS
 
 
@@ -104,7 +104,7 @@ async def test_the_top_chunks_survive_the_pruning_before_the_title_check(runtime
         CREATE (ch)-[:MENTIONS {count: 1 + k % 4}]->(x)
         FOREACH (_ IN CASE WHEN k % 2 = 0 THEN [1] ELSE [] END | CREATE (ch)-[:MENTIONS {count: 1}]->(y))
         """, parameters_={"c": collection})
-    await runtime.neo4j.q.ingest.refresh_entities([f"{collection}:x", f"{collection}:y"])  # their chunk lists
+    await runtime.neo4j.q.ingest.refresh_entities([f"{collection}:x", f"{collection}:y"])  # their lists
     try:
         config = SearchConfig(collections=(collection,), graph_prf=0)
         base = graph_parameters("Blue Falcon", config, total_chunks=12, feedback=[])
@@ -153,11 +153,17 @@ async def test_a_query_without_names_and_another_collection(runtime: Runtime, gr
     assert record["linked"] == [] and record["chunks"] == [] and record["named"] == []
 
 
-async def _chunk_lists_match_the_mentions(runtime: Runtime, collection: str) -> int:
-    """Every entity's stored chunk list equals the one its mentions give now; returns the entities."""
+async def _entity_lists_match_the_graph(runtime: Runtime, collection: str) -> int:
+    """Every entity's stored chunk and neighbour lists equal the ones its mentions and relationships give
+    now; returns the entities."""
     entities = await _read(runtime, "MATCH (e:Entity {collection: $c}) RETURN e.id AS id, e.chunk_ids AS ids, "
-                                    "e.chunk_focus AS focus, e.chunk_documents AS docs, e.mentions AS mentions",
-                           c=collection)
+                                    "e.chunk_focus AS focus, e.chunk_documents AS docs, e.mentions AS mentions, "
+                                    "e.neighbour_ids AS near, e.neighbour_weights AS near_w", c=collection)
+    edges: dict[str, dict[str, float]] = {}
+    for r in await _read(runtime, "MATCH (a:Entity {collection: $c})-[r:RELATED_TO]->(b:Entity) WHERE a <> b "
+                                  "RETURN a.id AS a, b.id AS b, r.weight AS w", c=collection):
+        for x, y in ((r["a"], r["b"]), (r["b"], r["a"])):
+            edges.setdefault(x, {})[y] = edges.get(x, {}).get(y, 0.0) + r["w"]
     mentions = await _read(runtime, "MATCH (c:Chunk {collection: $c})-[m:MENTIONS]->(e) RETURN e.id AS entity, "
                                     "c.id AS chunk, c.document_id AS doc, m.count AS count, "
                                     "COUNT { (c)-[:MENTIONS]->() } AS degree", c=collection)
@@ -169,26 +175,29 @@ async def _chunk_lists_match_the_mentions(runtime: Runtime, collection: str) -> 
         assert e["focus"] == pytest.approx([f for _, f in expected], rel=1e-12)
         assert e["docs"] == [doc_of[c] for c, _ in expected]
         assert e["mentions"] == len(mine)
+        near = sorted(edges.get(e["id"], {}).items(), key=lambda kv: (-kv[1], kv[0]))[:ENTITY_NEIGHBOURS]
+        assert e["near"] == [n for n, _ in near] and e["near_w"] == [w for _, w in near], e
     return len(entities)
 
 
-async def test_entity_chunk_lists_follow_writes_removals_and_the_backfill(
+async def test_entity_lists_follow_writes_removals_and_the_backfill(
         tmp_path: Path, runtime: Runtime, ingestor: Ingestor, graph: str) -> None:
-    assert await _chunk_lists_match_the_mentions(runtime, graph) > 10
+    assert await _entity_lists_match_the_graph(runtime, graph) > 10
     # A changed document takes its old chunks out of the shared entities' lists; a removed one too.
     first, second = sorted(DOCS)[:2]
     (tmp_path / first).write_text(DOCS[first] + "\n\nApex Logistics also opened an office in Lisbon.")
     (tmp_path / second).unlink()
     report = await ingestor.ingest_paths([tmp_path], collection=graph, sync=True)
     assert report.updated == 1 and report.deleted == 1
-    await _chunk_lists_match_the_mentions(runtime, graph)
+    await _entity_lists_match_the_graph(runtime, graph)
     chunks = {r["id"] for r in await _read(runtime, "MATCH (c:Chunk {collection: $c}) RETURN c.id AS id", c=graph)}
     listed = await _read(runtime, "MATCH (e:Entity {collection: $c}) UNWIND e.chunk_ids AS id RETURN DISTINCT id",
                          c=graph)
     assert {r["id"] for r in listed} <= chunks
-    # A graph written before entities had chunk lists gets them from the backfill, the same lists.
+    # A graph written before entities had these lists gets them from the backfill, the same lists.
     await runtime.neo4j.driver.execute_query(
-        "MATCH (e:Entity {collection: $c}) REMOVE e.chunk_ids, e.chunk_focus, e.chunk_documents",
+        "MATCH (e:Entity {collection: $c}) REMOVE e.chunk_ids, e.chunk_focus, e.chunk_documents, e.neighbour_ids, "
+        "e.neighbour_weights",
         parameters_={"c": graph})
-    assert await backfill_entity_chunk_lists(runtime.neo4j) >= 10
-    await _chunk_lists_match_the_mentions(runtime, graph)
+    assert await backfill_entity_lists(runtime.neo4j) >= 10
+    await _entity_lists_match_the_graph(runtime, graph)

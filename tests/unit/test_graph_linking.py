@@ -9,9 +9,10 @@ import pytest
 
 from graphrag.search import walk
 from graphrag.search.config import SearchConfig
-from graphrag.search.graph import chunk_limit, graph_parameters
+from graphrag.search.graph import PER_ENTITY, PER_FIRST, PER_NEXT, chunk_limit, graph_parameters
 from graphrag.search.linking import lucene_query, name_grams, name_overlap, name_spans, name_tokens, query_spans
 from graphrag.stores import queries
+from graphrag.stores.repo.graph import ENTITY_CHUNKS, ENTITY_NEIGHBOURS
 
 
 @pytest.mark.parametrize(("query", "spans"), [
@@ -140,6 +141,20 @@ def test_idf_damping_and_chunk_part() -> None:
     assert walk.chunk_part(0.5, math.e ** 2, 1, False, 2.0) == pytest.approx(1.5)
     assert walk.top_entities({"x": 1.0, "y": 0.5, "z": 0.5}, {"x": 0.1, "y": 1.0, "z": 1.0}.__getitem__, 2) == [
         ("y", 0.5), ("z", 0.5)]
+
+
+def test_an_entity_chunk_list_is_its_best_chunks_by_focus() -> None:
+    mentions = [("c1", 1, 1), ("c2", 3, 9), ("c3", 1, 1), ("c4", 2, 1), ("c5", None, 4)]
+    listed = walk.chunk_list(mentions, 3)
+    # focus: c4 1.69, then c1 and c3 1.0 (ties by id); c2 (1 + ln 3) / 3 = 0.70 and c5 0.5 fall out.
+    assert [c for c, _ in listed] == ["c4", "c1", "c3"]
+    assert listed[0][1] == pytest.approx(1 + math.log(2)) and walk.chunk_focus(3, 9) == pytest.approx(0.6995, abs=1e-4)
+    assert walk.chunk_list(mentions, 0) == [] and walk.chunk_list([], 5) == []
+
+
+def test_the_graph_writer_keeps_as_much_as_the_leg_reads() -> None:
+    assert PER_ENTITY <= ENTITY_CHUNKS
+    assert max(PER_FIRST, PER_NEXT) <= ENTITY_NEIGHBOURS
 
 
 def test_the_statement_returns_twice_overfetch_only_when_filters_follow() -> None:

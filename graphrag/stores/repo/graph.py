@@ -20,6 +20,8 @@ Row = dict[str, Any]
 #: Chunks kept in an entity's chunk list (``refresh_entity_mentions``): the graph leg reads at most
 #: this many per entity (its ``PER_ENTITY`` must not exceed it).
 ENTITY_CHUNKS = 64
+#: Neighbours kept in an entity's neighbour list: the graph leg spreads to at most this many per entity.
+ENTITY_NEIGHBOURS = 32
 
 
 class Cypher:
@@ -127,14 +129,15 @@ class IngestGraph(GraphArea):
         await self.refresh_entities(list(rows[0]["entities"]) if rows else [])
 
     async def refresh_entities(self, ids: list[str]) -> None:
-        """Recompute the mention counts, labels and chunk lists of these entities (the graph writer does
+        """Recompute the mention counts, labels, chunk and neighbour lists of these entities (the graph writer does
         this for the entities a write touches; backfills and repairs call it for the others)."""
         if ids:
-            await self._cypher.run("ingest", "refresh_entity_mentions", entity_ids=ids, keep=ENTITY_CHUNKS)
+            await self._cypher.run("ingest", "refresh_entity_mentions", entity_ids=ids, keep=ENTITY_CHUNKS,
+                                   neighbours=ENTITY_NEIGHBOURS)
 
-    async def entities_without_chunk_lists(self, limit: int) -> list[str]:
-        """Ids of entities written before entities carried chunk lists."""
-        return [r["id"] for r in await self._cypher.run("ingest", "entities_without_chunk_lists", limit=limit)]
+    async def entities_without_lists(self, limit: int) -> list[str]:
+        """Ids of entities written before entities carried chunk and neighbour lists."""
+        return [r["id"] for r in await self._cypher.run("ingest", "entities_without_lists", limit=limit)]
 
     async def prune_orphan_entities(self, collection: str) -> int:
         return int((await self._cypher.run("ingest", "prune_orphan_entities", collection=collection))[0]["removed"])
