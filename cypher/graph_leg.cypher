@@ -137,9 +137,9 @@ CALL (top) {
     LIMIT $leg.per_entity
     RETURN c, focus, doc
   }
-  WITH i, e, c, doc, w * focus AS part
+  WITH i, c, doc, w * focus AS part
   ORDER BY i
-  WITH c, doc, collect({e: e, p: part}) AS parts, sum(part) AS low
+  WITH c, doc, collect({i: i, p: part}) AS parts, sum(part) AS low
   ORDER BY low DESC
   WITH collect({c: c, doc: doc, parts: parts, low: low}) AS found
   WITH found, CASE WHEN size(found) >= $leg.limit THEN found[$leg.limit - 1].low ELSE 0.0 END AS floor
@@ -150,8 +150,9 @@ CALL (top) {
   // OPTIONAL: a chunk whose Document is gone (a repair finds those) must not lose a place the floor
   // above counted it in; it scores without the title boost, and the rows check drops it.
   OPTIONAL MATCH (d:Document {id: doc})
-  WITH c, [p IN parts[0..5] | [p.e.id, p.e.name, p.e.label]] AS via,
-       reduce(s = 0.0, p IN parts | s + p.p * CASE WHEN toLower(d.title) CONTAINS toLower(p.e.name)
+  // via: the chunk's first five top entities, as places in `walked` (names travel once, not per chunk).
+  WITH c, [p IN parts[0..5] | p.i] AS via,
+       reduce(s = 0.0, p IN parts | s + p.p * CASE WHEN toLower(d.title) CONTAINS toLower(top[p.i].e.name)
                                                 THEN $leg.title_boost ELSE 1.0 END) AS score
   ORDER BY score DESC, c
   LIMIT $leg.limit
@@ -178,4 +179,4 @@ CALL () {
   RETURN collect([c.id, d.title]) AS named
 }
 RETURN [x IN linked | [x.e.id, x.e.name, x.e.label, x.s, x.link]] AS linked, named_link,
-       [t IN top | [t.e.id, t.w]] AS walked, chunks, relations, named;
+       [t IN top | [t.e.id, t.w, t.e.name, t.e.label]] AS walked, chunks, relations, named;

@@ -99,8 +99,8 @@ async def graph_leg(pg: PostgresStore, neo4j: Neo4jStore, query: str, config: Se
         rows = await fetch_rows(pg, list({c for c, _, _ in chunks} | cited | {c for c, _ in named_rows}), config)
         chunks = [c for c in chunks if c[0] in rows]
         named_rows = [n for n in named_rows if n[0] in rows]
-    hits = [(c, score, {"entities": [{"id": e, "name": name, "label": label} for e, name, label in via[:5]]})
-            for c, score, via in chunks[: config.overfetch]]
+    walked = [{"id": e, "name": name, "label": label} for e, _, name, label in record["walked"]]
+    hits = [(c, score, {"entities": [walked[i] for i in via[:5]]}) for c, score, via in chunks[: config.overfetch]]
     relations = []
     for source, target, predicates, evidence_ids in record["relations"]:
         evidence: str | None = next((str(e) for e in (evidence_ids or []) if not config.filters or e in rows), None)

@@ -61,8 +61,8 @@ async def test_the_statement_walks_and_scores_like_the_python_reference(runtime:
                        frontier=FRONTIER)
     expected = walk.top_entities(rank, damp, TOP_ENTITIES)
     assert len(expected) > len(seeds)  # the walk reached entities the query does not name
-    assert [e for e, _ in record["walked"]] == [e for e, _ in expected]
-    assert [w for _, w in record["walked"]] == pytest.approx([w for _, w in expected], rel=1e-9)
+    assert [e for e, _, _, _ in record["walked"]] == [e for e, _ in expected]
+    assert [w for _, w, _, _ in record["walked"]] == pytest.approx([w for _, w in expected], rel=1e-9)
 
     # Chunk scores: every top entity adds its part to the chunks that mention it.
     # An entity reads the chunk lists of its name's entities (each its ENTITY_CHUNKS best by focus), merged.
@@ -113,7 +113,7 @@ async def test_the_top_chunks_survive_the_pruning_before_the_title_check(runtime
                                         "d.title AS title, COUNT { (c)-[:MENTIONS]->() } AS degree", c=collection)
         for boost in (1.0, 2.0, 10.0):
             full = await runtime.neo4j.q.search.graph_leg({**base, "title_boost": boost})
-            weights = dict(full["walked"])
+            weights = {e: w for e, w, _, _ in full["walked"]}
             assert len(weights) == 2  # the named entity and its neighbour
             scores: dict[str, float] = {}
             for m in mentions:
