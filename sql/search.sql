@@ -103,6 +103,13 @@ SELECT c.id, c.document_id, c.collection, c.chunk_index, c.content, c.heading_pa
 FROM chunks c JOIN documents d ON d.id = c.document_id
 WHERE c.id = ANY(:ids::uuid[]) AND (:collections::text[] IS NULL OR c.collection = ANY(:collections::text[])) AND (/*FILTER*/);
 
+-- name: chunk_similarity
+-- The query similarity of chunks of :model that the vector leg did not return (score completion for
+-- fusion): computed here, so that fusion reads a float per candidate instead of its vector and text.
+SELECT c.id, 1 - (c.embedding <=> :embedding::vector) AS similarity
+FROM chunks c
+WHERE c.id = ANY(:ids::uuid[]) AND c.embedding_model = :model;
+
 -- name: checkout_settings
 -- Settings for the statement run on one pool checkout (Sql.fetch_where); the pool runs
 -- RESET ALL when the connection goes back, which restores the defaults.

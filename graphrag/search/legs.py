@@ -93,6 +93,14 @@ async def keyword_scores(pg: PostgresStore, query: str, chunk_ids: list[str], co
     return {str(r["id"]): float(r["score"] or 0.0) for r in rows}
 
 
+async def similarities(pg: PostgresStore, embedding: np.ndarray, ids: list[str], model: str) -> dict[str, float]:
+    """The query similarity (cosine) of those of these chunks that ``model`` embedded."""
+    if not ids:
+        return {}
+    rows = await pg.q.search.chunk_similarity(embedding, [uuid.UUID(i) for i in ids], model=model)
+    return {str(r["id"]): float(r["similarity"]) for r in rows}
+
+
 async def fetch_rows(pg: PostgresStore, ids: list[str], config: SearchConfig) -> dict[str, dict[str, Any]]:
     """Chunk and document columns of the hits, re-checked against collections and filters."""
     if not ids:

@@ -35,7 +35,7 @@ from graphrag.search.expansion import (
 )
 from graphrag.search.filters import parse_filter
 from graphrag.search.graph import graph_leg, passages, plan_graph_leg
-from graphrag.search.legs import LegResult, fetch_rows, keyword_leg, keyword_scores, vector_leg
+from graphrag.search.legs import LegResult, fetch_rows, keyword_leg, keyword_scores, similarities, vector_leg
 from graphrag.search.recipes import derive
 from graphrag.search.registry import LegInputs, LegRunner
 from graphrag.stores.filters import compile_filter
@@ -345,12 +345,12 @@ class SearchRouter:
         run.rows = {cid: row for r in results.values() for cid, row in r.rows.items()}
         run.t_rows = time.perf_counter()
         if config.fusion == "convex" and len(rankings) > 1:
+            # Scores only: the rows (text, metadata, vectors) are read for the pool that survives fusion.
             union = list(dict.fromkeys(cid for hits in rankings.values() for cid, _, _ in hits))
-            fetched, completed = await asyncio.gather(
-                fetch_rows(self.postgres, [c for c in union if c not in run.rows], config),
-                self._keyword_completion(text, union, results, config, expansion))
-            run.rows.update(fetched)
-            completed.update(self._vector_completion(run.embedding, run.space, union, run.rows, results, config))
+            completed, similar = await asyncio.gather(
+                self._keyword_completion(text, union, results, config, expansion),
+                self._vector_completion(run.embedding, run.space, union, results, config))
+            completed.update(similar)
             candidates = fusion.convex(rankings, weights, completed)
         else:
             candidates = fusion.rrf(rankings, weights, config.rrf_k)
@@ -490,25 +490,15 @@ class SearchRouter:
             return {}
         return {"keyword": scores}
 
-    def _vector_completion(self, embedding: np.ndarray | None, space: EmbeddingSpace | None, union: list[str],
-                           rows: dict[str, dict[str, Any]], results: dict[str, LegResult],
-                           config: SearchConfig) -> dict[str, dict[str, float]]:
-        """The query similarity of candidates the vector leg did not return, from their fetched rows."""
+    async def _vector_completion(self, embedding: np.ndarray | None, space: EmbeddingSpace | None, union: list[str],
+                                 results: dict[str, LegResult], config: SearchConfig) -> dict[str, dict[str, float]]:
+        """The query similarity of candidates the vector leg did not return, computed in PostgreSQL
+        (only chunks embedded by the query's model are comparable with the query vector)."""
         if "vector" not in results or embedding is None or space is None:
             return {}
         found = {h[0] for h in results["vector"].hits}
-        similar: dict[str, float] = {}
-        for cid in union:
-            row = rows.get(cid)
-            # Only chunks embedded by the query's model are comparable with the query vector.
-            if cid in found or row is None or row.get("embedding_model") != space.name:
-                continue
-            vector = _vector(row)
-            if vector is not None:
-                similarity = float(np.dot(vector, embedding))
-                if config.threshold is None or similarity >= config.threshold:
-                    similar[cid] = similarity
-        return {"vector": similar}
+        similar = await similarities(self.postgres, embedding, [c for c in union if c not in found], space.name)
+        return {"vector": {cid: s for cid, s in similar.items() if config.threshold is None or s >= config.threshold}}
 
     async def _entities_of(self, chunk_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
         try:

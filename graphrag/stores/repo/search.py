@@ -41,6 +41,10 @@ class SearchQueries(Area):
         """Chunk and document columns of these chunks, those outside the collections or filter left out."""
         return await self._sql.fetch_where("search", "chunk_rows", where=where, ids=ids, collections=collections)
 
+    async def chunk_similarity(self, embedding: np.ndarray, ids: list[uuid.UUID], *, model: str) -> list[asyncpg.Record]:
+        """``id, similarity`` (cosine) of those of these chunks that ``model`` embedded."""
+        return await self._sql.fetch("search", "chunk_similarity", embedding=embedding, ids=ids, model=model)
+
     async def chunk_count(self, collections: list[str] | None) -> int:
         """Chunks in these collections (all when None)."""
         return int(await self._sql.fetchval("search", "collection_chunk_count", collections=collections) or 0)
