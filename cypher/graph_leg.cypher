@@ -130,30 +130,32 @@ CALL (top) {
   UNWIND range(0, size(top) - 1) AS i
   WITH i, top[i].e AS e, top[i].w AS w
   CALL (e) {
+    // Each list is sorted, so the best per_entity of the merged lists are among each list's first per_entity.
     MATCH (v:Entity {collection: e.collection, norm: e.norm})
-    UNWIND range(0, size(coalesce(v.chunk_ids, [])) - 1) AS k
-    WITH v.chunk_ids[k] AS c, v.chunk_focus[k] AS focus, v.chunk_documents[k] AS doc
+    WITH v, coalesce(v.chunk_ids, [])[0..$leg.per_entity] AS ids
+    UNWIND range(0, size(ids) - 1) AS k
+    WITH ids[k] AS c, v.chunk_focus[k] AS focus, v.chunk_documents[k] AS doc
     ORDER BY focus DESC, c
     LIMIT $leg.per_entity
     RETURN c, focus, doc
   }
   WITH i, c, doc, w * focus AS part
   ORDER BY i
-  WITH c, doc, collect({i: i, p: part}) AS parts, sum(part) AS low
+  // Lists, not maps, from here on: a map per row costs more than the arithmetic.
+  WITH c, doc, collect(i) AS ents, collect(part) AS parts, sum(part) AS low
   ORDER BY low DESC
-  WITH collect({c: c, doc: doc, parts: parts, low: low}) AS found
-  WITH found, CASE WHEN size(found) >= $leg.limit THEN found[$leg.limit - 1].low ELSE 0.0 END AS floor
+  WITH collect([c, doc, ents, parts, low]) AS found
+  WITH found, CASE WHEN size(found) >= $leg.limit THEN found[$leg.limit - 1][4] ELSE 0.0 END AS floor
   UNWIND found AS x
   // The slack keeps a chunk that ties the floor despite float rounding.
-  WITH x WHERE x.low * $leg.title_boost >= floor * 0.999999
-  WITH x.c AS c, x.doc AS doc, x.parts AS parts
+  WITH x WHERE x[4] * $leg.title_boost >= floor * 0.999999
   // OPTIONAL: a chunk whose Document is gone (a repair finds those) must not lose a place the floor
   // above counted it in; it scores without the title boost, and the rows check drops it.
-  OPTIONAL MATCH (d:Document {id: doc})
+  OPTIONAL MATCH (d:Document {id: x[1]})
   // via: the chunk's first five top entities, as places in `walked` (names travel once, not per chunk).
-  WITH c, [p IN parts[0..5] | p.i] AS via,
-       reduce(s = 0.0, p IN parts | s + p.p * CASE WHEN toLower(d.title) CONTAINS toLower(top[p.i].e.name)
-                                                THEN $leg.title_boost ELSE 1.0 END) AS score
+  WITH x[0] AS c, x[2][0..5] AS via, toLower(d.title) AS title, x[2] AS ents, x[3] AS parts
+  WITH c, via, reduce(s = 0.0, k IN range(0, size(ents) - 1) |
+         s + parts[k] * CASE WHEN title CONTAINS toLower(top[ents[k]].e.name) THEN $leg.title_boost ELSE 1.0 END) AS score
   ORDER BY score DESC, c
   LIMIT $leg.limit
   RETURN collect([c, score, via]) AS chunks
