@@ -97,9 +97,11 @@ WHERE p.chunk_id = ANY(:chunk_ids::uuid[]) AND p.lexeme = ANY(ARRAY(SELECT lexem
 GROUP BY p.chunk_id;
 
 -- name: chunk_rows
--- The hits' rows, re-checked against collections and the filter (the graph leg relies on this).
+-- The hits' rows, re-checked against collections and the filter (the graph leg relies on this). The
+-- vectors only when :vectors (MMR compares them); otherwise they are neither read nor sent.
 SELECT c.id, c.document_id, c.collection, c.chunk_index, c.content, c.heading_path, c.char_start, c.char_end,
-       c.token_count, c.has_code, c.metadata, c.embedding, c.embedding_model, d.source, d.title, d.metadata AS document_metadata, d.tags
+       c.token_count, c.has_code, c.metadata, CASE WHEN :vectors::boolean THEN c.embedding END AS embedding,
+       c.embedding_model, d.source, d.title, d.metadata AS document_metadata, d.tags
 FROM chunks c JOIN documents d ON d.id = c.document_id
 WHERE c.id = ANY(:ids::uuid[]) AND (:collections::text[] IS NULL OR c.collection = ANY(:collections::text[])) AND (/*FILTER*/);
 

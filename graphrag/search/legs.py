@@ -102,11 +102,12 @@ async def similarities(pg: PostgresStore, embedding: np.ndarray, ids: list[str],
 
 
 async def fetch_rows(pg: PostgresStore, ids: list[str], config: SearchConfig) -> dict[str, dict[str, Any]]:
-    """Chunk and document columns of the hits, re-checked against collections and filters."""
+    """Chunk and document columns of the hits, re-checked against collections and filters; their
+    vectors only for MMR (the one step that compares them)."""
     if not ids:
         return {}
     rows = await pg.q.search.chunk_rows([uuid.UUID(i) for i in ids], collections=collection_list(config),
-                                        where=compile_filter(config.filters))
+                                        where=compile_filter(config.filters), vectors=config.mmr_lambda is not None)
     out = {}
     for r in rows:
         row = dict(r)

@@ -18,6 +18,7 @@ from graphrag.errors import ConfigurationError, InvalidInput, NotFound, ServiceU
 from graphrag.models import is_collection_name
 from graphrag.stores import queries
 from graphrag.stores.repo import PgQueries, UnitOfWork
+from graphrag.stores.repo.base import reset_connection
 from graphrag.stores.repo.documents import CHUNK_COLUMNS as _CHUNK_COLUMNS
 
 log = logging.getLogger(__name__)
@@ -114,7 +115,7 @@ class PostgresStore:
         try:
             pool = await asyncpg.create_pool(
                 dsn, min_size=min_size, max_size=max_size, init=_init_connection, command_timeout=60,
-                connect=connect_now if dsn_source is not None else None,
+                connect=connect_now if dsn_source is not None else None, reset=reset_connection,
             )
         except asyncpg.InvalidPasswordError as exc:
             raise ConfigurationError(

@@ -134,3 +134,44 @@ async def test_a_named_advisory_lock_admits_one_holder_at_a_time(runtime: Runtim
     await asyncio.gather(hold("a", 0.3), hold("b", 0.0), hold("c", 0.1))
     assert [order[i].split()[0] for i in range(0, 6, 2)] == [order[i].split()[0] for i in range(1, 6, 2)]
     assert all(order[i].endswith("in") and order[i + 1].endswith("out") for i in range(0, 6, 2))
+
+
+async def test_pooled_plain_reads_skip_the_reset_and_statement_settings_never_leak(runtime: Runtime,
+                                                                                     monkeypatch: object) -> None:
+    """A checkout that only ran a plain read goes back without asyncpg's reset round trip; settings for
+    one statement, and a read that failed, still get the full reset."""
+    import asyncpg
+    import pytest
+
+    from graphrag.stores.postgres import PostgresStore
+    from graphrag.stores.repo.base import Condition, Sql
+
+    resets: list[int] = []
+    original = asyncpg.Connection.reset
+
+    async def counted(self: asyncpg.Connection, *, timeout: float | None = None) -> None:
+        resets.append(1)
+        await original(self, timeout=timeout)
+
+    monkeypatch.setattr(asyncpg.Connection, "reset", counted)  # type: ignore[attr-defined]
+    store = await PostgresStore.connect(runtime.postgres._dsn, min_size=1, max_size=1)  # one connection
+    try:
+        sql = Sql(store.pool)
+        default = await sql._read("fetchval", "SHOW work_mem", [])
+        assert resets == [1]  # SHOW is not a plain read (as SET is not): full reset
+        resets.clear()
+        assert await sql.fetchval("search", "collection_chunk_count", collections=None) is not None
+        assert await sql.fetch_where("search", "chunk_rows", where=Condition(), ids=[], collections=None,
+                                     vectors=False) == []
+        assert resets == []  # plain reads: no reset
+        await sql.fetch_where("search", "chunk_rows", where=Condition(), ids=[], collections=None, vectors=False,
+                              settings={"work_mem": "77kB"})
+        assert resets == [1]
+        async with store.pool.acquire() as conn:  # the same (only) connection: the setting was taken back
+            assert await conn.fetchval("SHOW work_mem") == default
+        resets.clear()  # that checkout was reset too (not a plain read through Sql)
+        with pytest.raises(asyncpg.DivisionByZeroError):
+            await sql._read("fetchval", "SELECT 1 / 0", [])
+        assert resets == [1]
+    finally:
+        await store.close()

@@ -29,10 +29,10 @@ def test_filter_parameters_compile_into_a_statement_after_its_own() -> None:
     # The condition's names join the statement's: one $n each, the statement's own first.
     compiled = compile_filter({"a": 1, "source": {"$in": ["x"]}})
     st = queries.variant("search", "chunk_rows", compiled.sql)
-    assert st.params[:2] == ("ids", "collections")
-    assert set(st.params[2:]) == set(compiled.params)
-    assert st.bind({"ids": [], "collections": None, **compiled.params})[2:] == [
-        compiled.params[p] for p in st.params[2:]]
+    assert st.params[:3] == ("vectors", "ids", "collections")
+    assert set(st.params[3:]) == set(compiled.params)
+    assert st.bind({"vectors": False, "ids": [], "collections": None, **compiled.params})[3:] == [
+        compiled.params[p] for p in st.params[3:]]
     assert "/*FILTER*/" not in st.text and ":filter" not in st.text
     assert compile_filter(None).sql == "TRUE" and not compile_filter({}).params
 

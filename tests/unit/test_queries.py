@@ -92,3 +92,19 @@ def test_named_values_are_checked_before_anything_runs() -> None:
     st = queries.statement("jobs", "heartbeat")
     with pytest.raises(queries.ParameterError, match="missing :id"):
         st.bind({"claim": 2})
+
+
+def test_only_reads_that_cannot_change_the_session_skip_the_pool_reset() -> None:
+    from graphrag.stores.repo.base import _plain_read
+
+    assert _plain_read("-- a comment\nSELECT c.id FROM chunks c WHERE c.id = ANY($1)")
+    assert _plain_read("WITH x AS (SELECT 1) SELECT * FROM x OFFSET 3")
+    for text in ("SELECT set_config('work_mem', '1MB', false)", "SELECT pg_advisory_lock(1)",
+                 "UPDATE jobs SET status = 'done'", "SHOW work_mem", "SET work_mem = '1MB'",
+                 "WITH t AS (SELECT 1) SELECT * FROM t FOR UPDATE; LOCK TABLE chunks",
+                 "SELECT 1; LISTEN x", "-- SELECT\nDECLARE c CURSOR FOR SELECT 1"):
+        assert not _plain_read(text), text
+    # Every search statement but the one that applies settings is a plain read.
+    for name in ("vector_leg", "keyword_leg", "keyword_scores", "chunk_rows", "chunk_similarity"):
+        assert _plain_read(queries.sql("search", name)), name
+    assert not _plain_read(queries.sql("search", "checkout_settings"))

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -13,6 +16,28 @@ from graphrag.stores import queries
 
 #: Where statements run: the pool (one connection per call) or a connection (a unit of work's).
 Target: TypeAlias = "asyncpg.Pool | asyncpg.Connection"
+
+
+#: Set while a pooled connection that served only plain reads goes back to the pool: its reset can be skipped.
+_PLAIN_READ: ContextVar[bool] = ContextVar("graphrag_plain_read", default=False)
+_SESSION_WORDS = re.compile(r"set_config|advisory|\b(?:listen|notify|declare|prepare|temp|temporary|set|lock)\b", re.I)
+
+
+async def reset_connection(conn: asyncpg.Connection) -> None:
+    """The pool's reset of a connection coming back: asyncpg's full reset (``RESET ALL``, advisory locks,
+    cursors, listeners: one round trip) unless the checkout only ran a plain read, which changes no
+    session state. The search path's reads are most of the checkouts, and each reset cost as much as
+    its statement."""
+    if not _PLAIN_READ.get():
+        await conn.reset()
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain_read(text: str) -> bool:
+    """A SELECT (or WITH ... SELECT) that cannot change the session: no settings, locks, cursors or temp
+    tables. Conservative: any word that might is enough to keep the reset."""
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
+    return code.lstrip().upper().startswith(("SELECT", "WITH")) and not _SESSION_WORDS.search(code)
 
 
 def span(summary: str) -> Any:
@@ -36,17 +61,32 @@ class Sql:
     def __init__(self, target: Target) -> None:
         self.target = target
 
+    async def _read(self, method: str, text: str, values: Any, **kwargs: Any) -> Any:
+        """``method`` (fetch, fetchrow, fetchval) of the statement on the target; on the pool, a plain read
+        returns its connection without the reset (:func:`reset_connection`)."""
+        if not isinstance(self.target, asyncpg.Pool) or not _plain_read(text):
+            return await getattr(self.target, method)(text, *values, **kwargs)
+        plain = None
+        try:
+            async with self.target.acquire() as conn:
+                result = await getattr(conn, method)(text, *values, **kwargs)
+                plain = _PLAIN_READ.set(True)  # only once it succeeded: a failed statement gets the full reset
+            return result
+        finally:
+            if plain is not None:
+                _PLAIN_READ.reset(plain)
+
     async def fetch(self, file: str, name: str, /, **params: Any) -> list[asyncpg.Record]:
         """The statement's rows."""
         st = queries.statement(file, name)
         with span(st.summary):
-            return await self.target.fetch(st.text, *st.bind(params))
+            return await self._read("fetch", st.text, st.bind(params))
 
     async def fetchrow(self, file: str, name: str, /, **params: Any) -> asyncpg.Record | None:
         """The statement's first row, or None."""
         st = queries.statement(file, name)
         with span(st.summary):
-            return await self.target.fetchrow(st.text, *st.bind(params))
+            return await self._read("fetchrow", st.text, st.bind(params))
 
     async def fetchval(self, file: str, name: str, /, *, timeout_s: float | None = None, **params: Any) -> Any:
         """The first column of the statement's first row. ``timeout_s`` replaces the pool's per-statement
@@ -54,7 +94,7 @@ class Sql:
         st = queries.statement(file, name)
         with span(st.summary):
             # None: the pool's command timeout, as asyncpg reads it.
-            return await self.target.fetchval(st.text, *st.bind(params), timeout=timeout_s)
+            return await self._read("fetchval", st.text, st.bind(params), timeout=timeout_s)
 
     async def execute(self, file: str, name: str, /, **params: Any) -> str:
         """Run the statement; its status string (``"DELETE 3"``)."""
@@ -80,7 +120,7 @@ class Sql:
         values = st.bind({**params, **where.params})
         with span(st.summary):
             if not settings:
-                return await self.target.fetch(st.text, *values)
+                return await self._read("fetch", st.text, values)
             if not isinstance(self.target, asyncpg.Pool):
                 raise TypeError("statement settings need a pool target (they are reset when the connection goes back)")
             setter = queries.statement("search", "checkout_settings")

@@ -36,10 +36,12 @@ class SearchQueries(Area):
         return await self._sql.fetch("search", "keyword_scores", texts=texts, weights=weights,
                                      collections=collections, chunk_ids=chunk_ids, k1=k1, b=b)
 
-    async def chunk_rows(self, ids: list[uuid.UUID], *, collections: list[str] | None,
-                         where: Condition) -> list[asyncpg.Record]:
-        """Chunk and document columns of these chunks, those outside the collections or filter left out."""
-        return await self._sql.fetch_where("search", "chunk_rows", where=where, ids=ids, collections=collections)
+    async def chunk_rows(self, ids: list[uuid.UUID], *, collections: list[str] | None, where: Condition,
+                         vectors: bool = False) -> list[asyncpg.Record]:
+        """Chunk and document columns of these chunks, those outside the collections or filter left out;
+        ``embedding`` is None unless ``vectors``."""
+        return await self._sql.fetch_where("search", "chunk_rows", where=where, ids=ids, collections=collections,
+                                           vectors=vectors)
 
     async def chunk_similarity(self, embedding: np.ndarray, ids: list[uuid.UUID], *, model: str) -> list[asyncpg.Record]:
         """``id, similarity`` (cosine) of those of these chunks that ``model`` embedded."""
