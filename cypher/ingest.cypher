@@ -165,17 +165,21 @@ FOREACH (c IN chunks | DETACH DELETE c)
 RETURN entities;
 
 // name: prune_orphan_entities
-// Entities of the collection that no chunk mentions any more.
+// Entities of the collection that no chunk mentions any more; returns how many, and the entities
+// related to them (their neighbour lists are refreshed next).
 MATCH (e:Entity) WHERE e.collection = $collection AND NOT EXISTS { (e)<-[:MENTIONS]-() }
 WITH collect(e) AS orphans
+WITH orphans, COLLECT { UNWIND orphans AS o MATCH (o)-[:RELATED_TO]-(n) WHERE NOT n IN orphans
+                        RETURN DISTINCT n.id } AS neighbours
 FOREACH (e IN orphans | DETACH DELETE e)
-RETURN size(orphans) AS removed;
+RETURN size(orphans) AS removed, neighbours;
 
 // name: recount_entity_mentions
+// Entities whose stored mention count drifted from their mentions (their lists are refreshed next).
 MATCH (e:Entity) WHERE e.collection = $collection
 WITH e, COUNT { (e)<-[:MENTIONS]-() } AS n WHERE coalesce(e.mentions, -1) <> n
 SET e.mentions = n
-RETURN count(e) AS recounted;
+RETURN collect(e.id) AS recounted;
 
 // name: documents_without_title_norm
 // Graphs written before documents carried their title key (see backfill.py).

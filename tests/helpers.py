@@ -13,6 +13,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from graphrag.search import walk
+from graphrag.stores.repo.graph import ENTITY_CHUNKS, ENTITY_NEIGHBOURS
+
 
 def run_cli(*args: str, env: Mapping[str, str] | None = None, stdin: bytes | None = None,
             replace_env: bool = False, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -99,3 +104,36 @@ async def rest_search(router: Any, query: str, **options: Any) -> dict[str, Any]
     """A search's result in its REST shape (``SearchResult.to_dict()``): what most search tests check,
     since that shape is the contract every interface maps to."""
     return (await router.search(query, **options)).to_dict()
+
+
+async def graph_rows(runtime: Any, statement: str, **params: Any) -> list[dict[str, Any]]:
+    """The rows of a Cypher statement on the runtime's Neo4j, as dicts."""
+    records, _, _ = await runtime.neo4j.driver.execute_query(statement, parameters_=params)
+    return [r.data() for r in records]
+
+
+async def entity_lists_match_the_graph(runtime: Any, collection: str) -> int:
+    """Every entity's stored chunk and neighbour lists equal the ones its mentions and relationships give
+    now; returns the entities."""
+    entities = await graph_rows(runtime, "MATCH (e:Entity {collection: $c}) RETURN e.id AS id, e.chunk_ids AS ids, "
+                                    "e.chunk_focus AS focus, e.chunk_documents AS docs, e.mentions AS mentions, "
+                                    "e.neighbour_ids AS near, e.neighbour_weights AS near_w", c=collection)
+    edges: dict[str, dict[str, float]] = {}
+    for r in await graph_rows(runtime, "MATCH (a:Entity {collection: $c})-[r:RELATED_TO]->(b:Entity) WHERE a <> b "
+                                  "RETURN a.id AS a, b.id AS b, r.weight AS w", c=collection):
+        for x, y in ((r["a"], r["b"]), (r["b"], r["a"])):
+            edges.setdefault(x, {})[y] = edges.get(x, {}).get(y, 0.0) + r["w"]
+    mentions = await graph_rows(runtime, "MATCH (c:Chunk {collection: $c})-[m:MENTIONS]->(e) RETURN e.id AS entity, "
+                                    "c.id AS chunk, c.document_id AS doc, m.count AS count, "
+                                    "COUNT { (c)-[:MENTIONS]->() } AS degree", c=collection)
+    doc_of = {m["chunk"]: m["doc"] for m in mentions}
+    for e in entities:
+        mine = [(m["chunk"], m["count"], m["degree"]) for m in mentions if m["entity"] == e["id"]]
+        expected = walk.chunk_list(mine, ENTITY_CHUNKS)
+        assert e["ids"] == [c for c, _ in expected], e
+        assert e["focus"] == pytest.approx([f for _, f in expected], rel=1e-12)
+        assert e["docs"] == [doc_of[c] for c, _ in expected]
+        assert e["mentions"] == len(mine)
+        near = sorted(edges.get(e["id"], {}).items(), key=lambda kv: (-kv[1], kv[0]))[:ENTITY_NEIGHBOURS]
+        assert e["near"] == [n for n, _ in near] and e["near_w"] == [w for _, w in near], e
+    return len(entities)

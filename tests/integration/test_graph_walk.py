@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -14,13 +13,9 @@ from graphrag.runtime import Runtime
 from graphrag.search import walk
 from graphrag.search.config import SearchConfig
 from graphrag.search.graph import PER_ENTITY, PER_FIRST, PER_NEXT, FRONTIER, TOP_ENTITIES, graph_parameters
-from graphrag.stores.repo.graph import ENTITY_CHUNKS, ENTITY_NEIGHBOURS
+from graphrag.stores.repo.graph import ENTITY_CHUNKS
+from tests.helpers import entity_lists_match_the_graph, graph_rows
 from tests.integration.test_search import DOCS
-
-
-async def _read(runtime: Runtime, statement: str, **params: Any) -> list[dict[str, Any]]:
-    records, _, _ = await runtime.neo4j.driver.execute_query(statement, parameters_=params)
-    return [r.data() for r in records]
 
 
 @pytest.fixture
@@ -41,11 +36,11 @@ async def test_the_statement_walks_and_scores_like_the_python_reference(runtime:
     assert linked["Apex Logistics Inc."][2] == 1.0 and record["named_link"] == 1.0  # the span names it exactly
 
     # The same walk in Python, over the graph read back from Neo4j.
-    entities = {r["id"]: r for r in await _read(
+    entities = {r["id"]: r for r in await graph_rows(
         runtime, "MATCH (e:Entity {collection: $c}) RETURN e.id AS id, e.mentions AS mentions, e.name AS name, "
                  "e.norm AS norm", c=graph)}
     edges: dict[str, dict[str, float]] = {}
-    for r in await _read(runtime, "MATCH (a:Entity {collection: $c})-[r:RELATED_TO]->(b:Entity) WHERE a <> b "
+    for r in await graph_rows(runtime, "MATCH (a:Entity {collection: $c})-[r:RELATED_TO]->(b:Entity) WHERE a <> b "
                                   "RETURN a.id AS a, b.id AS b, r.weight AS w", c=graph):
         for x, y in ((r["a"], r["b"]), (r["b"], r["a"])):
             edges.setdefault(x, {})[y] = edges.get(x, {}).get(y, 0.0) + r["w"]
@@ -66,7 +61,7 @@ async def test_the_statement_walks_and_scores_like_the_python_reference(runtime:
 
     # Chunk scores: every top entity adds its part to the chunks that mention it.
     # An entity reads the chunk lists of its name's entities (each its ENTITY_CHUNKS best by focus), merged.
-    mentions = await _read(runtime, "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk {collection: $c})-[m:MENTIONS]->(e) "
+    mentions = await graph_rows(runtime, "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk {collection: $c})-[m:MENTIONS]->(e) "
                                     "RETURN c.id AS chunk, e.id AS entity, e.norm AS norm, m.count AS count, "
                                     "d.title AS title, COUNT { (c)-[:MENTIONS]->() } AS degree", c=graph)
     titles = {m["chunk"]: m["title"] for m in mentions}
@@ -108,7 +103,7 @@ async def test_the_top_chunks_survive_the_pruning_before_the_title_check(runtime
     try:
         config = SearchConfig(collections=(collection,), graph_prf=0)
         base = graph_parameters("Blue Falcon", config, total_chunks=12, feedback=[])
-        mentions = await _read(runtime, "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk {collection: $c})-[m:MENTIONS]->(e) "
+        mentions = await graph_rows(runtime, "MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk {collection: $c})-[m:MENTIONS]->(e) "
                                         "RETURN c.id AS chunk, e.id AS entity, e.name AS name, m.count AS count, "
                                         "d.title AS title, COUNT { (c)-[:MENTIONS]->() } AS degree", c=collection)
         for boost in (1.0, 2.0, 10.0):
@@ -139,7 +134,7 @@ async def test_a_query_without_names_and_another_collection(runtime: Runtime, gr
     assert record["linked"] == [] and record["chunks"] == [] and record["walked"] == []
     assert record["named_link"] == 0.0
     # Passage feedback alone seeds the walk, and does not count as the query naming something.
-    chunk = (await _read(runtime, "MATCH (d:Document {collection: $c, title: 'Sarah Johnson'})-[:HAS_CHUNK]->(c) "
+    chunk = (await graph_rows(runtime, "MATCH (d:Document {collection: $c, title: 'Sarah Johnson'})-[:HAS_CHUNK]->(c) "
                                   "RETURN c.id AS id", c=graph))[0]["id"]
     fed = graph_parameters("zzzz qqqq", config.model_copy(update={"graph_prf": 1}), total_chunks=total,
                            feedback=[(chunk, 0.9)])
@@ -153,45 +148,18 @@ async def test_a_query_without_names_and_another_collection(runtime: Runtime, gr
     assert record["linked"] == [] and record["chunks"] == [] and record["named"] == []
 
 
-async def _entity_lists_match_the_graph(runtime: Runtime, collection: str) -> int:
-    """Every entity's stored chunk and neighbour lists equal the ones its mentions and relationships give
-    now; returns the entities."""
-    entities = await _read(runtime, "MATCH (e:Entity {collection: $c}) RETURN e.id AS id, e.chunk_ids AS ids, "
-                                    "e.chunk_focus AS focus, e.chunk_documents AS docs, e.mentions AS mentions, "
-                                    "e.neighbour_ids AS near, e.neighbour_weights AS near_w", c=collection)
-    edges: dict[str, dict[str, float]] = {}
-    for r in await _read(runtime, "MATCH (a:Entity {collection: $c})-[r:RELATED_TO]->(b:Entity) WHERE a <> b "
-                                  "RETURN a.id AS a, b.id AS b, r.weight AS w", c=collection):
-        for x, y in ((r["a"], r["b"]), (r["b"], r["a"])):
-            edges.setdefault(x, {})[y] = edges.get(x, {}).get(y, 0.0) + r["w"]
-    mentions = await _read(runtime, "MATCH (c:Chunk {collection: $c})-[m:MENTIONS]->(e) RETURN e.id AS entity, "
-                                    "c.id AS chunk, c.document_id AS doc, m.count AS count, "
-                                    "COUNT { (c)-[:MENTIONS]->() } AS degree", c=collection)
-    doc_of = {m["chunk"]: m["doc"] for m in mentions}
-    for e in entities:
-        mine = [(m["chunk"], m["count"], m["degree"]) for m in mentions if m["entity"] == e["id"]]
-        expected = walk.chunk_list(mine, ENTITY_CHUNKS)
-        assert e["ids"] == [c for c, _ in expected], e
-        assert e["focus"] == pytest.approx([f for _, f in expected], rel=1e-12)
-        assert e["docs"] == [doc_of[c] for c, _ in expected]
-        assert e["mentions"] == len(mine)
-        near = sorted(edges.get(e["id"], {}).items(), key=lambda kv: (-kv[1], kv[0]))[:ENTITY_NEIGHBOURS]
-        assert e["near"] == [n for n, _ in near] and e["near_w"] == [w for _, w in near], e
-    return len(entities)
-
-
 async def test_entity_lists_follow_writes_removals_and_the_backfill(
         tmp_path: Path, runtime: Runtime, ingestor: Ingestor, graph: str) -> None:
-    assert await _entity_lists_match_the_graph(runtime, graph) > 10
+    assert await entity_lists_match_the_graph(runtime, graph) > 10
     # A changed document takes its old chunks out of the shared entities' lists; a removed one too.
     first, second = sorted(DOCS)[:2]
     (tmp_path / first).write_text(DOCS[first] + "\n\nApex Logistics also opened an office in Lisbon.")
     (tmp_path / second).unlink()
     report = await ingestor.ingest_paths([tmp_path], collection=graph, sync=True)
     assert report.updated == 1 and report.deleted == 1
-    await _entity_lists_match_the_graph(runtime, graph)
-    chunks = {r["id"] for r in await _read(runtime, "MATCH (c:Chunk {collection: $c}) RETURN c.id AS id", c=graph)}
-    listed = await _read(runtime, "MATCH (e:Entity {collection: $c}) UNWIND e.chunk_ids AS id RETURN DISTINCT id",
+    await entity_lists_match_the_graph(runtime, graph)
+    chunks = {r["id"] for r in await graph_rows(runtime, "MATCH (c:Chunk {collection: $c}) RETURN c.id AS id", c=graph)}
+    listed = await graph_rows(runtime, "MATCH (e:Entity {collection: $c}) UNWIND e.chunk_ids AS id RETURN DISTINCT id",
                          c=graph)
     assert {r["id"] for r in listed} <= chunks
     # A graph written before entities had these lists gets them from the backfill, the same lists.
@@ -200,4 +168,4 @@ async def test_entity_lists_follow_writes_removals_and_the_backfill(
         "e.neighbour_weights",
         parameters_={"c": graph})
     assert await backfill_entity_lists(runtime.neo4j) >= 10
-    await _entity_lists_match_the_graph(runtime, graph)
+    await entity_lists_match_the_graph(runtime, graph)

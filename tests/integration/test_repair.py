@@ -14,7 +14,7 @@ from typing import Any
 from graphrag.health import collect_status
 from graphrag.ingest.pipeline import Ingestor
 from graphrag.runtime import Runtime
-from tests.helpers import run_cli
+from tests.helpers import entity_lists_match_the_graph, run_cli
 
 DOCS = {
     "a.md": "# Harbour Survey\n\nIngrid Lund surveyed the harbour of Bergen with the Norwegian Coastal Agency.",
@@ -59,7 +59,7 @@ async def test_repair_reconciles_drift_in_both_directions(tmp_path: Path, ingest
                            "key: 'nobody|PERSON', norm: 'nobody', mentions: 7})", id=str(uuid.uuid4()), c=collection)
     # 4. a mention count that lies (on an entity of a document that is otherwise intact)
     await _cypher(runtime, "MATCH (:Document {id: $id})-[:HAS_CHUNK]->(:Chunk)-[:MENTIONS]->(e:Entity) "
-                           "WITH e LIMIT 1 SET e.mentions = 99", id=ids["c.md"])
+                           "WITH e LIMIT 1 SET e.mentions = 99 REMOVE e.chunk_ids", id=ids["c.md"])
 
     drifted = await collect_status(runtime)
     drift = next(d for d in drifted["drift"] if d["collection"] == collection)
@@ -84,6 +84,7 @@ async def test_repair_reconciles_drift_in_both_directions(tmp_path: Path, ingest
     lies = await _cypher(runtime, "MATCH (e:Entity {collection: $c}) WHERE e.mentions <> COUNT { (e)<-[:MENTIONS]-() } "
                                   "RETURN e.name AS name", c=collection)
     assert lies == []
+    await entity_lists_match_the_graph(runtime, collection)  # every entity's chunk and neighbour lists too
 
     again = _cli(settings, "repair", "--collection", collection)
     assert again.returncode == 0 and "nothing to repair" in again.stdout

@@ -140,11 +140,16 @@ class IngestGraph(GraphArea):
         return [r["id"] for r in await self._cypher.run("ingest", "entities_without_lists", limit=limit)]
 
     async def prune_orphan_entities(self, collection: str) -> int:
-        return int((await self._cypher.run("ingest", "prune_orphan_entities", collection=collection))[0]["removed"])
+        """Delete the collection's entities that nothing mentions, then refresh their neighbours' lists."""
+        row = (await self._cypher.run("ingest", "prune_orphan_entities", collection=collection))[0]
+        await self.refresh_entities(list(row["neighbours"]))
+        return int(row["removed"])
 
     async def recount_entity_mentions(self, collection: str) -> int:
-        rows = await self._cypher.run("ingest", "recount_entity_mentions", collection=collection)
-        return int(rows[0]["recounted"])
+        """Fix mention counts that drifted (and refresh those entities' lists); returns how many."""
+        ids = list((await self._cypher.run("ingest", "recount_entity_mentions", collection=collection))[0]["recounted"])
+        await self.refresh_entities(ids)
+        return len(ids)
 
     async def documents_without_title_norm(self, limit: int) -> list[Row]:
         """``id, title`` of documents without a title key."""
