@@ -18,7 +18,7 @@ from neo4j.exceptions import ServiceUnavailable as DriverUnavailable
 from graphrag.errors import ConfigurationError, ServiceUnavailable
 from graphrag.observability import tracing
 from graphrag.stores import queries
-from graphrag.stores.repo.graph import ENTITY_CHUNKS, ENTITY_NEIGHBOURS
+from graphrag.stores.repo.graph import refresh_parameters
 from graphrag.models import entity_vector_slot
 
 if TYPE_CHECKING:
@@ -277,5 +277,5 @@ async def _remove(tx: Any, doc_ids: list[str]) -> None:
 async def _refresh_entities(tx: Any, entity_ids: list[str]) -> None:
     """Mention counts, labels, chunk and neighbour lists of ``entity_ids`` after a write touched them."""
     if entity_ids:
-        await (await tx.run(queries.cypher("ingest", "refresh_entity_mentions"), entity_ids=entity_ids,
-                            keep=ENTITY_CHUNKS, neighbours=ENTITY_NEIGHBOURS)).consume()
+        await (await tx.run(queries.cypher("ingest", "refresh_entity_mentions"),
+                            refresh_parameters(entity_ids))).consume()

@@ -24,6 +24,12 @@ ENTITY_CHUNKS = 64
 ENTITY_NEIGHBOURS = 32
 
 
+def refresh_parameters(entity_ids: list[str]) -> dict[str, Any]:
+    """The parameters of ``refresh_entity_mentions`` for these entities (the writer's transaction and
+    :meth:`IngestGraph.refresh_entities` run the same statement)."""
+    return {"entity_ids": entity_ids, "keep": ENTITY_CHUNKS, "neighbours": ENTITY_NEIGHBOURS}
+
+
 class Cypher:
     """Runs ``cypher/<file>.cypher`` statements on one store (circuit breaker, span): ``run`` in a managed
     transaction (the driver retries transient failures), ``read`` as one auto-committed read."""
@@ -132,8 +138,7 @@ class IngestGraph(GraphArea):
         """Recompute the mention counts, labels, chunk and neighbour lists of these entities (the graph writer does
         this for the entities a write touches; backfills and repairs call it for the others)."""
         if ids:
-            await self._cypher.run("ingest", "refresh_entity_mentions", entity_ids=ids, keep=ENTITY_CHUNKS,
-                                   neighbours=ENTITY_NEIGHBOURS)
+            await self._cypher.run("ingest", "refresh_entity_mentions", **refresh_parameters(ids))
 
     async def entities_without_lists(self, limit: int) -> list[str]:
         """Ids of entities written before entities carried chunk and neighbour lists."""
