@@ -76,9 +76,12 @@ CALL (seeds) {
   UNWIND seeds AS x
   CALL (x) {
     // The entity's neighbour list (kept by the graph writer): its strongest neighbours, best first.
-    WITH coalesce(x.n.neighbour_ids, [])[0..$leg.per_first] AS ids, coalesce(x.n.neighbour_weights, []) AS ws
-    UNWIND range(0, size(ids) - 1) AS k
-    MATCH (n:Entity {id: ids[k]})
+    // By element id (a record read, no index seek), checked against the entity id the list names: a
+    // node deleted since the list was written does not pass for another that reused its element id.
+    WITH coalesce(x.n.neighbour_elements, [])[0..$leg.per_first] AS els, x.n.neighbour_ids AS ids,
+         coalesce(x.n.neighbour_weights, []) AS ws
+    UNWIND range(0, size(els) - 1) AS k
+    MATCH (n) WHERE elementId(n) = els[k] AND n.id = ids[k]
     WITH n, ws[k] AS w, log(($leg.total + 1.0) / (coalesce(n.mentions, 1) + 0.5)) / log($leg.total + 1.5) AS idf
     RETURN collect({n: n, t: log(1 + w) * CASE WHEN idf > 0.05 THEN idf ELSE 0.05 END}) AS out
   }
@@ -94,9 +97,12 @@ CALL (hop1) {
   WITH x ORDER BY x.a DESC, x.n.id LIMIT $leg.frontier
   CALL (x) {
     // The entity's neighbour list (kept by the graph writer): its strongest neighbours, best first.
-    WITH coalesce(x.n.neighbour_ids, [])[0..$leg.per_next] AS ids, coalesce(x.n.neighbour_weights, []) AS ws
-    UNWIND range(0, size(ids) - 1) AS k
-    MATCH (n:Entity {id: ids[k]})
+    // By element id (a record read, no index seek), checked against the entity id the list names: a
+    // node deleted since the list was written does not pass for another that reused its element id.
+    WITH coalesce(x.n.neighbour_elements, [])[0..$leg.per_next] AS els, x.n.neighbour_ids AS ids,
+         coalesce(x.n.neighbour_weights, []) AS ws
+    UNWIND range(0, size(els) - 1) AS k
+    MATCH (n) WHERE elementId(n) = els[k] AND n.id = ids[k]
     WITH n, ws[k] AS w, log(($leg.total + 1.0) / (coalesce(n.mentions, 1) + 0.5)) / log($leg.total + 1.5) AS idf
     RETURN collect({n: n, t: log(1 + w) * CASE WHEN idf > 0.05 THEN idf ELSE 0.05 END}) AS out
   }

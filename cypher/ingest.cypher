@@ -75,7 +75,8 @@ CREATE (c)-[:MENTIONS {count: m.count, label: m.label}]->(e);
 // Mention count, the label most mentions of the collection carry (one entity per name), and the
 // entity's chunk list: its $keep chunks of highest focus, (1 + ln count) / sqrt(entities the chunk
 // mentions), best first, in three parallel lists (chunk ids, focus, document ids); and its neighbour
-// list: its $neighbours strongest RELATED_TO neighbours by summed weight (ties by id). The graph leg
+// list: its $neighbours strongest RELATED_TO neighbours by summed weight (ties by id), with their
+// element ids (the graph leg reaches a neighbour by its element id, checked against its id). The graph leg
 // reads these lists instead of a hub's mentions and relationships on every search. A write refreshes
 // the entities it touches, which are all whose lists it can change: a relation's weight changes only
 // through chunks that mention both of its entities.
@@ -96,14 +97,14 @@ CALL (e) {
   WITH n, sum(r.weight) AS w
   ORDER BY w DESC, n.id
   LIMIT $neighbours
-  RETURN collect(n.id) AS neighbour_ids, collect(w) AS neighbour_weights
+  RETURN collect(n.id) AS neighbour_ids, collect(w) AS neighbour_weights, collect(elementId(n)) AS neighbour_elements
 }
 SET e.mentions = COUNT { (e)<-[:MENTIONS]-() },
     e.label = coalesce(COLLECT { MATCH (e)<-[m:MENTIONS]-() WHERE m.label IS NOT NULL
                                  WITH m.label AS label, sum(m.count) AS weight ORDER BY weight DESC, label
                                  RETURN label }[0], e.label),
     e.chunk_ids = chunk_ids, e.chunk_focus = focus, e.chunk_documents = documents,
-    e.neighbour_ids = neighbour_ids, e.neighbour_weights = neighbour_weights;
+    e.neighbour_ids = neighbour_ids, e.neighbour_weights = neighbour_weights, e.neighbour_elements = neighbour_elements;
 
 // name: merge_relations
 UNWIND $relations AS r
@@ -194,7 +195,7 @@ SET d.title_norm = row.title_norm;
 
 // name: entities_without_lists
 // Graphs written before entities carried their chunk and neighbour lists (see backfill.py).
-MATCH (e:Entity) WHERE e.chunk_ids IS NULL OR e.neighbour_ids IS NULL
+MATCH (e:Entity) WHERE e.chunk_ids IS NULL OR e.neighbour_ids IS NULL OR e.neighbour_elements IS NULL
 RETURN e.id AS id
 LIMIT $limit;
 

@@ -117,7 +117,10 @@ async def entity_lists_match_the_graph(runtime: Any, collection: str) -> int:
     now; returns the entities."""
     entities = await graph_rows(runtime, "MATCH (e:Entity {collection: $c}) RETURN e.id AS id, e.chunk_ids AS ids, "
                                     "e.chunk_focus AS focus, e.chunk_documents AS docs, e.mentions AS mentions, "
-                                    "e.neighbour_ids AS near, e.neighbour_weights AS near_w", c=collection)
+                                    "e.neighbour_ids AS near, e.neighbour_weights AS near_w, "
+                                    "e.neighbour_elements AS near_el", c=collection)
+    element = {r["id"]: r["el"] for r in await graph_rows(
+        runtime, "MATCH (e:Entity {collection: $c}) RETURN e.id AS id, elementId(e) AS el", c=collection)}
     edges: dict[str, dict[str, float]] = {}
     for r in await graph_rows(runtime, "MATCH (a:Entity {collection: $c})-[r:RELATED_TO]->(b:Entity) WHERE a <> b "
                                   "RETURN a.id AS a, b.id AS b, r.weight AS w", c=collection):
@@ -136,4 +139,5 @@ async def entity_lists_match_the_graph(runtime: Any, collection: str) -> int:
         assert e["mentions"] == len(mine)
         near = sorted(edges.get(e["id"], {}).items(), key=lambda kv: (-kv[1], kv[0]))[:ENTITY_NEIGHBOURS]
         assert e["near"] == [n for n, _ in near] and e["near_w"] == [w for _, w in near], e
+        assert e["near_el"] == [element[n] for n, _ in near]
     return len(entities)

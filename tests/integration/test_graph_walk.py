@@ -165,7 +165,7 @@ async def test_entity_lists_follow_writes_removals_and_the_backfill(
     # A graph written before entities had these lists gets them from the backfill, the same lists.
     await runtime.neo4j.driver.execute_query(
         "MATCH (e:Entity {collection: $c}) REMOVE e.chunk_ids, e.chunk_focus, e.chunk_documents, e.neighbour_ids, "
-        "e.neighbour_weights",
+        "e.neighbour_weights, e.neighbour_elements",
         parameters_={"c": graph})
     assert await backfill_entity_lists(runtime.neo4j) >= 10
     await entity_lists_match_the_graph(runtime, graph)
