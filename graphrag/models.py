@@ -146,6 +146,10 @@ def _present(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     return {k: v for k, v in pairs if v is not None}
 
 
+#: A leg report's optional keys: in the REST shape only when they apply.
+_LEG_OPTIONAL = ("reason", "error", "confidence", "prior", "named", "note")
+
+
 @dataclass
 class LegReport:
     """How one leg of a search went (``legs`` of the response, docs/architecture.md)."""
@@ -176,13 +180,13 @@ class LegReport:
     def to_dict(self) -> dict[str, Any]:
         """The REST shape: the status, time and hits, then the keys that apply."""
         return {"status": self.status, "took_ms": self.took_ms, "hits": self.hits,
-                **_present((k, getattr(self, k)) for k in ("reason", "error", "confidence", "prior", "named", "note")),
+                **_present((k, getattr(self, k)) for k in _LEG_OPTIONAL),
                 **self.details}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LegReport:
         """A leg report read back from its REST shape."""
-        known = {k: data[k] for k in ("reason", "error", "confidence", "prior", "named", "note") if k in data}
+        known = {k: data[k] for k in _LEG_OPTIONAL if k in data}
         rest = {k: v for k, v in data.items() if k not in known and k not in ("status", "took_ms", "hits")}
         return cls(status=data["status"], took_ms=float(data.get("took_ms") or 0.0), hits=int(data.get("hits") or 0),
                    details=rest, **known)

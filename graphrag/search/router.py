@@ -365,7 +365,7 @@ class SearchRouter:
         """The pool's rows, then the request's boosts, rules, rerank, collapse, MMR, limit and budget."""
         rows = run.rows
         missing = [c.chunk_id for c in pool if c.chunk_id not in rows]
-        if missing:  # rows already fetched (by the graph leg, or for score fusion) are not fetched again
+        if missing:  # rows the graph leg already fetched (to apply filters) are not fetched again
             rows.update(await fetch_rows(self.postgres, missing, config))
         run.timings["rows_ms"] = _ms(run.t_rows)
         pool = [c for c in pool if c.chunk_id in rows]
