@@ -355,13 +355,14 @@ def _search_locally(args: argparse.Namespace, settings: Settings,
 
     async def run() -> SearchResult:
         async with open_services(settings) as rt:
-            await rt.postgres.require_collections(args.collection)
-            router = await rt.router(args.mode)  # only the models this mode needs
-            return await router.search(args.query, mode=args.mode, limit=args.k, collections=args.collection,
-                                       filters=args.filter, explain=args.explain, graph_leg=args.graph_leg,
-                                       highlight=args.highlight, full_document_threshold=args.full_document_threshold,
-                                       token_limit=args.token_limit, extended=args.extended, expand=args.expand,
-                                       synonyms=synonyms)
+            with rt.postgres.one_request():  # the check and the search share the collections' row
+                await rt.postgres.require_collections(args.collection)
+                router = await rt.router(args.mode)  # only the models this mode needs
+                return await router.search(args.query, mode=args.mode, limit=args.k, collections=args.collection,
+                                           filters=args.filter, explain=args.explain, graph_leg=args.graph_leg,
+                                           highlight=args.highlight, full_document_threshold=args.full_document_threshold,
+                                           token_limit=args.token_limit, extended=args.extended, expand=args.expand,
+                                           synonyms=synonyms)
 
     return asyncio.run(run())
 

@@ -524,12 +524,14 @@ async def _search(deps: AgentDeps, mode: str, query: str, limit: int | None, col
                   token_limit: int = DEFAULT_TOKEN_LIMIT, extended: bool = False,
                   expand: bool | None = None) -> SearchOutcome:
     scope = deps.scope(collections)  # before the existence check: no leak of other collections' names
-    await deps.runtime.postgres.require_collections(collections)  # a named collection must exist
-    router = await deps.runtime.router()
-    log.debug("%s search %r in %s", mode, query, scope or "all collections")
-    return await router.search(query, mode=mode, limit=limit or deps.limit, collections=scope, filters=filters,
-                               highlight=highlight, full_document_threshold=full_document_threshold,
-                               token_limit=token_limit, extended=extended, expand=expand)
+    with deps.runtime.postgres.one_request():  # the check and the search share the collections' row
+        await deps.runtime.postgres.require_collections(collections)  # a named collection must exist
+        router = await deps.runtime.router()
+        log.debug("%s search %r in %s", mode, query, scope or "all collections")
+        return await router.search(query, mode=mode, limit=limit or deps.limit, collections=scope,
+                                   filters=filters, highlight=highlight,
+                                   full_document_threshold=full_document_threshold, token_limit=token_limit,
+                                   extended=extended, expand=expand)
 
 
 def _answer(outcome: SearchOutcome, format: str) -> SearchResult | FormattedResult:

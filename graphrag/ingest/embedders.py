@@ -109,6 +109,11 @@ class Embedders:
                 "so it can be loaded, or move the collection with `graphrag reembed`)") from None
 
     async def aload_record(self, record: ModelRecord) -> Embedder:
+        """:meth:`load_record` off the event loop; a model already loaded (every search after the
+        first) answers at once, without the thread hand-off."""
+        found = self._loaded.get(record.name)
+        if found is not None and found.dim == record.dim:
+            return found
         return await asyncio.to_thread(self.load_record, record)
 
     async def register(self, postgres: PostgresStore, embedder: Embedder) -> ModelRecord:

@@ -12,7 +12,7 @@ import numpy as np
 from graphrag.search.config import Rule
 
 
-@dataclass
+@dataclass(slots=True)
 class Candidate:
     """A chunk found by one or more legs, with what each leg said about it."""
 
@@ -65,7 +65,9 @@ def _candidates(rankings: Mapping[str, Sequence[tuple[str, float, dict[str, Any]
     fused: dict[str, Candidate] = {}
     for leg, hits in rankings.items():
         for rank, (chunk_id, score, extra) in enumerate(hits, start=1):
-            cand = fused.setdefault(chunk_id, Candidate(chunk_id))
+            cand = fused.get(chunk_id)
+            if cand is None:  # not setdefault: that would build a Candidate for every hit
+                cand = fused[chunk_id] = Candidate(chunk_id)
             cand.legs[leg] = {"rank": rank, "score": float(score), **extra}
     return fused
 

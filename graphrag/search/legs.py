@@ -4,7 +4,6 @@ graph.py. Also the rows check every leg's hits go through."""
 from __future__ import annotations
 
 import json
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,7 +88,7 @@ async def keyword_scores(pg: PostgresStore, query: str, chunk_ids: list[str], co
     if not chunk_ids:
         return {}
     rows = await pg.q.search.keyword_scores(texts or [query], weights or [1.0], collections=collection_list(config),
-                                            chunk_ids=[uuid.UUID(i) for i in chunk_ids], k1=BM25_K1, b=BM25_B)
+                                            chunk_ids=chunk_ids, k1=BM25_K1, b=BM25_B)
     return {str(r["id"]): float(r["score"] or 0.0) for r in rows}
 
 
@@ -97,7 +96,7 @@ async def similarities(pg: PostgresStore, embedding: np.ndarray, ids: list[str],
     """The query similarity (cosine) of those of these chunks that ``model`` embedded."""
     if not ids:
         return {}
-    rows = await pg.q.search.chunk_similarity(embedding, [uuid.UUID(i) for i in ids], model=model)
+    rows = await pg.q.search.chunk_similarity(embedding, ids, model=model)
     return {str(r["id"]): float(r["similarity"]) for r in rows}
 
 
@@ -106,7 +105,7 @@ async def fetch_rows(pg: PostgresStore, ids: list[str], config: SearchConfig) ->
     vectors only for MMR (the one step that compares them)."""
     if not ids:
         return {}
-    rows = await pg.q.search.chunk_rows([uuid.UUID(i) for i in ids], collections=collection_list(config),
+    rows = await pg.q.search.chunk_rows(ids, collections=collection_list(config),
                                         where=compile_filter(config.filters), vectors=config.mmr_lambda is not None)
     out = {}
     for r in rows:

@@ -6,8 +6,9 @@ import hashlib
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,10 @@ from graphrag.stores.repo.base import reset_connection
 from graphrag.stores.repo.documents import CHUNK_COLUMNS as _CHUNK_COLUMNS
 
 log = logging.getLogger(__name__)
+
+#: The collection records read so far in this request (see :meth:`PostgresStore.one_request`), by names.
+_REQUEST_COLLECTIONS: ContextVar[dict[tuple[str, ...] | None, dict[str, CollectionRecord]] | None] = ContextVar(
+    "graphrag_request_collections", default=None)
 
 
 @dataclass(frozen=True)
@@ -227,9 +232,29 @@ class PostgresStore:
         return ModelRecord.of(row) if row is not None else None
 
     async def collection_info(self, names: list[str] | None) -> dict[str, CollectionRecord]:
-        """The recorded model and text-search configuration of these collections (all when None)."""
+        """The recorded model and text-search configuration of these collections (all when None); read
+        once per request inside :meth:`one_request`."""
+        shared = _REQUEST_COLLECTIONS.get()
+        key = tuple(names) if names is not None else None
+        if shared is not None and key in shared:
+            return shared[key]
         rows = await self.q.collections.info(names)
-        return {r["name"]: CollectionRecord.of(r) for r in rows}
+        found = {r["name"]: CollectionRecord.of(r) for r in rows}
+        if shared is not None:
+            shared[key] = found
+        return found
+
+    @staticmethod
+    @contextmanager
+    def one_request() -> Iterator[None]:
+        """Within it (and the tasks started in it), collection records are read once: a search checks
+        that the collections it names exist, then reads their embedding model, and both are the same
+        row. For read-only requests: a write inside it would not be seen by a later read."""
+        token = _REQUEST_COLLECTIONS.set({})
+        try:
+            yield
+        finally:
+            _REQUEST_COLLECTIONS.reset(token)
 
     async def require_collections(self, names: list[str] | tuple[str, ...] | None) -> None:
         """NotFound naming the first of ``names`` that no document was ever added to (one query).

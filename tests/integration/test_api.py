@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from graphrag.api.schemas import SearchResponse
 from graphrag.config import Settings
 from tests.conftest import ApiServer, InProcessApi
 
@@ -78,6 +79,10 @@ def test_every_search_endpoint_answers_with_the_contract_shape(client: httpx.Cli
                                 "collections": [corpus["collection"]]})
     assert r.status_code == 200, r.text
     body = r.json()
+    SearchResponse.model_validate(body)  # the route returns to_dict unchecked: the contract is held here
+    explained = client.post(path, json={"query": "Who discovered polonium in Paris?", "explain": True,
+                                        "collections": [corpus["collection"]]})
+    SearchResponse.model_validate(explained.json())
     assert set(body) >= {"query", "mode", "took_ms", "legs", "results", "graph_context"}
     assert body["mode"] == ("auto" if path == "/search" else path.rsplit("/", 1)[1])
     assert set(body["legs"]) == {"vector", "keyword", "graph"}

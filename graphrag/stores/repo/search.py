@@ -6,7 +6,7 @@ representations (``sql/extended.sql``), the result options (``sql/results.sql``)
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import asyncpg
@@ -31,19 +31,19 @@ class SearchQueries(Area):
                                            collections=collections, limit=limit, k1=k1, b=b)
 
     async def keyword_scores(self, texts: list[str], weights: list[float], *, collections: list[str] | None,
-                             chunk_ids: list[uuid.UUID], k1: float, b: float) -> list[asyncpg.Record]:
+                             chunk_ids: Sequence[uuid.UUID | str], k1: float, b: float) -> list[asyncpg.Record]:
         """``id, score``: the BM25 score :meth:`keyword_leg` would give these chunks (those with a term)."""
         return await self._sql.fetch("search", "keyword_scores", texts=texts, weights=weights,
                                      collections=collections, chunk_ids=chunk_ids, k1=k1, b=b)
 
-    async def chunk_rows(self, ids: list[uuid.UUID], *, collections: list[str] | None, where: Condition,
+    async def chunk_rows(self, ids: Sequence[uuid.UUID | str], *, collections: list[str] | None, where: Condition,
                          vectors: bool = False) -> list[asyncpg.Record]:
         """Chunk and document columns of these chunks, those outside the collections or filter left out;
         ``embedding`` is None unless ``vectors``."""
         return await self._sql.fetch_where("search", "chunk_rows", where=where, ids=ids, collections=collections,
                                            vectors=vectors)
 
-    async def chunk_similarity(self, embedding: np.ndarray, ids: list[uuid.UUID], *, model: str) -> list[asyncpg.Record]:
+    async def chunk_similarity(self, embedding: np.ndarray, ids: Sequence[uuid.UUID | str], *, model: str) -> list[asyncpg.Record]:
         """``id, similarity`` (cosine) of those of these chunks that ``model`` embedded."""
         return await self._sql.fetch("search", "chunk_similarity", embedding=embedding, ids=ids, model=model)
 
