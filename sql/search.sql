@@ -96,6 +96,26 @@ JOIN weighted w ON w.lexeme = p.lexeme
 WHERE p.chunk_id = ANY(:chunk_ids::uuid[]) AND p.lexeme = ANY(ARRAY(SELECT lexeme FROM weighted))
 GROUP BY p.chunk_id;
 
+-- name: completion_scores
+-- Both completions of score fusion in one round trip: the BM25 score keyword_scores gives the chunks
+-- :keyword_ids (the candidates the keyword leg did not return), and the query similarity chunk_similarity
+-- gives the chunks :vector_ids of :model (those the vector leg did not return). A row per chunk and
+-- kind: kind 'keyword' (chunks without a query term are left out) or 'vector'.
+WITH /*INCLUDE bm25_terms*/, weighted AS MATERIALIZED (
+    SELECT terms.lexeme, terms.weight * ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) * (:k1::float8 + 1) AS gain,
+           :k1::float8 * (1 - :b::float8) AS base, :k1::float8 * :b::float8 / stats.avgdl AS per_token
+    FROM terms, stats WHERE terms.df > 0
+)
+SELECT p.chunk_id AS id, 'keyword' AS kind, sum(w.gain * p.tf / (p.tf + w.base + w.per_token * p.dl)) AS score
+FROM chunk_postings p
+JOIN weighted w ON w.lexeme = p.lexeme
+WHERE p.chunk_id = ANY(:keyword_ids::uuid[]) AND p.lexeme = ANY(ARRAY(SELECT lexeme FROM weighted))
+GROUP BY p.chunk_id
+UNION ALL
+SELECT c.id, 'vector', 1 - (c.embedding <=> :embedding::vector)
+FROM chunks c
+WHERE c.id = ANY(:vector_ids::uuid[]) AND c.embedding_model = :model;
+
 -- name: chunk_rows
 -- The hits' rows, re-checked against collections and the filter (the graph leg relies on this). The
 -- vectors only when :vectors (MMR compares them); otherwise they are neither read nor sent.

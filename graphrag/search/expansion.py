@@ -275,17 +275,20 @@ class QueryExpander:
 async def expanded_keyword_leg(pg: PostgresStore, query: str, expansion: Expansion, weight: float,
                                config: SearchConfig) -> LegResult:
     """BM25 over the query and its expanded terms, the latter weighted ``weight``."""
-    texts, weights = _weighted(query, expansion, weight)
+    texts, weights = weighted_strings(query, expansion, weight)
     return await keyword_leg(pg, query, config, texts=texts, weights=weights)
 
 
 async def expanded_keyword_scores(pg: PostgresStore, query: str, expansion: Expansion, weight: float,
                                   chunk_ids: list[str], config: SearchConfig) -> dict[str, float]:
     """The scores :func:`expanded_keyword_leg` would give these chunks."""
-    texts, weights = _weighted(query, expansion, weight)
+    texts, weights = weighted_strings(query, expansion, weight)
     return await keyword_scores(pg, query, chunk_ids, config, texts=texts, weights=weights)
 
 
-def _weighted(query: str, expansion: Expansion, weight: float) -> tuple[list[str], list[float]]:
+def weighted_strings(query: str, expansion: Expansion | None, weight: float) -> tuple[list[str], list[float]]:
+    """The keyword statements' weighted query strings: the query at weight 1, its expansions (if any) at ``weight``."""
+    if expansion is None:
+        return [query], [1.0]
     terms = expansion.strings()
     return [query, *terms], [1.0, *([weight] * len(terms))]

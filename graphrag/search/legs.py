@@ -100,6 +100,21 @@ async def similarities(pg: PostgresStore, embedding: np.ndarray, ids: list[str],
     return {str(r["id"]): float(r["similarity"]) for r in rows}
 
 
+async def completion_scores(pg: PostgresStore, texts: list[str], weights: list[float], keyword_ids: list[str],
+                            embedding: np.ndarray, vector_ids: list[str], model: str,
+                            config: SearchConfig) -> tuple[dict[str, float], dict[str, float]]:
+    """:func:`keyword_scores` of ``keyword_ids`` (for the weighted strings ``texts``) and
+    :func:`similarities` of ``vector_ids``, in one round trip."""
+    rows = await pg.q.search.completion_scores(texts, weights, collections=collection_list(config),
+                                               keyword_ids=keyword_ids, k1=BM25_K1, b=BM25_B, embedding=embedding,
+                                               vector_ids=vector_ids, model=model)
+    keyword: dict[str, float] = {}
+    vector: dict[str, float] = {}
+    for r in rows:
+        (keyword if r["kind"] == "keyword" else vector)[str(r["id"])] = float(r["score"] or 0.0)
+    return keyword, vector
+
+
 async def fetch_rows(pg: PostgresStore, ids: list[str], config: SearchConfig) -> dict[str, dict[str, Any]]:
     """Chunk and document columns of the hits, re-checked against collections and filters; their
     vectors only for MMR (the one step that compares them)."""

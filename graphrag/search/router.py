@@ -32,10 +32,19 @@ from graphrag.search.expansion import (
     check_groups,
     expanded_keyword_leg,
     expanded_keyword_scores,
+    weighted_strings,
 )
 from graphrag.search.filters import parse_filter
 from graphrag.search.graph import graph_leg, passages, plan_graph_leg
-from graphrag.search.legs import LegResult, fetch_rows, keyword_leg, keyword_scores, similarities, vector_leg
+from graphrag.search.legs import (
+    LegResult,
+    completion_scores,
+    fetch_rows,
+    keyword_leg,
+    keyword_scores,
+    similarities,
+    vector_leg,
+)
 from graphrag.search.recipes import derive
 from graphrag.search.registry import LegInputs, LegRunner
 from graphrag.stores.filters import compile_filter
@@ -347,10 +356,7 @@ class SearchRouter:
         if config.fusion == "convex" and len(rankings) > 1:
             # Scores only: the rows (text, metadata, vectors) are read for the pool that survives fusion.
             union = list(dict.fromkeys(cid for hits in rankings.values() for cid, _, _ in hits))
-            completed, similar = await asyncio.gather(
-                self._keyword_completion(text, union, results, config, expansion),
-                self._vector_completion(run.embedding, run.space, union, results, config))
-            completed.update(similar)
+            completed = await self._completion(text, union, results, config, expansion, run)
             candidates = fusion.convex(rankings, weights, completed)
         else:
             candidates = fusion.rrf(rankings, weights, config.rrf_k)
@@ -471,6 +477,33 @@ class SearchRouter:
         """The graph leg's passage feedback when no keyword leg runs beside it: the top BM25 passages."""
         found = await keyword_leg(self.postgres, text, config.model_copy(update={"overfetch": config.graph_prf}))
         return passages(found, config.graph_prf)
+
+    async def _completion(self, text: str, union: list[str], results: dict[str, LegResult], config: SearchConfig,
+                          expansion: Expansion | None, run: _LegRun) -> dict[str, dict[str, float]]:
+        """Score fusion's completions: the BM25 scores and query similarities of the candidates the
+        keyword and the vector leg did not return. One statement when both are needed (the usual
+        case); a failure leaves fusion with what the legs returned."""
+        keyword_ids = [c for c in union if c not in {h[0] for h in results[Leg.KEYWORD].hits}] \
+            if Leg.KEYWORD in results else []
+        vector_ids = [c for c in union if c not in {h[0] for h in results[Leg.VECTOR].hits}] \
+            if Leg.VECTOR in results and run.embedding is not None and run.space is not None else []
+        if not (keyword_ids and vector_ids):
+            completed, similar = await asyncio.gather(
+                self._keyword_completion(text, union, results, config, expansion),
+                self._vector_completion(run.embedding, run.space, union, results, config))
+            return {**completed, **similar}
+        assert run.embedding is not None and run.space is not None
+        texts, weights = weighted_strings(text, expansion if expansion is not None and expansion.terms else None,
+                                          self.expander.weight)
+        try:
+            bm25, cosine = await asyncio.wait_for(
+                completion_scores(self.postgres, texts, weights, keyword_ids, run.embedding, vector_ids,
+                                  run.space.name, config), config.leg_timeout_s)
+        except Exception as exc:  # noqa: BLE001 - without them, fusion counts what the legs returned
+            log.warning("scores of other legs' candidates unavailable: %s", one_line(exc))
+            return {}
+        return {"keyword": bm25,
+                "vector": {cid: s for cid, s in cosine.items() if config.threshold is None or s >= config.threshold}}
 
     async def _keyword_completion(self, text: str, union: list[str], results: dict[str, LegResult],
                                   config: SearchConfig, expansion: Expansion | None = None) -> dict[str, dict[str, float]]:

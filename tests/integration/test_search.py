@@ -497,7 +497,7 @@ async def test_score_fusion_fills_in_what_a_leg_did_not_return(router: SearchRou
                                                               runtime: Runtime) -> None:
     """Each leg returns only its best chunk (overfetch 1); the other leg's evidence about that chunk
     (its cosine similarity, its BM25 score) is computed and counts in the fused score."""
-    from graphrag.search.legs import keyword_leg, keyword_scores
+    from graphrag.search.legs import completion_scores, keyword_leg, keyword_scores, similarities
     from graphrag.search.recipes import derive
 
     query = "a beverage from Asia, or Bergen"  # vector: Tea first; keyword: Sarah Johnson (Bergen)
@@ -517,6 +517,14 @@ async def test_score_fusion_fills_in_what_a_leg_did_not_return(router: SearchRou
     leg = await keyword_leg(runtime.postgres, query, config)
     again = await keyword_scores(runtime.postgres, query, [h[0] for h in leg.hits], config)
     assert leg.hits and all(again[cid] == pytest.approx(score) for cid, score, _ in leg.hits)
+    # Both completions in one statement give what each of their own statements gives.
+    ids = list(similarity)
+    embedding = await router.embed_query(query)
+    bm25_all = await keyword_scores(runtime.postgres, query, ids, config)
+    cosine_all = await similarities(runtime.postgres, embedding, ids, router.embedder.name)
+    both = await completion_scores(runtime.postgres, [query], [1.0], ids, embedding, ids, router.embedder.name, config)
+    assert bm25_all and both[0] == pytest.approx(bm25_all) and both[1] == pytest.approx(cosine_all)
+    assert set(cosine_all) == set(ids) and set(bm25_all) < set(ids)  # a chunk without a query term has no BM25 row
     # Reciprocal-rank fusion stays available: ranks only, nothing filled in.
     rrf = await rest_search(router, query, mode="hybrid", limit=5, collections=[corpus], overfetch=1, fusion="rrf")
     assert sorted(h["score"] for h in rrf["results"]) == pytest.approx([1 / 61, 1 / 61], abs=1e-6)

@@ -38,7 +38,7 @@ def test_shared_fragments_are_included_by_name() -> None:
     with pytest.raises(ValueError, match="nope"):
         queries._parse_named("-- name: a\nWITH /*INCLUDE nope*/ SELECT 1;")
     # Both BM25 statements score with the one set of statistics.
-    for name in ("keyword_leg", "keyword_scores"):
+    for name in ("keyword_leg", "keyword_scores", "completion_scores"):
         assert "INCLUDE" not in queries.sql("search", name) and "lexeme_stats" in queries.sql("search", name)
 
 
@@ -105,6 +105,6 @@ def test_only_reads_that_cannot_change_the_session_skip_the_pool_reset() -> None
                  "SELECT 1; LISTEN x", "-- SELECT\nDECLARE c CURSOR FOR SELECT 1"):
         assert not _plain_read(text), text
     # Every search statement but the one that applies settings is a plain read.
-    for name in ("vector_leg", "keyword_leg", "keyword_scores", "chunk_rows", "chunk_similarity"):
+    for name in ("vector_leg", "keyword_leg", "keyword_scores", "chunk_rows", "chunk_similarity", "completion_scores"):
         assert _plain_read(queries.sql("search", name)), name
     assert not _plain_read(queries.sql("search", "checkout_settings"))

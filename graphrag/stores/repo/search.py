@@ -36,6 +36,15 @@ class SearchQueries(Area):
         return await self._sql.fetch("search", "keyword_scores", texts=texts, weights=weights,
                                      collections=collections, chunk_ids=chunk_ids, k1=k1, b=b)
 
+    async def completion_scores(self, texts: list[str], weights: list[float], *, collections: list[str] | None,
+                                keyword_ids: Sequence[uuid.UUID | str], k1: float, b: float, embedding: np.ndarray,
+                                vector_ids: Sequence[uuid.UUID | str], model: str) -> list[asyncpg.Record]:
+        """``id, kind, score``: :meth:`keyword_scores` of ``keyword_ids`` (kind ``keyword``) and
+        :meth:`chunk_similarity` of ``vector_ids`` (kind ``vector``), in one statement."""
+        return await self._sql.fetch("search", "completion_scores", texts=texts, weights=weights,
+                                     collections=collections, keyword_ids=keyword_ids, k1=k1, b=b,
+                                     embedding=embedding, vector_ids=vector_ids, model=model)
+
     async def chunk_rows(self, ids: Sequence[uuid.UUID | str], *, collections: list[str] | None, where: Condition,
                          vectors: bool = False) -> list[asyncpg.Record]:
         """Chunk and document columns of these chunks, those outside the collections or filter left out;
