@@ -128,10 +128,8 @@ CALL (seeds, hop1, hop2) {
 // each list holds an entity's best chunks by focus, (1 + ln count) / sqrt(entities the chunk
 // mentions), so a hub costs one list read instead of a scan of its mentions. Entities of the same
 // normalised name count as one: their lists are merged. A chunk gains w x focus, x $leg.title_boost
-// when the entity names its document. The title check reads each chunk's Document, so it runs only
-// for chunks that can still reach the top $leg.limit: a chunk's score lies between its unboosted sum
-// and title_boost times that, so one whose boosted sum stays below the limit-th best unboosted sum
-// cannot make it (exact pruning).
+// when the list's entity names its document (the list's third field, set at write time: no Document
+// is read here).
 CALL (top) {
   UNWIND range(0, size(top) - 1) AS i
   WITH i, top[i].e AS e, top[i].w AS w
@@ -140,28 +138,15 @@ CALL (top) {
     MATCH (v:Entity {collection: e.collection, norm: e.norm})
     WITH v, coalesce(v.chunk_ids, [])[0..$leg.per_entity] AS ids
     UNWIND range(0, size(ids) - 1) AS k
-    WITH ids[k] AS c, v.chunk_focus[k] AS focus, v.chunk_documents[k] AS doc
+    WITH ids[k] AS c, v.chunk_focus[k] AS focus, v.chunk_titled[k] AS titled
     ORDER BY focus DESC, c
     LIMIT $leg.per_entity
-    RETURN c, focus, doc
+    RETURN c, focus, titled
   }
-  WITH i, c, doc, w * focus AS part
+  WITH i, c, w * focus * CASE WHEN titled THEN $leg.title_boost ELSE 1.0 END AS part
   ORDER BY i
-  // Lists, not maps, from here on: a map per row costs more than the arithmetic.
-  WITH c, doc, collect(i) AS ents, collect(part) AS parts, sum(part) AS low
-  ORDER BY low DESC
-  WITH collect([c, doc, ents, parts, low]) AS found
-  WITH found, CASE WHEN size(found) >= $leg.limit THEN found[$leg.limit - 1][4] ELSE 0.0 END AS floor
-  UNWIND found AS x
-  // The slack keeps a chunk that ties the floor despite float rounding.
-  WITH x WHERE x[4] * $leg.title_boost >= floor * 0.999999
-  // OPTIONAL: a chunk whose Document is gone (a repair finds those) must not lose a place the floor
-  // above counted it in; it scores without the title boost, and the rows check drops it.
-  OPTIONAL MATCH (d:Document {id: x[1]})
   // via: the chunk's first five top entities, as places in `walked` (names travel once, not per chunk).
-  WITH x[0] AS c, x[2][0..5] AS via, toLower(d.title) AS title, x[2] AS ents, x[3] AS parts
-  WITH c, via, reduce(s = 0.0, k IN range(0, size(ents) - 1) |
-         s + parts[k] * CASE WHEN title CONTAINS toLower(top[ents[k]].e.name) THEN $leg.title_boost ELSE 1.0 END) AS score
+  WITH c, collect(i)[0..5] AS via, sum(part) AS score
   ORDER BY score DESC, c
   LIMIT $leg.limit
   RETURN collect([c, score, via]) AS chunks

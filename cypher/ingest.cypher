@@ -74,7 +74,9 @@ CREATE (c)-[:MENTIONS {count: m.count, label: m.label}]->(e);
 // name: refresh_entity_mentions
 // Mention count, the label most mentions of the collection carry (one entity per name), and the
 // entity's chunk list: its $keep chunks of highest focus, (1 + ln count) / sqrt(entities the chunk
-// mentions), best first, in three parallel lists (chunk ids, focus, document ids); and its neighbour
+// mentions), best first, in three parallel lists (chunk ids, focus, and whether the entity's name is
+// in the chunk's document title: the graph leg's title boost, read here once instead of on every
+// search; a document's title changes only with its chunks, which refreshes their entities); and its neighbour
 // list: its $neighbours strongest RELATED_TO neighbours by summed weight (ties by id), with their
 // element ids (the graph leg reaches a neighbour by its element id, checked against its id). The graph leg
 // reads these lists instead of a hub's mentions and relationships on every search. A write refreshes
@@ -89,7 +91,9 @@ CALL (e) {
           / sqrt(toFloat(CASE WHEN degree > 1 THEN degree ELSE 1 END)) AS focus
   ORDER BY focus DESC, c.id
   LIMIT $keep
-  RETURN collect(c.id) AS chunk_ids, collect(focus) AS focus, collect(c.document_id) AS documents
+  WITH c, focus, toLower(COLLECT { MATCH (c)<-[:HAS_CHUNK]-(d:Document) RETURN d.title }[0]) AS title
+  RETURN collect(c.id) AS chunk_ids, collect(focus) AS focus,
+         collect(coalesce(title CONTAINS toLower(e.name), false)) AS titled
 }
 CALL (e) {
   MATCH (e)-[r:RELATED_TO]-(n)
@@ -99,11 +103,12 @@ CALL (e) {
   LIMIT $neighbours
   RETURN collect(n.id) AS neighbour_ids, collect(w) AS neighbour_weights, collect(elementId(n)) AS neighbour_elements
 }
+// chunk_documents (the chunk list's third field before the title flags) is removed.
 SET e.mentions = COUNT { (e)<-[:MENTIONS]-() },
     e.label = coalesce(COLLECT { MATCH (e)<-[m:MENTIONS]-() WHERE m.label IS NOT NULL
                                  WITH m.label AS label, sum(m.count) AS weight ORDER BY weight DESC, label
                                  RETURN label }[0], e.label),
-    e.chunk_ids = chunk_ids, e.chunk_focus = focus, e.chunk_documents = documents,
+    e.chunk_ids = chunk_ids, e.chunk_focus = focus, e.chunk_titled = titled, e.chunk_documents = null,
     e.neighbour_ids = neighbour_ids, e.neighbour_weights = neighbour_weights, e.neighbour_elements = neighbour_elements;
 
 // name: merge_relations
@@ -194,8 +199,9 @@ MATCH (d:Document {id: row.id})
 SET d.title_norm = row.title_norm;
 
 // name: entities_without_lists
-// Graphs written before entities carried their chunk and neighbour lists (see backfill.py).
-MATCH (e:Entity) WHERE e.chunk_ids IS NULL OR e.neighbour_ids IS NULL OR e.neighbour_elements IS NULL
+// Graphs written before entities carried their chunk and neighbour lists as they are now (see backfill.py).
+MATCH (e:Entity)
+WHERE e.chunk_ids IS NULL OR e.chunk_titled IS NULL OR e.neighbour_ids IS NULL OR e.neighbour_elements IS NULL
 RETURN e.id AS id
 LIMIT $limit;
 

@@ -116,7 +116,7 @@ async def entity_lists_match_the_graph(runtime: Any, collection: str) -> int:
     """Every entity's stored chunk and neighbour lists equal the ones its mentions and relationships give
     now; returns the entities."""
     entities = await graph_rows(runtime, "MATCH (e:Entity {collection: $c}) RETURN e.id AS id, e.chunk_ids AS ids, "
-                                    "e.chunk_focus AS focus, e.chunk_documents AS docs, e.mentions AS mentions, "
+                                    "e.chunk_focus AS focus, e.chunk_titled AS titled, e.name AS name, e.mentions AS mentions, "
                                     "e.neighbour_ids AS near, e.neighbour_weights AS near_w, "
                                     "e.neighbour_elements AS near_el", c=collection)
     element = {r["id"]: r["el"] for r in await graph_rows(
@@ -127,15 +127,15 @@ async def entity_lists_match_the_graph(runtime: Any, collection: str) -> int:
         for x, y in ((r["a"], r["b"]), (r["b"], r["a"])):
             edges.setdefault(x, {})[y] = edges.get(x, {}).get(y, 0.0) + r["w"]
     mentions = await graph_rows(runtime, "MATCH (c:Chunk {collection: $c})-[m:MENTIONS]->(e) RETURN e.id AS entity, "
-                                    "c.id AS chunk, c.document_id AS doc, m.count AS count, "
-                                    "COUNT { (c)-[:MENTIONS]->() } AS degree", c=collection)
-    doc_of = {m["chunk"]: m["doc"] for m in mentions}
+                                    "c.id AS chunk, COLLECT { MATCH (c)<-[:HAS_CHUNK]-(d) RETURN d.title }[0] AS title, "
+                                    "m.count AS count, COUNT { (c)-[:MENTIONS]->() } AS degree", c=collection)
+    title_of = {m["chunk"]: m["title"] for m in mentions}
     for e in entities:
         mine = [(m["chunk"], m["count"], m["degree"]) for m in mentions if m["entity"] == e["id"]]
         expected = walk.chunk_list(mine, ENTITY_CHUNKS)
         assert e["ids"] == [c for c, _ in expected], e
         assert e["focus"] == pytest.approx([f for _, f in expected], rel=1e-12)
-        assert e["docs"] == [doc_of[c] for c, _ in expected]
+        assert e["titled"] == [title_of[c] is not None and e["name"].lower() in title_of[c].lower() for c, _ in expected]
         assert e["mentions"] == len(mine)
         near = sorted(edges.get(e["id"], {}).items(), key=lambda kv: (-kv[1], kv[0]))[:ENTITY_NEIGHBOURS]
         assert e["near"] == [n for n, _ in near] and e["near_w"] == [w for _, w in near], e

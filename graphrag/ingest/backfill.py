@@ -45,7 +45,8 @@ async def run_backfills(neo4j: Neo4jStore) -> None:
     every document. Documents written later get their keys at ingestion.
     """
     for name, backfill in (("document_title_norm", backfill_title_keys),
-                           ("entity_lists", backfill_entity_lists)):
+                           # The lists with their title flags (a graph whose lists predate them runs it again).
+                           ("entity_lists_titled", backfill_entity_lists)):
         if await neo4j.q.ingest.backfill_done(name):
             continue
         await backfill(neo4j)

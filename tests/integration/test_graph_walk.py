@@ -70,9 +70,11 @@ async def test_the_statement_walks_and_scores_like_the_python_reference(runtime:
     scores: dict[str, float] = {}
     for entity_id, weight in expected:
         entity = entities[entity_id]
-        merged = [kv for e, listed in lists.items() if entities[e]["norm"] == entity["norm"] for kv in listed]
-        for chunk, focus in sorted(merged, key=lambda kv: (-kv[1], kv[0]))[:PER_ENTITY]:
-            titled = entity["name"].lower() in titles[chunk].lower()
+        # The title flag is the list's: whether that list's entity names the chunk's document.
+        merged = [(chunk, focus, e) for e, listed in lists.items() if entities[e]["norm"] == entity["norm"]
+                  for chunk, focus in listed]
+        for chunk, focus, owner in sorted(merged, key=lambda kv: (-kv[1], kv[0]))[:PER_ENTITY]:
+            titled = entities[owner]["name"].lower() in titles[chunk].lower()
             scores[chunk] = scores.get(chunk, 0.0) + weight * focus * (config.graph_title_boost if titled else 1.0)
     got = {chunk: score for chunk, score, _ in record["chunks"]}
     assert got == pytest.approx(scores, rel=1e-9)
@@ -80,9 +82,9 @@ async def test_the_statement_walks_and_scores_like_the_python_reference(runtime:
     assert ranked == sorted(got, key=lambda c: (-got[c], c))
 
 
-async def test_the_top_chunks_survive_the_pruning_before_the_title_check(runtime: Runtime, collection: str) -> None:
-    """Chunks whose boosted score cannot reach the limit-th best are dropped before their Document is
-    read; what remains is the reference's top, scores included, at every limit and title boost."""
+async def test_the_title_boost_comes_from_the_lists_at_every_limit(runtime: Runtime, collection: str) -> None:
+    """The title flags the writer keeps in the chunk lists boost the chunks whose document the entity
+    names: the statement's top is the reference's, scores included, at every limit and title boost."""
     await runtime.neo4j.driver.execute_query(
         """
         CREATE (x:Entity {id: $c + ':x', collection: $c, name: 'Blue Falcon', norm: 'blue falcon', label: 'ORG',
@@ -162,9 +164,18 @@ async def test_entity_lists_follow_writes_removals_and_the_backfill(
     listed = await graph_rows(runtime, "MATCH (e:Entity {collection: $c}) UNWIND e.chunk_ids AS id RETURN DISTINCT id",
                          c=graph)
     assert {r["id"] for r in listed} <= chunks
+    # Lists written before the title flags (document ids in their place) are written again by the backfill.
+    await runtime.neo4j.driver.execute_query(
+        "MATCH (e:Entity {collection: $c}) REMOVE e.chunk_titled SET e.chunk_documents = e.chunk_ids",
+        parameters_={"c": graph})
+    assert await backfill_entity_lists(runtime.neo4j) >= 10
+    await entity_lists_match_the_graph(runtime, graph)
+    leftover = await graph_rows(runtime, "MATCH (e:Entity {collection: $c}) WHERE e.chunk_documents IS NOT NULL "
+                                "RETURN count(e) AS n", c=graph)
+    assert leftover[0]["n"] == 0
     # A graph written before entities had these lists gets them from the backfill, the same lists.
     await runtime.neo4j.driver.execute_query(
-        "MATCH (e:Entity {collection: $c}) REMOVE e.chunk_ids, e.chunk_focus, e.chunk_documents, e.neighbour_ids, "
+        "MATCH (e:Entity {collection: $c}) REMOVE e.chunk_ids, e.chunk_focus, e.chunk_titled, e.neighbour_ids, "
         "e.neighbour_weights, e.neighbour_elements",
         parameters_={"c": graph})
     assert await backfill_entity_lists(runtime.neo4j) >= 10
