@@ -37,11 +37,14 @@ class QueryEncoderUnavailable(RuntimeError):
 class OnnxQueryEncoder:
     """``encode(texts)`` -> unit-length float32 rows, the same vectors as the model's ``encode``."""
 
-    def __init__(self, model: Any, *, threads: int = 0, graph: bytes | None = None,
+    def __init__(self, model: Any, *, threads: int = 1, graph: bytes | None = None,
                  agreement: float | None = _AGREEMENT, probes: list[str] | None = None) -> None:
         """Export ``model`` (a loaded SentenceTransformer) and open an ONNX Runtime session on it.
 
-        ``threads``: intra-op threads (0: as many as cores). ``graph``: an ONNX graph of the model's
+        ``threads``: intra-op threads (0: as many as cores). One by default: a query is embedded while
+        the keyword and graph legs already run, so a second thread saves no latency, and under load it
+        costs a millisecond of CPU per query (2 cores, 100k chunks: 50.6 -> 52.4 ``auto`` QPS at
+        concurrency 8 with one thread, and no slower at concurrency 1). ``graph``: an ONNX graph of the model's
         transformer to run instead of exporting one (:func:`export_graph`, possibly transformed);
         ``agreement``: the least cosine its vectors must reach against the model's on ``probes``
         (None: two short sentences); ``agreement=None`` skips the check (a graph already checked,

@@ -24,6 +24,8 @@ def test_onnx_query_vectors_match_the_model(models: Any) -> None:
     embedder = models.embedder
     assert isinstance(embedder, LocalEmbedder)
     assert embedder.query_encoder() is not None  # the packaged model's layout is supported
+    # One intra-op thread: the legs run beside the embedding, and a second thread only costs CPU under load.
+    assert embedder.query_encoder()._session.get_session_options().intra_op_num_threads == 1
     reference = embedder.encode(TEXTS)
     fast = embedder.encode_queries(TEXTS)
     assert fast.dtype == np.float32 and fast.shape == reference.shape
