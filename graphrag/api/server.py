@@ -12,11 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from uvicorn.config import STARTUP_FAILURE
+from uvicorn.supervisors.multiprocess import Multiprocess, Process
 
 from graphrag.config import Settings
 from graphrag.observability import logs
 
 log = logging.getLogger(__name__)
+#: uvicorn's own log, where its supervisor reports workers.
+_uvicorn_log = logging.getLogger("uvicorn.error")
 
 #: The factory each worker process builds its app with (settings from the environment, like the parent's).
 WORKER_FACTORY = "graphrag.api.app:app_factory"
@@ -96,8 +100,6 @@ def serve(settings: Settings, *, host: str, port: int, workers: int | None = Non
 
 def _run(config: uvicorn.Config, settings: Settings, port: int) -> None:
     """What ``uvicorn.run`` does, with the home's server record written once the port is bound."""
-    from uvicorn.supervisors import Multiprocess
-
     from graphrag.api import running
     from graphrag.api.auth import parse_keys
 
@@ -117,9 +119,14 @@ def _run(config: uvicorn.Config, settings: Settings, port: int) -> None:
 
     try:
         if config.workers > 1:
-            sock = config.bind_socket()
-            bound(sock)
-            Multiprocess(config, sockets=[sock]).run()
+            own = worker_sockets(config.host, config.port, config.workers)
+            if own is not None:
+                bound(own[0])
+                _SpreadMultiprocess(config, sockets=own).run()
+            else:
+                sock = config.bind_socket()
+                bound(sock)
+                Multiprocess(config, sockets=[sock]).run()
         else:
             server = _RecordingServer(config, on_started=bound, on_stopping=stopping)
             server.run()
@@ -129,6 +136,83 @@ def _run(config: uvicorn.Config, settings: Settings, port: int) -> None:
         pass
     finally:
         stopping()
+
+
+def worker_sockets(host: str, port: int, count: int) -> list[socket.socket] | None:
+    """``count`` listening sockets on one address, one per worker, with ``SO_REUSEPORT``: Linux then
+    spreads new connections over them. On one shared socket the worker that wakes first accepts every
+    pending connection, so a client's handful of keep-alive connections (a connection pool opened at
+    once) often all land on one worker while the others idle: with 8 connections and 2 workers, 8/0
+    splits measured 4 ``auto`` QPS below 4/4 ones at 100k chunks. None where the option is missing or
+    does not spread connections (not Linux); the caller then shares one socket. Port 0 binds the
+    first socket to a free port and the others to the same one."""
+    if sys.platform != "linux" or not hasattr(socket, "SO_REUSEPORT"):
+        return None
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(family=family)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            sock.bind((host, port))
+            port = sock.getsockname()[1]
+            sock.set_inheritable(True)
+    except OSError as exc:
+        for sock in sockets:
+            sock.close()
+        _uvicorn_log.error("cannot listen on %s:%s: %s", host, port, exc)
+        sys.exit(3)  # uvicorn's status for a server that could not start
+    _uvicorn_log.info("Uvicorn running on http://%s:%d (Press CTRL+C to quit)", host, port)
+    return sockets
+
+
+class _SpreadMultiprocess(Multiprocess):
+    """uvicorn's worker supervisor with a listening socket of each worker's own (:func:`worker_sockets`);
+    a worker started again after a crash or a reload takes over its slot's socket."""
+
+    def __init__(self, config: uvicorn.Config, sockets: list[socket.socket]) -> None:
+        super().__init__(config, sockets=sockets)
+        self._slots = sockets
+
+    def _worker(self, slot: int) -> Process:
+        process = Process(self.config, [self._slots[slot]])
+        process.start()
+        return process
+
+    def init_processes(self) -> None:
+        self.processes = [self._worker(slot) for slot in range(self.processes_num)]
+
+    def keep_subprocess_alive(self) -> None:
+        for slot, process in enumerate(self.processes):
+            if self.should_exit.is_set():
+                return
+            if process.is_alive(timeout=self.config.timeout_worker_healthcheck):
+                continue
+            process.kill()  # hung or gone
+            process.join()
+            if process.exitcode == STARTUP_FAILURE:  # the app cannot start: every restart would fail alike
+                _uvicorn_log.error("Child process [%s] failed to start, stopping the parent process.", process.pid)
+                self.should_exit.set()
+                return
+            _uvicorn_log.info("Child process [%s] died", process.pid)
+            self.processes[slot] = self._worker(slot)
+
+    def restart_all(self) -> None:
+        """A reload (SIGHUP): each slot's replacement serves before the worker it replaces stops."""
+        for slot, old in enumerate(self.processes):
+            if self.should_exit.is_set():
+                return
+            new = self._worker(slot)
+            if not new.wait_until_ready(self.config.timeout_worker_healthcheck, self.should_exit):
+                new.kill()
+                new.join()
+                _uvicorn_log.error("New child process [%s] was not ready in time; keeping [%s].", new.pid, old.pid)
+                return
+            old.terminate()
+            old.join()
+            self.processes[slot] = new
 
 
 class _RecordingServer(uvicorn.Server):

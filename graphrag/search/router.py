@@ -483,10 +483,13 @@ class SearchRouter:
         """Score fusion's completions: the BM25 scores and query similarities of the candidates the
         keyword and the vector leg did not return. One statement when both are needed (the usual
         case); a failure leaves fusion with what the legs returned."""
-        keyword_ids = [c for c in union if c not in {h[0] for h in results[Leg.KEYWORD].hits}] \
-            if Leg.KEYWORD in results else []
-        vector_ids = [c for c in union if c not in {h[0] for h in results[Leg.VECTOR].hits}] \
-            if Leg.VECTOR in results and run.embedding is not None and run.space is not None else []
+        def others(leg: str) -> list[str]:
+            found = {h[0] for h in results[leg].hits}
+            return [c for c in union if c not in found]
+
+        keyword_ids = others(Leg.KEYWORD) if Leg.KEYWORD in results else []
+        vector_ids = others(Leg.VECTOR) if Leg.VECTOR in results and run.embedding is not None \
+            and run.space is not None else []
         if not (keyword_ids and vector_ids):
             completed, similar = await asyncio.gather(
                 self._keyword_completion(text, union, results, config, expansion),
