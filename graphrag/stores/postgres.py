@@ -68,6 +68,14 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
         log.debug("pgvector type not registered yet (extension missing)")
 
 
+#: Session settings of every pooled connection. Generic plans: the statements are written for them
+#: (arrays, ``IS NULL OR`` conditions), and PostgreSQL's default settles on them for the search path
+#: anyway, but only after planning the first five executions of each statement on each new connection
+#: for their values (4 ms each for the BM25 completion at 100k chunks, against 0.4 generic): under a
+#: burst that opens connections, that warm-up cost a fifth of PostgreSQL's CPU per search. A statement
+#: that needs a plan for its values asks for it (the vector leg on collections with their own index).
+SESSION_SETTINGS = {"plan_cache_mode": "force_generic_plan"}
+
 #: Upper bound of one migration (backfills over millions of rows take minutes).
 _MIGRATION_TIMEOUT_S = 6 * 3600.0
 
@@ -121,6 +129,7 @@ class PostgresStore:
             pool = await asyncpg.create_pool(
                 dsn, min_size=min_size, max_size=max_size, init=_init_connection, command_timeout=60,
                 connect=connect_now if dsn_source is not None else None, reset=reset_connection,
+                server_settings=SESSION_SETTINGS,
             )
         except asyncpg.InvalidPasswordError as exc:
             raise ConfigurationError(

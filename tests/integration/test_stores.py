@@ -169,6 +169,12 @@ async def test_pooled_plain_reads_skip_the_reset_and_statement_settings_never_le
         assert resets == [1]
         async with store.pool.acquire() as conn:  # the same (only) connection: the setting was taken back
             assert await conn.fetchval("SHOW work_mem") == default
+            # Generic plans are the session's own setting, so the reset keeps them.
+            assert await conn.fetchval("SHOW plan_cache_mode") == "force_generic_plan"
+        await sql.fetch_where("search", "chunk_rows", where=Condition(), ids=[], collections=None, vectors=False,
+                              settings={"plan_cache_mode": "force_custom_plan"})
+        async with store.pool.acquire() as conn:
+            assert await conn.fetchval("SHOW plan_cache_mode") == "force_generic_plan"
         resets.clear()  # that checkout was reset too (not a plain read through Sql)
         with pytest.raises(asyncpg.DivisionByZeroError):
             await sql._read("fetchval", "SELECT 1 / 0", [])
