@@ -181,3 +181,29 @@ async def test_pooled_plain_reads_skip_the_reset_and_statement_settings_never_le
         assert resets == [1]
     finally:
         await store.close()
+
+
+async def test_one_request_reads_the_collections_records_once(runtime: Runtime, monkeypatch: object) -> None:
+    """Inside ``one_request`` (a search: the existence check, then the model lookup) the collections'
+    records are read once per set of names; outside it every call reads them."""
+    store = runtime.postgres
+    area = store.q.collections
+    reads: list[object] = []
+    original = area.info
+
+    async def counted(names: list[str] | None) -> object:
+        reads.append(names)
+        return await original(names)
+
+    monkeypatch.setattr(area, "info", counted)  # type: ignore[attr-defined]
+    await store.collection_info(None)
+    await store.collection_info(None)
+    assert len(reads) == 2
+    reads.clear()
+    with store.one_request():
+        first = await store.collection_info(None)
+        assert await store.collection_info(None) is first
+        await store.collection_info(["nothing_here"])  # other names: read on their own
+    assert len(reads) == 2
+    await store.collection_info(None)  # the request is over: read again
+    assert len(reads) == 3
