@@ -81,36 +81,38 @@ WHERE (:collections::text[] IS NULL OR c.collection = ANY(:collections::text[]))
 ORDER BY r.score DESC
 LIMIT :limit;
 
--- name: keyword_scores
--- The BM25 score the keyword leg would give the chunks :chunk_ids (candidates other legs found), with the
--- same IDF and length normalisation as keyword_leg, from all their postings; score fusion fills in
--- the keyword evidence of those candidates with it. Chunks without a query term are not returned.
-WITH /*INCLUDE bm25_terms*/, weighted AS MATERIALIZED (
+-- name: bm25_weights
+-- A fragment, not a statement (after bm25_terms): each term's BM25 factors, as keyword_leg computes
+-- them but without its `selective` flag.
+weighted AS MATERIALIZED (
     SELECT terms.lexeme, terms.weight * ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) * (:k1::float8 + 1) AS gain,
            :k1::float8 * (1 - :b::float8) AS base, :k1::float8 * :b::float8 / stats.avgdl AS per_token
     FROM terms, stats WHERE terms.df > 0
 )
+
+-- name: bm25_chunk_scores
+-- A fragment, not a statement (after bm25_weights): the BM25 score of each of the chunks :chunk_ids
+-- that has a query term, from all its postings.
 SELECT p.chunk_id AS id, sum(w.gain * p.tf / (p.tf + w.base + w.per_token * p.dl)) AS score
 FROM chunk_postings p
 JOIN weighted w ON w.lexeme = p.lexeme
 WHERE p.chunk_id = ANY(:chunk_ids::uuid[]) AND p.lexeme = ANY(ARRAY(SELECT lexeme FROM weighted))
-GROUP BY p.chunk_id;
+GROUP BY p.chunk_id
+
+-- name: keyword_scores
+-- The BM25 score the keyword leg would give the chunks :chunk_ids (candidates other legs found), with the
+-- same IDF and length normalisation as keyword_leg, from all their postings; score fusion fills in
+-- the keyword evidence of those candidates with it. Chunks without a query term are not returned.
+WITH /*INCLUDE bm25_terms*/, /*INCLUDE bm25_weights*/
+/*INCLUDE bm25_chunk_scores*/;
 
 -- name: completion_scores
 -- Both completions of score fusion in one round trip: the BM25 score keyword_scores gives the chunks
--- :keyword_ids (the candidates the keyword leg did not return), and the query similarity chunk_similarity
+-- :chunk_ids (the candidates the keyword leg did not return), and the query similarity chunk_similarity
 -- gives the chunks :vector_ids of :model (those the vector leg did not return). A row per chunk and
 -- kind: kind 'keyword' (chunks without a query term are left out) or 'vector'.
-WITH /*INCLUDE bm25_terms*/, weighted AS MATERIALIZED (
-    SELECT terms.lexeme, terms.weight * ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) * (:k1::float8 + 1) AS gain,
-           :k1::float8 * (1 - :b::float8) AS base, :k1::float8 * :b::float8 / stats.avgdl AS per_token
-    FROM terms, stats WHERE terms.df > 0
-)
-SELECT p.chunk_id AS id, 'keyword' AS kind, sum(w.gain * p.tf / (p.tf + w.base + w.per_token * p.dl)) AS score
-FROM chunk_postings p
-JOIN weighted w ON w.lexeme = p.lexeme
-WHERE p.chunk_id = ANY(:keyword_ids::uuid[]) AND p.lexeme = ANY(ARRAY(SELECT lexeme FROM weighted))
-GROUP BY p.chunk_id
+WITH /*INCLUDE bm25_terms*/, /*INCLUDE bm25_weights*/
+SELECT k.id, 'keyword' AS kind, k.score FROM (/*INCLUDE bm25_chunk_scores*/) k
 UNION ALL
 SELECT c.id, 'vector', 1 - (c.embedding <=> :embedding::vector)
 FROM chunks c

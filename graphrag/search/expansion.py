@@ -33,7 +33,7 @@ from graphrag.errors import ConfigurationError, InvalidInput, one_line
 from graphrag.ingest.aliases import is_acronym_of, is_short_form
 from graphrag.ingest.extract import normalise_name
 from graphrag.search.config import SearchConfig
-from graphrag.search.legs import LegResult, keyword_leg, keyword_scores
+from graphrag.search.legs import LegResult, keyword_leg
 from graphrag.search.linking import _LUCENE_SPECIAL
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore
@@ -277,13 +277,6 @@ async def expanded_keyword_leg(pg: PostgresStore, query: str, expansion: Expansi
     """BM25 over the query and its expanded terms, the latter weighted ``weight``."""
     texts, weights = weighted_strings(query, expansion, weight)
     return await keyword_leg(pg, query, config, texts=texts, weights=weights)
-
-
-async def expanded_keyword_scores(pg: PostgresStore, query: str, expansion: Expansion, weight: float,
-                                  chunk_ids: list[str], config: SearchConfig) -> dict[str, float]:
-    """The scores :func:`expanded_keyword_leg` would give these chunks."""
-    texts, weights = weighted_strings(query, expansion, weight)
-    return await keyword_scores(pg, query, chunk_ids, config, texts=texts, weights=weights)
 
 
 def weighted_strings(query: str, expansion: Expansion | None, weight: float) -> tuple[list[str], list[float]]:

@@ -31,7 +31,6 @@ from graphrag.search.expansion import (
     QueryExpander,
     check_groups,
     expanded_keyword_leg,
-    expanded_keyword_scores,
     weighted_strings,
 )
 from graphrag.search.filters import parse_filter
@@ -480,61 +479,40 @@ class SearchRouter:
 
     async def _completion(self, text: str, union: list[str], results: dict[str, LegResult], config: SearchConfig,
                           expansion: Expansion | None, run: _LegRun) -> dict[str, dict[str, float]]:
-        """Score fusion's completions: the BM25 scores and query similarities of the candidates the
-        keyword and the vector leg did not return. One statement when both are needed (the usual
-        case); a failure leaves fusion with what the legs returned."""
+        """Score fusion's completions: the BM25 scores (with the query's expanded terms when the keyword
+        leg used them) and the query similarities (computed in PostgreSQL, for chunks of the query's
+        model) of the candidates the keyword and the vector leg did not return. One statement when both
+        are needed (the usual case). Without the BM25 scores fusion counts what the legs returned."""
         def others(leg: str) -> list[str]:
             found = {h[0] for h in results[leg].hits}
             return [c for c in union if c not in found]
 
         keyword_ids = others(Leg.KEYWORD) if Leg.KEYWORD in results else []
-        vector_ids = others(Leg.VECTOR) if Leg.VECTOR in results and run.embedding is not None \
-            and run.space is not None else []
-        if not (keyword_ids and vector_ids):
-            completed, similar = await asyncio.gather(
-                self._keyword_completion(text, union, results, config, expansion),
-                self._vector_completion(run.embedding, run.space, union, results, config))
-            return {**completed, **similar}
-        assert run.embedding is not None and run.space is not None
+        embedding, space = run.embedding, run.space
+        vector_ids = others(Leg.VECTOR) if Leg.VECTOR in results and embedding is not None and space is not None \
+            else []
         texts, weights = weighted_strings(text, expansion if expansion is not None and expansion.terms else None,
                                           self.expander.weight)
+        bm25: dict[str, float] = {}
+        cosine: dict[str, float] = {}
         try:
-            bm25, cosine = await asyncio.wait_for(
-                completion_scores(self.postgres, texts, weights, keyword_ids, run.embedding, vector_ids,
-                                  run.space.name, config), config.leg_timeout_s)
+            if keyword_ids and vector_ids:
+                assert embedding is not None and space is not None
+                bm25, cosine = await asyncio.wait_for(
+                    completion_scores(self.postgres, texts, weights, keyword_ids, embedding, vector_ids, space.name,
+                                      config), config.leg_timeout_s)
+            elif keyword_ids:
+                bm25 = await asyncio.wait_for(
+                    keyword_scores(self.postgres, text, keyword_ids, config, texts=texts, weights=weights),
+                    config.leg_timeout_s)
         except Exception as exc:  # noqa: BLE001 - without them, fusion counts what the legs returned
             log.warning("scores of other legs' candidates unavailable: %s", one_line(exc))
             return {}
+        if vector_ids and not keyword_ids:
+            assert embedding is not None and space is not None
+            cosine = await similarities(self.postgres, embedding, vector_ids, space.name)
         return {"keyword": bm25,
                 "vector": {cid: s for cid, s in cosine.items() if config.threshold is None or s >= config.threshold}}
-
-    async def _keyword_completion(self, text: str, union: list[str], results: dict[str, LegResult],
-                                  config: SearchConfig, expansion: Expansion | None = None) -> dict[str, dict[str, float]]:
-        """The BM25 scores of candidates the keyword leg did not return (score fusion counts them),
-        with the query's expanded terms when the leg used them."""
-        if "keyword" not in results:
-            return {}
-        found = {h[0] for h in results["keyword"].hits}
-        others = [c for c in union if c not in found]
-        try:
-            scores = await asyncio.wait_for(
-                expanded_keyword_scores(self.postgres, text, expansion, self.expander.weight, others, config)
-                if expansion is not None and expansion.terms else keyword_scores(self.postgres, text, others, config),
-                config.leg_timeout_s)
-        except Exception as exc:  # noqa: BLE001 - without it, fusion counts what the leg returned
-            log.warning("keyword scores of other legs' candidates unavailable: %s", one_line(exc))
-            return {}
-        return {"keyword": scores}
-
-    async def _vector_completion(self, embedding: np.ndarray | None, space: EmbeddingSpace | None, union: list[str],
-                                 results: dict[str, LegResult], config: SearchConfig) -> dict[str, dict[str, float]]:
-        """The query similarity of candidates the vector leg did not return, computed in PostgreSQL
-        (only chunks embedded by the query's model are comparable with the query vector)."""
-        if "vector" not in results or embedding is None or space is None:
-            return {}
-        found = {h[0] for h in results["vector"].hits}
-        similar = await similarities(self.postgres, embedding, [c for c in union if c not in found], space.name)
-        return {"vector": {cid: s for cid, s in similar.items() if config.threshold is None or s >= config.threshold}}
 
     async def _entities_of(self, chunk_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
         try:

@@ -20,6 +20,8 @@ SQL_FRAGMENTS = {
     ("jobs", "job_columns"),
     ("extended", "representation_terms"),
     ("search", "bm25_terms"),
+    ("search", "bm25_weights"),
+    ("search", "bm25_chunk_scores"),
 }
 
 #: Commands Neo4j does not plan: a system-database command and schema commands (index and constraint

@@ -42,7 +42,7 @@ class SearchQueries(Area):
         """``id, kind, score``: :meth:`keyword_scores` of ``keyword_ids`` (kind ``keyword``) and
         :meth:`chunk_similarity` of ``vector_ids`` (kind ``vector``), in one statement."""
         return await self._sql.fetch("search", "completion_scores", texts=texts, weights=weights,
-                                     collections=collections, keyword_ids=keyword_ids, k1=k1, b=b,
+                                     collections=collections, chunk_ids=keyword_ids, k1=k1, b=b,
                                      embedding=embedding, vector_ids=vector_ids, model=model)
 
     async def chunk_rows(self, ids: Sequence[uuid.UUID | str], *, collections: list[str] | None, where: Condition,
