@@ -44,11 +44,14 @@ def hnsw_settings(config: SearchConfig, own_index: bool = False) -> tuple[dict[s
     scan's whole first batch (``ef_search`` rows, no extra index work), sorts, then cuts.
     """
     ef_search = max(config.ef_search, config.overfetch)
-    settings = {"hnsw.ef_search": str(ef_search), "hnsw.iterative_scan": "relaxed_order"}
+    # PostgreSQL's own choice between a plan for the values and a generic one (the pool's sessions
+    # plan generically): for a small collection a plan of its own may sort its few rows exactly, where
+    # a generic plan walks the shared index, whose iterative scan can give up among other collections'
+    # vectors before it finds the collection's.
+    settings = {"hnsw.ef_search": str(ef_search), "hnsw.iterative_scan": "relaxed_order", "plan_cache_mode": "auto"}
     if own_index and config.collections:
         # A plan for these collections (as constants) can use their own partial indexes
-        # (graphrag/ingest/vector_index.py); a generic plan could only use the shared one. Only then:
-        # for a small collection, a plan of its own may sort all its rows instead of walking the index.
+        # (graphrag/ingest/vector_index.py); a generic plan could only use the shared one.
         settings["plan_cache_mode"] = "force_custom_plan"
     return settings, ef_search
 

@@ -73,7 +73,7 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
 #: anyway, but only after planning the first five executions of each statement on each new connection
 #: for their values (4 ms each for the BM25 completion at 100k chunks, against 0.4 generic): under a
 #: burst that opens connections, that warm-up cost a fifth of PostgreSQL's CPU per search. A statement
-#: that needs a plan for its values asks for it (the vector leg on collections with their own index).
+#: whose plan depends on its values asks for its own mode (the HNSW legs: search/legs.py hnsw_settings).
 SESSION_SETTINGS = {"plan_cache_mode": "force_generic_plan"}
 
 #: Upper bound of one migration (backfills over millions of rows take minutes).
