@@ -169,3 +169,36 @@ def dump_study_parser(doc: str | None) -> tuple[argparse.ArgumentParser, argpars
     study = sub.add_parser("study")
     study.add_argument("dump", type=Path)
     return parser, dump, study
+
+
+def store_pids() -> dict[str, int]:
+    """The root process of each local store (``postgres``, ``neo4j``) of this home, from services.json."""
+    from graphrag.config import Settings
+
+    path = Settings().home_dir / "services.json"
+    state = json.loads(path.read_text()) if path.exists() else {}
+    return {name: int(state[name]["pid"]) for name in ("postgres", "neo4j") if state.get(name, {}).get("pid")}
+
+
+def cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
+    """User + system CPU seconds of each process tree so far (psutil): the root, its live children,
+    and the children it has already reaped (PostgreSQL's exited backends and autovacuum workers)."""
+    import psutil
+
+    out: dict[str, float] = {}
+    for name, pid in pids.items():
+        try:
+            root = psutil.Process(pid)
+            tree = [root, *root.children(recursive=True)]
+            t = root.cpu_times()
+            total = t.children_user + t.children_system
+        except psutil.NoSuchProcess:
+            continue
+        for proc in tree:
+            try:
+                t = proc.cpu_times()
+                total += t.user + t.system
+            except psutil.NoSuchProcess:
+                pass
+        out[name] = total
+    return out

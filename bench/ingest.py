@@ -30,7 +30,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import cpu_model  # noqa: E402
+from bench.common import cpu_model, cpu_seconds, store_pids  # noqa: E402
 from graphrag.config import Settings  # noqa: E402
 from graphrag.ingest.load import Found, file_type, load_file  # noqa: E402
 from graphrag.runtime import open_services  # noqa: E402
@@ -77,9 +77,12 @@ async def main() -> None:
         models_s = time.perf_counter() - t0
         cpu0 = time.process_time()
         busy0 = machine_busy_s()
+        stores = store_pids()
+        stores0 = cpu_seconds(stores)
         report = await ingestor.ingest_paths([path], collection=collection, progress=True)
         ingest_cpu_s = time.process_time() - cpu0
         ingest_machine_cpu_s = machine_busy_s() - busy0
+        stores1 = cpu_seconds(stores)
         load_after_ingest = os.getloadavg()
         rss_after_ingest = peak_rss_mb()
         again = await ingestor.ingest_paths([path], collection=collection, progress=False)
@@ -138,6 +141,8 @@ async def main() -> None:
         "ingest_cpu_s": round(ingest_cpu_s, 1),
         # Every process's CPU during the ingest (this one, PostgreSQL, Neo4j, and anything else running).
         "ingest_machine_cpu_s": round(ingest_machine_cpu_s, 1),
+        # The local stores' process trees (all backends, exited ones included) during the ingest.
+        "store_cpu_s": {k: round(stores1[k] - stores0[k], 1) for k in stores1 if k in stores0},
         "load_avg": {"start": [round(x, 2) for x in load_start],
                      "after_ingest": [round(x, 2) for x in load_after_ingest],
                      "end": [round(x, 2) for x in load_end]},

@@ -49,7 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bench.common import REPO, RESULTS, bench_sql, machine, percentiles, read_qrels, read_queries, write_result  # noqa: E402
+from bench.common import (REPO, RESULTS, bench_sql, cpu_seconds, machine, percentiles, read_qrels, read_queries,  # noqa: E402
+                          store_pids, write_result)
 from graphrag.config import Settings  # noqa: E402
 from graphrag.runtime import open_services  # noqa: E402
 from graphrag.search.linking import name_spans  # noqa: E402
@@ -315,34 +316,7 @@ class Server:
 def service_pids(server: Server) -> dict[str, int]:
     """The root process of the API server and of each local store (their children count with them)."""
     assert server.proc is not None
-    pids = {"api": server.proc.pid}
-    state = json.loads((Settings().home_dir / "services.json").read_text())
-    for name in ("postgres", "neo4j"):
-        if state.get(name, {}).get("pid"):
-            pids[name] = int(state[name]["pid"])
-    return pids
-
-
-def cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
-    """User + system CPU seconds of each process tree so far (psutil; a vanished child is skipped)."""
-    import psutil
-
-    out: dict[str, float] = {}
-    for name, pid in pids.items():
-        total = 0.0
-        try:
-            root = psutil.Process(pid)
-            tree = [root, *root.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            continue
-        for proc in tree:
-            try:
-                t = proc.cpu_times()
-                total += t.user + t.system
-            except psutil.NoSuchProcess:
-                pass
-        out[name] = total
-    return out
+    return {"api": server.proc.pid, **store_pids()}
 
 
 async def rest_run(url: str, collection: str, claims: list[tuple[str, str]], mode: str, concurrency: int,

@@ -1,9 +1,14 @@
 """How ingestion spreads its two model stages over the CPU cores.
 
-Embedding and entity extraction of a batch run side by side in two lanes (threads): the embedding
-lane embeds slice after slice; the extraction lane extracts every slice and then helps embedding
-with the slices nobody has taken yet. Both lanes stay busy until the batch is done, whichever stage
-is the heavier, and neither waits for the other.
+Embedding and entity extraction of a batch run side by side in two lanes (threads), over two job
+lists: extraction slices and embedding jobs. The extraction lane extracts slice after slice and then
+helps with the embedding jobs nobody has taken yet; the embedding lane embeds job after job and then
+helps with the slices left. Both lanes stay busy until the batch is done, whichever stage is the
+heavier, and neither waits for the other.
+
+When both lists are handed out, only the jobs in flight are left (one per lane at most): the caller
+is told (``on_drained``), so that the next batch can start on the core that is free instead of that
+core waiting for the batch's last job.
 
 Each embedding call names its thread count: the embedding lane takes all cores but the one the
 extraction lane works on, and a lane helping out takes one. One thread per model call is also the
@@ -56,59 +61,76 @@ class Jobs:
 
 @dataclass
 class StageRun(Generic[T]):
-    """What :func:`run_model_stages` returns: the extraction's result and each stage's seconds."""
+    """What :func:`run_model_stages` returns: each slice's extraction and each stage's seconds."""
 
-    extracted: T
-    extract_s: float  # from the start until extraction was done
+    extracted: list[T]  # extract(k) for every slice k, in slice order
+    extract_s: float  # from the start until the last slice was extracted
     embed_s: float  # from the start until the last embedding job was done
     embedded_by_extraction_lane: int  # embedding jobs the extraction lane took over
+    extracted_by_embedding_lane: int  # slices the embedding lane took over
 
 
-def run_model_stages(embed_jobs: int, embed: Callable[[int, int], None], extract: Callable[[], T], *,
-                     cores: int | None = None) -> StageRun[T]:
-    """Run ``extract()`` and the embedding jobs ``embed(k, threads)`` for ``k < embed_jobs`` side by side.
+def run_model_stages(embed_jobs: int, embed: Callable[[int, int], None], extract_slices: int,
+                     extract: Callable[[int], T], *, cores: int | None = None,
+                     on_drained: Callable[[], None] | None = None) -> StageRun[T]:
+    """Run ``extract(k)`` for ``k < extract_slices`` and ``embed(k, threads)`` for ``k < embed_jobs``
+    side by side.
 
-    With two cores or more, an embedding lane (``cores - 1`` threads per call) starts on the jobs at
-    once while this thread extracts and then takes the jobs left (one thread per call). On one core
-    the stages run one after the other. Blocking: call it from a worker thread. If either stage
-    fails, no further jobs are started and the error is raised once both lanes have stopped.
+    With two cores or more, an embedding lane (``cores - 1`` threads per embedding call) starts on
+    the embedding jobs while this thread takes the slices; each lane then takes what is left of the
+    other list (embedding with one thread). On one core everything runs here, slices first.
+    ``on_drained()`` is called once, from a lane, when every job and slice has been handed out.
+    Blocking: call it from a worker thread. If a job fails, no further jobs are started and the
+    error is raised once both lanes have stopped.
     """
     cores = cores or available_cores()
-    jobs = Jobs(embed_jobs)
+    embeds, slices = Jobs(embed_jobs), Jobs(extract_slices)
+    results: list[T | None] = [None] * extract_slices
     start = time.perf_counter()
+    ends: dict[str, float] = {}
+    ends_lock = threading.Lock()
+    drained = threading.Event()
 
-    def embed_lane(threads: int) -> tuple[float | None, int]:
-        last, done = None, 0
-        try:
-            while (k := jobs.take()) is not None:
-                embed(k, threads)
-                last, done = time.perf_counter(), done + 1
-        except BaseException:
-            jobs.close()
-            raise
-        return last, done
+    def finished(stage: str) -> None:
+        with ends_lock:
+            ends[stage] = max(ends.get(stage, 0.0), time.perf_counter() - start)
 
-    def extract_first() -> tuple[T, float]:
+    def lane(first: str, threads: int) -> int:
+        """Take jobs of ``first`` kind, then of the other; returns how many of the other it took."""
+        helped = 0
         try:
-            out = extract()
+            for kind in (first, "extract" if first == "embed" else "embed"):
+                while True:
+                    k = (embeds if kind == "embed" else slices).take()
+                    if k is None:
+                        break
+                    if kind == "embed":
+                        embed(k, threads if kind == first else 1)
+                    else:
+                        results[k] = extract(k)
+                    finished(kind)
+                    helped += kind != first
         except BaseException:
-            jobs.close()
+            embeds.close()
+            slices.close()
             raise
-        return out, time.perf_counter() - start
+        if on_drained is not None and not drained.is_set():
+            with ends_lock:  # once, whichever lane gets here first
+                first_to_drain = not drained.is_set()
+                drained.set()
+            if first_to_drain:
+                on_drained()
+        return helped
 
     if cores < 2:
-        extracted, extract_s = extract_first()
-        last, helped = embed_lane(1)
-        ends = [last]
+        extra_embeds = lane("extract", 1)
+        extra_slices = 0
     else:
         with ThreadPoolExecutor(1, thread_name_prefix="embed-lane") as pool:
-            lane = pool.submit(embed_lane, cores - 1)
+            other = pool.submit(lane, "embed", cores - 1)
             try:
-                extracted, extract_s = extract_first()
-                last, helped = embed_lane(1)
+                extra_embeds = lane("extract", 1)
             finally:
-                other_last, _ = lane.result()  # the embedding lane's error, if any, surfaces here
-        ends = [last, other_last]
-    finished = [t for t in ends if t is not None]
-    embed_s = (max(finished) - start) if finished else 0.0
-    return StageRun(extracted, extract_s, embed_s, helped)
+                extra_slices = other.result()  # the embedding lane's error, if any, surfaces here
+    return StageRun([r for r in results],  # type: ignore[misc]  # every slice ran (else we raised)
+                    ends.get("extract", 0.0), ends.get("embed", 0.0), extra_embeds, extra_slices)

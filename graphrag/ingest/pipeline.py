@@ -369,18 +369,33 @@ class Ingestor:
         first_written = report.ingested + report.updated
 
         async def produce() -> None:
-            # The next batch is chunked while this one is in the model lanes, so they never wait for it.
+            # The next batch is chunked while this one is in the model lanes, so they never wait for it,
+            # and it enters the lanes as soon as this one's jobs are all handed out (two batches at most
+            # in the model stages); batches reach the writer in order.
             batches = self._batches(items)
             ahead: asyncio.Task[tuple[list[Item], int]] | None = None
+            preparing: list[asyncio.Task[list[Item]]] = []
             try:
                 for n, batch in enumerate(batches):
                     chunked = await (ahead or self._chunk(batch, report))
                     ahead = asyncio.create_task(self._chunk(batches[n + 1], report)) if n + 1 < len(batches) else None
-                    ready = await self._prepare(*chunked, report, bar.update)
-                    await queue.put(ready)
+                    drained: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+                    preparing.append(asyncio.create_task(self._prepare(*chunked, report, bar.update, drained)))
+                    while not (drained.done() or preparing[-1].done()):
+                        # The older batch goes to the writer as soon as it is ready.
+                        await asyncio.wait([drained, *preparing], return_when=asyncio.FIRST_COMPLETED)
+                        while len(preparing) > 1 and preparing[0].done():
+                            await queue.put(preparing.pop(0).result())
+                    while len(preparing) > 1:  # two batches at most in the model stages
+                        await queue.put(await preparing.pop(0))
+                while preparing:
+                    await queue.put(await preparing[0])
+                    preparing.pop(0)
             finally:
                 if ahead is not None:
                     ahead.cancel()
+                for task in preparing:
+                    task.cancel()
                 await queue.put(None)
 
         producer = asyncio.create_task(produce())
@@ -421,7 +436,8 @@ class Ingestor:
         return ready, len(batch) - len(ready)
 
     async def _prepare(self, ready: list[Item], failed: int, report: IngestReport,
-                       done: Callable[[int], object] = lambda n: None) -> list[Item]:
+                       done: Callable[[int], object] = lambda n: None,
+                       drained: asyncio.Future[Any] | None = None) -> list[Item]:
         """Embed and extract a chunked batch side by side (two lanes, :mod:`graphrag.ingest.lanes`),
         then embed new entity names. ``failed``: the batch's documents that chunking failed.
 
@@ -429,16 +445,23 @@ class Ingestor:
         Embedding takes the batch's chunks longest first, in jobs of similar length (one model batch
         each, so little padding, and small enough that the two lanes end close together). ``done(n)``
         is called (on the event loop) as further documents have passed both, and for those that failed.
+        ``drained`` is set once every job of the batch has been handed out to a lane.
         """
+        loop = asyncio.get_running_loop()
+
+        def set_drained() -> None:
+            if drained is not None and not drained.done():
+                drained.set_result(None)
+
         if failed:
             done(failed)
         if not ready:
+            set_drained()
             return []
         space = ready[0].space
         embedder = space.embedder if space else self.models.embedder
         counter = self.models.counter_for(embedder)
         slices = _slices(ready, SLICE_CHUNKS)
-        loop = asyncio.get_running_loop()
         passed = {"embed": 0, "extract": 0}
         counted = 0
 
@@ -475,12 +498,16 @@ class Ingestor:
             if finished:
                 notify("embed", finished)
 
-        def extract() -> list[Extraction]:
-            out: list[Extraction] = []
-            for part in slices:
-                out += self.models.extractor.extract_many([[c.text for c in i.chunks] for i in part])
-                notify("extract", len(part))
+        def extract(k: int) -> list[Extraction]:
+            out: list[Extraction] = self.models.extractor.extract_many([[c.text for c in i.chunks] for i in slices[k]])
+            notify("extract", len(slices[k]))
             return out
+
+        def on_drained() -> None:  # from a lane
+            try:
+                loop.call_soon_threadsafe(set_drained)
+            except RuntimeError:  # the loop is gone (interrupted)
+                pass
 
         async def represent() -> list[list[extended.Representation]] | None:
             mode = ready[0].extended
@@ -492,14 +519,19 @@ class Ingestor:
             report.add_time("represent", time.perf_counter() - t)
             return out
 
-        run, reps = await asyncio.gather(asyncio.to_thread(run_model_stages, len(jobs), embed, extract), represent())
+        try:
+            run, reps = await asyncio.gather(
+                asyncio.to_thread(run_model_stages, len(jobs), embed, len(slices), extract, on_drained=on_drained),
+                represent())
+        finally:
+            set_drained()  # a failed batch lets the next one start too
         report.add_time("embed", run.embed_s)
         report.add_time("extract", run.extract_s)
         per_doc: list[list[Representation] | None] = list(reps) if reps is not None else [None] * len(ready)
         for item, item_reps in zip(ready, per_doc, strict=True):
             item.representations = item_reps
         pos = 0
-        for item, extraction in zip(ready, run.extracted, strict=True):
+        for item, extraction in zip(ready, [e for part in run.extracted for e in part], strict=True):
             add_title_entity(extraction, item.doc.title)
             add_aliases(extraction, [c.text for c in item.chunks])
             item.embeddings = all_vectors[pos:pos + len(item.chunks)]

@@ -56,6 +56,7 @@ def test_model_stages_run_every_job_once_and_the_extraction_lane_helps(cores: in
     calls: list[tuple[int, int, str]] = []
     lane_busy = threading.Event()  # the embedding lane has started a job
     helper_took = threading.Event()  # the extraction lane has taken a job
+    drained: list[str] = []
 
     def embed(k: int, threads: int) -> None:
         name = threading.current_thread().name
@@ -66,22 +67,50 @@ def test_model_stages_run_every_job_once_and_the_extraction_lane_helps(cores: in
             helper_took.set()
         calls.append((k, threads, name))
 
-    def extract() -> str:
+    def extract(k: int) -> str:
         if cores > 1:
             lane_busy.wait(timeout=10)
-        return "entities"
+        return f"slice {k}"
 
-    run = run_model_stages(6, embed, extract, cores=cores)
-    assert run.extracted == "entities"
+    run = run_model_stages(6, embed, 3, extract, cores=cores,
+                           on_drained=lambda: drained.append(threading.current_thread().name))
+    assert run.extracted == ["slice 0", "slice 1", "slice 2"]  # in slice order
     assert sorted(k for k, _, _ in calls) == list(range(6))
     assert run.embed_s >= 0 and run.extract_s >= 0
     helped = [(k, t) for k, t, name in calls if not name.startswith("embed-lane")]
     assert run.embedded_by_extraction_lane == len(helped)
     assert helped and all(t == 1 for _, t in helped)  # a helping lane embeds with one thread
+    assert len(drained) == 1  # told once, when everything was handed out
     if cores == 1:
         assert len(helped) == 6
     else:
         assert [t for _, t, name in calls if name.startswith("embed-lane")][:1] == [cores - 1]
+
+
+def test_the_embedding_lane_takes_slices_left_when_its_jobs_are_done() -> None:
+    """Extraction-heavy batches: the embedding lane extracts the slices nobody has taken yet, so
+    neither core waits for the other stage."""
+    first_slice = threading.Event()
+    lanes: dict[int, str] = {}
+
+    def extract(k: int) -> int:
+        lanes[k] = threading.current_thread().name
+        if k == 0:
+            first_slice.set()
+            # Hold the extraction lane on slice 0 until the embedding lane has taken the rest.
+            for _ in range(1000):
+                if len(lanes) == 4:
+                    break
+                threading.Event().wait(0.01)
+        return k * 10
+
+    def embed(k: int, threads: int) -> None:
+        first_slice.wait(timeout=10)
+
+    run = run_model_stages(1, embed, 4, extract, cores=2)
+    assert run.extracted == [0, 10, 20, 30]
+    assert run.extracted_by_embedding_lane == 3
+    assert {lanes[k] for k in (1, 2, 3)} == {next(n for n in lanes.values() if n.startswith("embed-lane"))}
 
 
 def test_model_stages_stop_taking_jobs_when_a_stage_fails() -> None:
@@ -93,11 +122,11 @@ def test_model_stages_stop_taking_jobs_when_a_stage_fails() -> None:
             raise ValueError("model broke")
 
     with pytest.raises(ValueError, match="model broke"):
-        run_model_stages(50, embed, lambda: "x", cores=2)
+        run_model_stages(50, embed, 1, lambda k: "x", cores=2)
     assert len(started) < 50
 
-    def broken_extract() -> Any:
+    def broken_extract(k: int) -> Any:
         raise RuntimeError("extractor broke")
 
     with pytest.raises(RuntimeError, match="extractor broke"):
-        run_model_stages(3, lambda k, t: None, broken_extract, cores=1)
+        run_model_stages(3, lambda k, t: None, 2, broken_extract, cores=1)
