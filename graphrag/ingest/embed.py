@@ -96,6 +96,11 @@ def parse_spec(spec: str | None, base_url: str | None = None) -> EmbeddingSpec:
 PADDED_CHARS_PER_BATCH = 16_384
 
 
+#: Entries of oneDNN's primitive cache and of PyTorch's oneDNN computation cache (see LocalEmbedder).
+ONEDNN_CACHE_ENTRIES = 64
+_ONEDNN_CACHES = ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY")
+
+
 #: CPU flags of native bfloat16 matrix products (AVX-512 BF16, AMX): where one is present, ``auto``
 #: precision computes chunk embeddings with bfloat16 products (float32 sums), 1.7x less CPU for
 #: vectors that agree with float32 to a cosine of 0.9999+ (docs/benchmarks.md).
@@ -192,6 +197,12 @@ class LocalEmbedder(Embedder):
     def __init__(self, spec: EmbeddingSpec, *, batch_size: int = 64, dim: int | None = None,
                  query_runtime: str = "onnx", precision: str = "auto") -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local path must never turn into a download
+        # oneDNN (which runs the bfloat16 products) keeps what it builds for each input shape in two
+        # caches of 1,024 entries, about 2 MB a shape: chunk batches come in hundreds of shapes, and a
+        # long ingest grew by 1.6 GB. 64 entries hold a batch's layers with room to spare and cost no
+        # measurable speed. Read on oneDNN's first use, so set before the model runs; a user's own wins.
+        for name in _ONEDNN_CACHES:
+            os.environ.setdefault(name, str(ONEDNN_CACHE_ENTRIES))
         model_path = packaged_model_path() if spec.target == PACKAGED_NAME else spec.target
         if not Path(model_path).exists():
             raise ConfigurationError(f"GRAPHRAG_EMBEDDING_MODEL: no model folder at {model_path}")

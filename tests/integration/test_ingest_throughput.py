@@ -114,3 +114,40 @@ async def test_every_stored_chunk_has_its_own_vector_and_progress_counts_each_do
     expected = models.embedder.encode([ingest_models.embedding_text(c, models.counter) for c in chunks])
     stored = np.array([[float(x) for x in r["vector"].strip("[]").split(",")] for r in rows], dtype=np.float32)
     assert float((stored * expected).sum(axis=1).min()) > 0.9999
+
+
+def test_memory_stays_flat_over_many_batch_shapes() -> None:
+    """oneDNN keeps what it builds per input shape (about 2 MB each, 1,024 shapes by default), and chunk
+    batches come in hundreds of shapes: the packaged embedder caps those caches, so a long ingest's memory
+    stops growing once a few dozen shapes have been seen. Run in a fresh process, since the caps are
+    read when oneDNN is first used."""
+    import os
+    import subprocess
+    import sys
+
+    script = """
+import os, sys
+from graphrag.config import Settings
+from graphrag.ingest.embedders import Embedders
+assert "LRU_CACHE_CAPACITY" not in os.environ and "ONEDNN_PRIMITIVE_CACHE_CAPACITY" not in os.environ
+embedder = Embedders(Settings()).default
+def rss():
+    return int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) // 1024
+words = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
+def batch(n):  # texts of n words: a shape of its own (bfloat16 or float32, whichever this CPU uses)
+    return [" ".join(words[i % 10] for i in range(n))] * (1 + n % 3)
+for n in range(1, 81):
+    embedder.encode(batch(n), threads=1)
+warm = rss()
+for n in range(81, 201):
+    embedder.encode(batch(n), threads=1)
+print(os.environ["LRU_CACHE_CAPACITY"], os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"], rss() - warm)
+"""
+    env = {k: v for k, v in os.environ.items() if k not in ("LRU_CACHE_CAPACITY", "ONEDNN_PRIMITIVE_CACHE_CAPACITY")}
+    env["HF_HUB_OFFLINE"] = "1"
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lru, primitives, growth_mb = out.stdout.split()[-3:]
+    assert (lru, primitives) == ("64", "64")
+    # Uncapped, these 120 new shapes add about 2 MB each (240 MB); capped, the caches stay full-sized.
+    assert int(growth_mb) < 100, growth_mb
