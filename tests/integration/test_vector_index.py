@@ -116,3 +116,47 @@ async def test_no_index_of_its_own_when_alone_in_its_dimension_or_turned_off(run
     finally:
         async with runtime.postgres.unit_of_work() as uow:
             await uow.documents.delete([doc_id])
+
+
+async def test_a_small_collection_beside_a_large_one_is_searched_exactly(runtime: Runtime) -> None:
+    """A collection under the own-index size is read exactly (embedders.exact_vector_search): its nearest
+    chunks come back in order even when the query's nearest neighbours all belong to a larger collection
+    (which a filtered scan of the shared index reads through first), and the statement never touches the
+    shared HNSW index."""
+    from graphrag.ingest.embedders import exact_vector_search
+
+    await runtime.postgres.q.collections.register_model(name=MODEL, provider="test", spec="test:x", dim=DIM,
+                                                        base_url=None)
+    rng = np.random.default_rng(11)
+    centre = rng.standard_normal(DIM).astype(np.float32)
+    big, small = f"test_crowd_{uuid.uuid4().hex[:8]}", f"test_few_{uuid.uuid4().hex[:8]}"
+    big_rows = _unit_rows(rng, 80, centre, 0.01)  # right on the query
+    small_rows = _unit_rows(rng, 12, centre, 0.2)  # further out
+    docs = [await _write(runtime, big, big_rows), await _write(runtime, small, small_rows)]
+    try:
+        infos = await runtime.postgres.collection_info([big, small])
+        assert (infos[big].chunks, infos[small].chunks) == (80, 12)
+        assert exact_vector_search([infos[small]], 5_000)
+        assert exact_vector_search([infos[big], infos[small]], 5_000)
+        assert not exact_vector_search([infos[big], infos[small]], 90)  # 92 chunks together: the index
+        assert not exact_vector_search([infos[small]], 0)  # own indexes turned off: the shared index serves all
+
+        query = (centre / np.linalg.norm(centre)).astype(np.float32)
+        config = SearchConfig(collections=(small,), overfetch=5)
+        leg = await vector_leg(runtime.postgres, query, config, MODEL, DIM, exact=True)
+        by_content = {r["id"]: r["content"] for r in await runtime.postgres.q.documents.chunks_of(docs[1])}
+        expected = np.argsort(-(small_rows @ query))[:5]
+        assert [by_content[uuid.UUID(cid)] for cid, _, _ in leg.hits] == [f"chunk {i}" for i in expected]
+        assert [round(s, 4) for _, s, _ in leg.hits] == [round(float(small_rows[i] @ query), 4) for i in expected]
+
+        # Even where the planner would prefer an index, the exact statement cannot order by one.
+        st = queries.variant("search", "vector_leg_exact", "TRUE", DIM)
+        async with runtime.postgres.pool.acquire() as conn, conn.transaction():
+            await conn.execute("SET LOCAL enable_seqscan = off")
+            await conn.execute("SET LOCAL enable_sort = off")
+            values = st.bind({"embedding": query.tolist(), "collections": [small], "model": MODEL, "limit": 5})
+            plan = "\n".join(r[0] for r in await conn.fetch("EXPLAIN (FORMAT TEXT) " + st.text, *values))
+        assert "hnsw" not in plan.lower() and "Sort" in plan, plan
+    finally:
+        async with runtime.postgres.unit_of_work() as uow:
+            await uow.documents.delete(docs)
