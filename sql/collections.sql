@@ -27,8 +27,7 @@ SELECT gc.name, gc.embedding_model, gc.text_config::text AS text_config, gc.reem
        m.provider, m.spec, m.dim, m.base_url,
        r.provider AS reembed_provider, r.spec AS reembed_spec, r.dim AS reembed_dim, r.base_url AS reembed_base_url,
        (SELECT v.index_name FROM collection_vector_indexes v WHERE v.collection = gc.name AND v.dim = m.dim)
-           AS vector_index,
-       coalesce((SELECT st.chunks FROM collection_stats st WHERE st.collection = gc.name), 0) AS chunks
+           AS vector_index
 FROM collections gc
 JOIN embedding_models m ON m.name = gc.embedding_model
 LEFT JOIN embedding_models r ON r.name = gc.reembed_model

@@ -11,18 +11,6 @@ WHERE vector_dims(c.embedding) = /*DIM*/
 ORDER BY c.embedding::/*VECTOR*/ <=> :embedding::/*VECTOR*/
 LIMIT :limit;
 
--- name: vector_leg_exact
--- The exact nearest chunks of small collections (those without an HNSW index of their own, fewer than
--- GRAPHRAG_COLLECTION_INDEX_MIN_CHUNKS chunks together): their rows, found by the collection index, sorted
--- by distance. The "+ 0" keeps the planner off the shared HNSW index, whose filtered scan would read
--- through other collections' vectors first and, in relaxed order, can stop before it has found these.
-SELECT c.id, 1 - (c.embedding::/*VECTOR*/ <=> :embedding::/*VECTOR*/) AS similarity
-FROM chunks c JOIN documents d ON d.id = c.document_id
-WHERE vector_dims(c.embedding) = /*DIM*/
-  AND c.collection = ANY(:collections::text[]) AND c.embedding_model = :model AND (/*FILTER*/)
-ORDER BY (c.embedding::/*VECTOR*/ <=> :embedding::/*VECTOR*/) + 0
-LIMIT :limit;
-
 -- name: bm25_terms
 -- A fragment, not a statement: the terms of the weighted query strings :texts (the query, and its
 -- expansions when query expansion is on) with their weights :weights (1 for the query's own words, less for

@@ -32,9 +32,6 @@ class EmbeddingSpace:
     #: Every searched collection has an HNSW index of its own (a search then plans for the collections,
     #: so that it uses those indexes; otherwise a cached plan over the shared index serves it).
     own_index: bool = False
-    #: The searched collections are small and have no index of their own: their vector search reads
-    #: their few rows exactly instead of filtering the shared index (see :func:`exact_vector_search`).
-    exact: bool = False
 
     @property
     def name(self) -> str:
@@ -160,9 +157,7 @@ class Embedders:
         if len(models) == 1:
             record = next(iter(models.values()))
             own = bool(collections) and all(info.own_vector_index for info in infos.values())
-            min_chunks = self.settings.collection_index_min_chunks if self.settings is not None else 5_000
-            exact = bool(collections) and not own and exact_vector_search(list(infos.values()), min_chunks)
-            return EmbeddingSpace(await self.aload_record(record), own_index=own, exact=exact)
+            return EmbeddingSpace(await self.aload_record(record), own_index=own)
         if collections:
             listing = "; ".join(f"{model} ({models[model].dim} dims): {', '.join(names[:5])}"
                                 + (f" and {len(names) - 5} more" if len(names) > 5 else "")
@@ -177,16 +172,3 @@ class Embedders:
         note = (f"vector similarity covered the collections embedded with {chosen}; {len(others)} other "
                 f"collection(s) use another model (name them in `collections` to search them by vector)")
         return EmbeddingSpace(await self.aload_record(models[chosen]), note)
-
-
-def exact_vector_search(infos: list[CollectionRecord], min_chunks: int) -> bool:
-    """Whether a vector search of these collections reads their rows exactly: none has an index of its
-    own and together they hold fewer chunks than earn one (``GRAPHRAG_COLLECTION_INDEX_MIN_CHUNKS``).
-
-    The shared index's filtered scan reads through every other collection's neighbours of the query
-    first: beside a large collection that cost a 2,000-chunk collection about 230 ms per search and, as
-    the relaxed scan stopped early, some of its nearest chunks. Sorting a few thousand rows is a few
-    milliseconds, and exact. With own indexes turned off (0) the shared index serves every size."""
-    if min_chunks <= 0 or not infos:
-        return False
-    return not any(i.own_vector_index for i in infos) and sum(i.chunks for i in infos) < min_chunks

@@ -57,21 +57,15 @@ def hnsw_settings(config: SearchConfig, own_index: bool = False) -> tuple[dict[s
 
 
 async def vector_leg(pg: PostgresStore, embedding: np.ndarray, config: SearchConfig, model: str,
-                     dim: int | None = None, own_index: bool = False, exact: bool = False) -> LegResult:
+                     dim: int | None = None, own_index: bool = False) -> LegResult:
     """HNSW cosine search over the chunks of ``model`` (whose vectors have ``dim`` dimensions, which
     picks that dimension's index); iterative scans keep filtered queries from running dry. With
     ``own_index`` (every searched collection has an index of its own) the statement is planned for
-    the collections, so that it reads those indexes. With ``exact`` (small collections without one,
-    embedders.exact_vector_search) their rows are sorted by distance instead, with no index."""
-    dim = dim if dim is not None else len(embedding)
-    where = compile_filter(config.filters)
-    if exact and config.collections:
-        rows = await pg.q.search.vector_leg_exact(embedding, collections=list(config.collections), model=model,
-                                                  limit=config.overfetch, dim=dim, where=where)
-    else:
-        settings, fetch = hnsw_settings(config, own_index)
-        rows = await pg.q.search.vector_leg(embedding, collections=collection_list(config), model=model, limit=fetch,
-                                            dim=dim, where=where, settings=settings)
+    the collections, so that it reads those indexes."""
+    settings, fetch = hnsw_settings(config, own_index)
+    rows = await pg.q.search.vector_leg(embedding, collections=collection_list(config), model=model, limit=fetch,
+                                        dim=dim if dim is not None else len(embedding),
+                                        where=compile_filter(config.filters), settings=settings)
     hits: list[tuple[str, float, dict[str, Any]]] = [(str(r["id"]), float(r["similarity"]), {}) for r in rows]
     hits.sort(key=lambda h: -h[1])
     hits = hits[: config.overfetch]

@@ -316,8 +316,6 @@ class CollectionRecord:
     reembed: ModelRecord | None = None
     #: Its own HNSW index for its model's dimension (graphrag/ingest/vector_index.py); None: the shared one.
     vector_index: str | None = None
-    #: Its chunks (``collection_stats``): a small collection's vector search is exact (search/legs.py).
-    chunks: int = 0
 
     @property
     def own_vector_index(self) -> bool:
@@ -331,7 +329,7 @@ class CollectionRecord:
         if row["reembed_model"] is not None:
             reembed = ModelRecord(row["reembed_model"], row["reembed_provider"], row["reembed_spec"],
                                   int(row["reembed_dim"]), row["reembed_base_url"])
-        return cls(row["name"], model, row["text_config"], reembed, row.get("vector_index"), int(row.get("chunks") or 0))
+        return cls(row["name"], model, row["text_config"], reembed, row.get("vector_index"))
 
 
 @dataclass(frozen=True)

@@ -24,12 +24,6 @@ class SearchQueries(Area):
         return await self._sql.fetch_where("search", "vector_leg", where=where, dim=dim, settings=settings,
                                            embedding=embedding, collections=collections, model=model, limit=limit)
 
-    async def vector_leg_exact(self, embedding: np.ndarray, *, collections: list[str], model: str, limit: int,
-                               dim: int, where: Condition) -> list[asyncpg.Record]:
-        """``id, similarity`` of the nearest chunks of ``model`` in these collections, exactly (no index)."""
-        return await self._sql.fetch_where("search", "vector_leg_exact", where=where, dim=dim, embedding=embedding,
-                                           collections=collections, model=model, limit=limit)
-
     async def keyword_leg(self, texts: list[str], weights: list[float], *, collections: list[str] | None,
                           limit: int, k1: float, b: float, where: Condition) -> list[asyncpg.Record]:
         """``id, score, matched`` of the best BM25 chunks for the weighted query strings."""
