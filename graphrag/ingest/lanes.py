@@ -79,7 +79,8 @@ def run_model_stages(embed_jobs: int, embed: Callable[[int, int], None], extract
     With two cores or more, an embedding lane (``cores - 1`` threads per embedding call) starts on
     the embedding jobs while this thread takes the slices; each lane then takes what is left of the
     other list (embedding with one thread). On one core everything runs here, slices first.
-    ``on_drained()`` is called once, from a lane, when every job and slice has been handed out.
+    ``on_drained()`` is called once, from a lane, when every job and slice has been handed out (not
+    when a job failed).
     Blocking: call it from a worker thread. If a job fails, no further jobs are started and the
     error is raised once both lanes have stopped.
     """
@@ -89,7 +90,7 @@ def run_model_stages(embed_jobs: int, embed: Callable[[int, int], None], extract
     start = time.perf_counter()
     ends: dict[str, float] = {}
     ends_lock = threading.Lock()
-    drained = threading.Event()
+    drained, failed = threading.Event(), threading.Event()
 
     def finished(stage: str) -> None:
         with ends_lock:
@@ -111,10 +112,11 @@ def run_model_stages(embed_jobs: int, embed: Callable[[int, int], None], extract
                     finished(kind)
                     helped += kind != first
         except BaseException:
+            failed.set()  # the other lane stops after its job, and the batch was not drained
             embeds.close()
             slices.close()
             raise
-        if on_drained is not None and not drained.is_set():
+        if on_drained is not None and not drained.is_set() and not failed.is_set():
             with ends_lock:  # once, whichever lane gets here first
                 first_to_drain = not drained.is_set()
                 drained.set()

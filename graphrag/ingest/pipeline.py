@@ -386,6 +386,14 @@ class Ingestor:
                         await asyncio.wait([drained, *preparing], return_when=asyncio.FIRST_COMPLETED)
                         while len(preparing) > 1 and preparing[0].done():
                             await queue.put(preparing.pop(0).result())
+                    if preparing[-1].done() and not preparing[-1].cancelled() and preparing[-1].exception():
+                        # A batch whose model work failed stops the ingest: the batches before it go to
+                        # the writer whole, no later batch starts.
+                        failed = preparing.pop()
+                        while preparing:
+                            await queue.put(await preparing[0])
+                            preparing.pop(0)
+                        failed.result()
                     while len(preparing) > 1:  # two batches at most in the model stages
                         await queue.put(await preparing.pop(0))
                 while preparing:
@@ -519,12 +527,9 @@ class Ingestor:
             report.add_time("represent", time.perf_counter() - t)
             return out
 
-        try:
-            run, reps = await asyncio.gather(
-                asyncio.to_thread(run_model_stages, len(jobs), embed, len(slices), extract, on_drained=on_drained),
-                represent())
-        finally:
-            set_drained()  # a failed batch lets the next one start too
+        run, reps = await asyncio.gather(
+            asyncio.to_thread(run_model_stages, len(jobs), embed, len(slices), extract, on_drained=on_drained),
+            represent())
         report.add_time("embed", run.embed_s)
         report.add_time("extract", run.extract_s)
         per_doc: list[list[Representation] | None] = list(reps) if reps is not None else [None] * len(ready)

@@ -151,3 +151,35 @@ print(os.environ["LRU_CACHE_CAPACITY"], os.environ["ONEDNN_PRIMITIVE_CACHE_CAPAC
     assert (lru, primitives) == ("64", "64")
     # Uncapped, these 120 new shapes add about 2 MB each (240 MB); capped, the caches stay full-sized.
     assert int(growth_mb) < 100, growth_mb
+
+
+async def test_a_batch_whose_model_work_fails_stops_the_ingest_before_the_next_starts(
+        tmp_path: Any, ingestor: Any, runtime: Any, collection: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches overlap in the model lanes (the next starts once this one's jobs are handed out), but a
+    failure is not a drained batch: the ingest stops with the error, the batches before it are stored
+    whole, and nothing of the failed batch or of any later one reaches either store."""
+    from graphrag.ingest import pipeline
+
+    monkeypatch.setattr(pipeline.Ingestor, "_batches", lambda self, items: [items[k:k + 2] for k in range(0, len(items), 2)])
+    extractor = ingestor.models.extractor
+    real = extractor.extract_many
+    seen: list[str] = []
+
+    def extract_many(documents: Any) -> Any:
+        texts = [chunks[0] for chunks in documents]
+        seen.extend(texts)
+        if any("broken" in t for t in texts):
+            raise RuntimeError("extractor broke on a document")
+        return real(documents)
+
+    monkeypatch.setattr(extractor, "extract_many", extract_many)
+    for n in range(6):  # three batches of two: the second holds the broken document
+        (tmp_path / f"d{n}.md").write_text(f"# Doc {n}\n\nAda Lovelace went to Paris in {1830 + n}."
+                                           + (" broken" if n == 3 else ""))
+    with pytest.raises(RuntimeError, match="extractor broke"):
+        await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert not any("Doc 4" in t or "Doc 5" in t or "1834" in t or "1835" in t for t in seen)  # batch 3 never ran
+    stored = await runtime.postgres.pool.fetch("SELECT source FROM documents WHERE collection = $1", collection)
+    assert sorted(r["source"].rsplit("/", 1)[-1] for r in stored) == ["d0.md", "d1.md"]
+    graph = await runtime.neo4j.q.ingest.document_ids(collection)
+    assert len(graph) == 2

@@ -121,9 +121,11 @@ def test_model_stages_stop_taking_jobs_when_a_stage_fails() -> None:
         if k == 1:
             raise ValueError("model broke")
 
+    drained: list[bool] = []
     with pytest.raises(ValueError, match="model broke"):
-        run_model_stages(50, embed, 1, lambda k: "x", cores=2)
+        run_model_stages(50, embed, 1, lambda k: "x", cores=2, on_drained=lambda: drained.append(True))
     assert len(started) < 50
+    assert drained == []  # a failed batch is not drained: the next one must not start on its account
 
     def broken_extract(k: int) -> Any:
         raise RuntimeError("extractor broke")
