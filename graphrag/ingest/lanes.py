@@ -90,7 +90,7 @@ def run_model_stages(embed_jobs: int, embed: Callable[[int, int], None], extract
     start = time.perf_counter()
     ends: dict[str, float] = {}
     ends_lock = threading.Lock()
-    drained, failed = threading.Event(), threading.Event()
+    drained, failed = Jobs(1), threading.Event()  # drained hands out one token: who reports it
 
     def finished(stage: str) -> None:
         with ends_lock:
@@ -116,12 +116,8 @@ def run_model_stages(embed_jobs: int, embed: Callable[[int, int], None], extract
             embeds.close()
             slices.close()
             raise
-        if on_drained is not None and not drained.is_set() and not failed.is_set():
-            with ends_lock:  # once, whichever lane gets here first
-                first_to_drain = not drained.is_set()
-                drained.set()
-            if first_to_drain:
-                on_drained()
+        if on_drained is not None and not failed.is_set() and drained.take() == 0:  # once, by the first lane here
+            on_drained()
         return helped
 
     if cores < 2:
@@ -134,5 +130,5 @@ def run_model_stages(embed_jobs: int, embed: Callable[[int, int], None], extract
                 extra_embeds = lane("extract", 1)
             finally:
                 extra_slices = other.result()  # the embedding lane's error, if any, surfaces here
-    return StageRun([r for r in results],  # type: ignore[misc]  # every slice ran (else we raised)
+    return StageRun(list(results),  # type: ignore[arg-type]  # every slice ran (else we raised)
                     ends.get("extract", 0.0), ends.get("embed", 0.0), extra_embeds, extra_slices)

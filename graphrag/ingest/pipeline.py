@@ -375,6 +375,13 @@ class Ingestor:
             batches = self._batches(items)
             ahead: asyncio.Task[tuple[list[Item], int]] | None = None
             preparing: list[asyncio.Task[list[Item]]] = []
+
+            async def hand_over(keep: int) -> None:
+                """Prepared batches to the writer, oldest first, until ``keep`` are left."""
+                while len(preparing) > keep:
+                    await queue.put(await preparing[0])
+                    preparing.pop(0)  # after the await: a cancelled ingest still finds it to cancel
+
             try:
                 for n, batch in enumerate(batches):
                     chunked = await (ahead or self._chunk(batch, report))
@@ -382,23 +389,18 @@ class Ingestor:
                     drained: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
                     preparing.append(asyncio.create_task(self._prepare(*chunked, report, bar.update, drained)))
                     while not (drained.done() or preparing[-1].done()):
-                        # The older batch goes to the writer as soon as it is ready.
                         await asyncio.wait([drained, *preparing], return_when=asyncio.FIRST_COMPLETED)
-                        while len(preparing) > 1 and preparing[0].done():
-                            await queue.put(preparing.pop(0).result())
-                    if preparing[-1].done() and not preparing[-1].cancelled() and preparing[-1].exception():
+                        if preparing[0].done():
+                            await hand_over(1)  # the older batch goes to the writer as soon as it is ready
+                    newest = preparing[-1]
+                    if newest.done() and not newest.cancelled() and newest.exception():
                         # A batch whose model work failed stops the ingest: the batches before it go to
                         # the writer whole, no later batch starts.
-                        failed = preparing.pop()
-                        while preparing:
-                            await queue.put(await preparing[0])
-                            preparing.pop(0)
-                        failed.result()
-                    while len(preparing) > 1:  # two batches at most in the model stages
-                        await queue.put(await preparing.pop(0))
-                while preparing:
-                    await queue.put(await preparing[0])
-                    preparing.pop(0)
+                        preparing.pop()
+                        await hand_over(0)
+                        newest.result()
+                    await hand_over(1)  # two batches at most in the model stages
+                await hand_over(0)
             finally:
                 if ahead is not None:
                     ahead.cancel()
@@ -456,15 +458,9 @@ class Ingestor:
         ``drained`` is set once every job of the batch has been handed out to a lane.
         """
         loop = asyncio.get_running_loop()
-
-        def set_drained() -> None:
-            if drained is not None and not drained.done():
-                drained.set_result(None)
-
         if failed:
             done(failed)
         if not ready:
-            set_drained()
             return []
         space = ready[0].space
         embedder = space.embedder if space else self.models.embedder
@@ -510,6 +506,10 @@ class Ingestor:
             out: list[Extraction] = self.models.extractor.extract_many([[c.text for c in i.chunks] for i in slices[k]])
             notify("extract", len(slices[k]))
             return out
+
+        def set_drained() -> None:
+            if drained is not None and not drained.done():
+                drained.set_result(None)
 
         def on_drained() -> None:  # from a lane
             try:
