@@ -29,9 +29,6 @@ class EmbeddingSpace:
     #: Set when the search named no collection and they use several models: the vector side then
     #: covers the collections of this model only, and the response says so.
     note: str | None = None
-    #: Every searched collection has an HNSW index of its own (a search then plans for the collections,
-    #: so that it uses those indexes; otherwise a cached plan over the shared index serves it).
-    own_index: bool = False
 
     @property
     def name(self) -> str:
@@ -156,8 +153,7 @@ class Embedders:
             return EmbeddingSpace(embedder)
         if len(models) == 1:
             record = next(iter(models.values()))
-            own = bool(collections) and all(info.own_vector_index for info in infos.values())
-            return EmbeddingSpace(await self.aload_record(record), own_index=own)
+            return EmbeddingSpace(await self.aload_record(record))
         if collections:
             listing = "; ".join(f"{model} ({models[model].dim} dims): {', '.join(names[:5])}"
                                 + (f" and {len(names) - 5} more" if len(names) > 5 else "")

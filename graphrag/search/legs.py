@@ -35,7 +35,7 @@ def collection_list(config: SearchConfig) -> list[str] | None:
     return list(config.collections) if config.collections else None
 
 
-def hnsw_settings(config: SearchConfig, own_index: bool = False) -> tuple[dict[str, str], int]:
+def hnsw_settings(config: SearchConfig) -> tuple[dict[str, str], int]:
     """The session settings of an HNSW leg and how many rows it fetches.
 
     Always an iterative scan: the model condition filters too (several models may share one
@@ -44,25 +44,24 @@ def hnsw_settings(config: SearchConfig, own_index: bool = False) -> tuple[dict[s
     scan's whole first batch (``ef_search`` rows, no extra index work), sorts, then cuts.
     """
     ef_search = max(config.ef_search, config.overfetch)
-    # PostgreSQL's own choice between a plan for the values and a generic one (the pool's sessions
-    # plan generically): for a small collection a plan of its own may sort its few rows exactly, where
-    # a generic plan walks the shared index, whose iterative scan can give up among other collections'
-    # vectors before it finds the collection's.
     settings = {"hnsw.ef_search": str(ef_search), "hnsw.iterative_scan": "relaxed_order", "plan_cache_mode": "auto"}
-    if own_index and config.collections:
-        # A plan for these collections (as constants) can use their own partial indexes
-        # (graphrag/ingest/vector_index.py); a generic plan could only use the shared one.
+    if config.collections:
+        # A plan for these collections (as constants): it can use their own partial indexes
+        # (graphrag/ingest/vector_index.py), and for a small collection it sorts the few rows exactly.
+        # A generic plan (the pool's sessions plan generically, and PostgreSQL's own choice settles on
+        # one after five executions on a connection) can only walk the shared index, whose iterative
+        # scan reads through other collections' vectors first and can give up before it finds these.
         settings["plan_cache_mode"] = "force_custom_plan"
     return settings, ef_search
 
 
 async def vector_leg(pg: PostgresStore, embedding: np.ndarray, config: SearchConfig, model: str,
-                     dim: int | None = None, own_index: bool = False) -> LegResult:
+                     dim: int | None = None) -> LegResult:
     """HNSW cosine search over the chunks of ``model`` (whose vectors have ``dim`` dimensions, which
-    picks that dimension's index); iterative scans keep filtered queries from running dry. With
-    ``own_index`` (every searched collection has an index of its own) the statement is planned for
-    the collections, so that it reads those indexes."""
-    settings, fetch = hnsw_settings(config, own_index)
+    picks that dimension's index); iterative scans keep filtered queries from running dry. A search of
+    named collections is planned for them (:func:`hnsw_settings`): their own indexes where they have
+    them, an exact sort of a small collection's rows where that is cheaper."""
+    settings, fetch = hnsw_settings(config)
     rows = await pg.q.search.vector_leg(embedding, collections=collection_list(config), model=model, limit=fetch,
                                         dim=dim if dim is not None else len(embedding),
                                         where=compile_filter(config.filters), settings=settings)

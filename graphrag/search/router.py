@@ -456,7 +456,7 @@ class SearchRouter:
     async def _vector_leg(self, inputs: LegInputs) -> LegResult:
         space = await asyncio.shield(inputs.space)
         embedding = await asyncio.shield(inputs.embedding)
-        return await vector_leg(self.postgres, embedding, inputs.config, space.name, space.dim, space.own_index)
+        return await vector_leg(self.postgres, embedding, inputs.config, space.name, space.dim)
 
     async def _extended_leg(self, inputs: LegInputs) -> LegResult:
         space = await asyncio.shield(inputs.space)

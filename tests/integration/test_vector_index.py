@@ -64,16 +64,17 @@ async def test_large_collection_gets_its_own_index_which_its_searches_use(runtim
         config = SearchConfig(collections=(big,), overfetch=10)
         space = await runtime.postgres.collection_info([big])
         assert space[big].own_vector_index and not (await runtime.postgres.collection_info([small]))[small].own_vector_index
-        leg = await vector_leg(runtime.postgres, query.astype(np.float32), config, MODEL, DIM, own_index=True)
+        leg = await vector_leg(runtime.postgres, query.astype(np.float32), config, MODEL, DIM)
         exact = np.argsort(-(big_rows @ query))[:10]
         by_content = {r["id"]: r["content"] for r in await runtime.postgres.q.documents.chunks_of(docs[0])}
         assert [by_content[uuid.UUID(cid)] for cid, _, _ in leg.hits] == [f"chunk {i}" for i in exact]
 
         # The leg's plan (its settings: a custom plan for the collection) reads the collection's index.
-        settings, limit = hnsw_settings(config, own_index=True)
-        # Without one: PostgreSQL's own choice (a small collection's rows may be sorted exactly), not the
-        # pool's generic plans.
-        assert hnsw_settings(config)[0]["plan_cache_mode"] == "auto"
+        settings, limit = hnsw_settings(config)
+        # Named collections are always planned for (a generic plan could only walk the shared index);
+        # a search of every collection keeps PostgreSQL's own choice.
+        assert settings["plan_cache_mode"] == "force_custom_plan"
+        assert hnsw_settings(SearchConfig(overfetch=10))[0]["plan_cache_mode"] == "auto"
         st = queries.variant("search", "vector_leg", "TRUE", DIM)
         async with runtime.postgres.pool.acquire() as conn, conn.transaction():
             for name, value in settings.items():
