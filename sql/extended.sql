@@ -61,12 +61,14 @@ cols AS (
 -- name: representation_keyword
 -- BM25 over representations (OR semantics; candidates from the rarest terms, as the chunk keyword
 -- leg), k1 = :k1, b = :b, mean length :mean_words words; the filter as in representation_vector.
+-- A term no chunk has (df 0) is the rarest of all and always a candidate: an LLM summary's own words
+-- (a paraphrase the document never uses) are what the representation is there to be found by.
 WITH /*INCLUDE representation_terms*/, weighted AS (
     SELECT terms.lexeme, ln(1 + (stats.n - terms.df + 0.5) / (terms.df + 0.5)) AS idf,
            sum(terms.df) OVER (ORDER BY terms.df, terms.lexeme) AS df_through,
-           terms.df = min(terms.df) OVER () AS rarest,
+           terms.df = 0 OR terms.df = min(terms.df) FILTER (WHERE terms.df > 0) OVER () AS rarest,
            terms.df <= 0.5 * stats.n AS selective
-    FROM terms, stats WHERE terms.df > 0
+    FROM terms, stats
 ), q AS (
     SELECT (SELECT string_agg(quote_literal(lexeme), ' | ') FROM weighted
             WHERE rarest OR (selective AND df_through <= greatest(2000, 80 * :limit)))::tsquery AS query,

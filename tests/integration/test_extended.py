@@ -216,6 +216,16 @@ async def test_llm_summary_finds_a_chunk_through_words_only_it_has(runtime: Runt
     response = await rest_search(router, query, mode="keyword", collections=[collection], extended=True)
     top = response["results"][0]
     assert top["document_id"] == ids["logistics.md"] and top["matched"]["kind"] == "summary"
+    # Found by its words, not only by its vector: words no chunk has are the rarest terms of all.
+    from graphrag.search.extended import MEAN_WORDS
+    from graphrag.search.legs import BM25_B, BM25_K1
+    from graphrag.stores.filters import compile_filter
+
+    rows = await runtime.postgres.q.search.representation_keyword(
+        query, collections=[collection], limit=10, k1=BM25_K1, b=BM25_B, mean_words=MEAN_WORDS,
+        where=compile_filter(None))
+    assert [(str(r["document_id"]), r["kind"]) for r in rows][:1] == [(ids["logistics.md"], "summary")]
+    assert rows[0]["score"] > 0
 
 
 async def test_llm_mode_without_a_model_fails_before_writing(ingestor: Ingestor, runtime: Runtime,
