@@ -477,11 +477,14 @@ class Ingestor:
                 done(now - counted)
                 counted = now
 
-        def notify(stage: str, n: int) -> None:  # from a worker thread
+        def on_loop(fn: Callable[..., object], *args: Any) -> None:  # from a worker thread
             try:
-                loop.call_soon_threadsafe(advance, stage, n)
+                loop.call_soon_threadsafe(fn, *args)
             except RuntimeError:  # the loop is gone (interrupted): nobody is watching any more
                 pass
+
+        def notify(stage: str, n: int) -> None:
+            on_loop(advance, stage, n)
 
         flat = [(d, c) for d, item in enumerate(ready) for c in item.chunks]
         lengths = [len(c.text) + sum(len(h) + 3 for h in c.heading_path) for _, c in flat]
@@ -512,10 +515,7 @@ class Ingestor:
                 drained.set_result(None)
 
         def on_drained() -> None:  # from a lane
-            try:
-                loop.call_soon_threadsafe(set_drained)
-            except RuntimeError:  # the loop is gone (interrupted)
-                pass
+            on_loop(set_drained)
 
         async def represent() -> list[list[extended.Representation]] | None:
             mode = ready[0].extended

@@ -317,11 +317,6 @@ class CollectionRecord:
     #: Its own HNSW index for its model's dimension (graphrag/ingest/vector_index.py); None: the shared one.
     vector_index: str | None = None
 
-    @property
-    def own_vector_index(self) -> bool:
-        """Whether it has an HNSW index of its own for its model's dimension."""
-        return self.vector_index is not None
-
     @classmethod
     def of(cls, row: Any) -> CollectionRecord:
         model = ModelRecord(row["embedding_model"], row["provider"], row["spec"], int(row["dim"]), row["base_url"])

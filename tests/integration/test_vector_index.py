@@ -63,7 +63,7 @@ async def test_large_collection_gets_its_own_index_which_its_searches_use(runtim
         query = centre / np.linalg.norm(centre)
         config = SearchConfig(collections=(big,), overfetch=10)
         space = await runtime.postgres.collection_info([big])
-        assert space[big].own_vector_index and not (await runtime.postgres.collection_info([small]))[small].own_vector_index
+        assert space[big].vector_index is not None and (await runtime.postgres.collection_info([small]))[small].vector_index is None
         leg = await vector_leg(runtime.postgres, query.astype(np.float32), config, MODEL, DIM)
         exact = np.argsort(-(big_rows @ query))[:10]
         by_content = {r["id"]: r["content"] for r in await runtime.postgres.q.documents.chunks_of(docs[0])}
