@@ -8,6 +8,7 @@ import copy
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -158,6 +159,36 @@ def test_keyphrases_need_to_recur(spacy_extractor: SpacyExtractor) -> None:
     assert ("borrow checker", "CONCEPT") in {(e.name, e.label) for e in ex.entities.values()}
     [once] = spacy_extractor.extract_many([[text, "Nothing else here."]])
     assert "borrow checker" not in once.entities
+
+
+def test_products_go_through_numpy_blas_on_one_thread_with_the_same_extraction(
+        spacy_extractor: SpacyExtractor) -> None:
+    from thinc.api import NumpyOps
+    from threadpoolctl import threadpool_info
+
+    def nodes(extractor: SpacyExtractor) -> list[Any]:
+        return [node for _, pipe in extractor.nlp.pipeline if hasattr(pipe, "model") for node in pipe.model.walk()]
+
+    assert nodes(spacy_extractor) and not any(n.ops.use_blis for n in nodes(spacy_extractor))
+    assert {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"} == {1}
+    # The same entities, mentions and relations as with thinc's default (BLIS) products.
+    settings = Settings()
+    blis = SpacyExtractor(settings.spacy_model, extract_options(settings))
+    for node in nodes(blis):
+        node.ops = NumpyOps()
+    assert all(n.ops.use_blis for n in nodes(blis))
+    texts = [["Marie Curie worked with Pierre Curie at the University of Paris in France.",
+              "Google and Microsoft compete with Amazon Web Services in Seattle and New York."],
+             ["The World Health Organization met in Geneva with officials from Brazil and India."]]
+
+    def summary(exs: list[Extraction]) -> list[tuple[object, ...]]:
+        return [(sorted((k, e.label) for k, e in ex.entities.items()), sorted(ex.mentions.items()),
+                 sorted((k, sorted(r.chunk_weights.items()), sorted(r.predicates)) for k, r in ex.relations.items()))
+                for ex in exs]
+
+    mine = spacy_extractor.extract_many(texts)
+    assert {"marie curie", "google", "geneva"} <= {k for ex in mine for k in ex.entities}
+    assert summary(mine) == summary(blis.extract_many(texts))
 
 
 # --- the registry ------------------------------------------------------------------------------
