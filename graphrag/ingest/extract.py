@@ -125,7 +125,7 @@ def numpy_products(nlp: Any) -> None:
 
     BLIS picks its kernels from a list of CPUs it knows and falls back to generic C on the others
     (AMD Zen 4: 30 against OpenBLAS's 95 GFLOPS on the tok2vec's shapes); OpenBLAS detects the CPU at
-    run time. The same extractions, 35% less CPU on Zen 4 (docs/benchmarks.md). Layers built at load
+    run time. The same extractions, 24% less CPU on Zen 4 (docs/benchmarks.md). Layers built at load
     time (the parsers' output layers) are covered too, so every ``ops`` is swapped after loading.
     """
     from thinc.api import NumpyOps
