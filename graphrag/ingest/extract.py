@@ -142,11 +142,11 @@ def numpy_products(nlp: Any) -> None:
 
 
 def one_blas_thread() -> None:
-    """Keep numpy's BLAS (OpenBLAS) on one thread per caller in this process.
+    """Run numpy's BLAS (OpenBLAS) products on the calling thread alone, process-wide (OpenBLAS has
+    one thread count per process).
 
-    Cores are shared out explicitly here (the ingest's model lanes, the API's workers): a BLAS that
-    starts threads of its own for each product only competes with the other lane, and its idle threads
-    spin. The limit is process-wide, as OpenBLAS's thread count is.
+    Cores are shared out explicitly here (the ingest's model lanes, the API's workers): BLAS threads
+    of its own for each product only compete with the other lane, and spin while idle.
     """
     from threadpoolctl import threadpool_limits
 
