@@ -73,7 +73,23 @@ def interleave(groups: list[Any],
     return cpu, outputs
 
 
-def embed_variants(embedder: LocalEmbedder, int8: bool) -> dict[str, Callable[[list[list[str]]], np.ndarray]]:
+def compiled_embedder(embedder: LocalEmbedder) -> tuple[LocalEmbedder, float]:
+    """A second embedder whose transformer runs through ``torch.compile`` (Inductor, default mode, frozen
+    weights, dynamic shapes), warmed up once; with the CPU seconds that compiling and tuning took."""
+    import torch
+    import torch._inductor.config as inductor
+
+    inductor.freezing = True  # weights as constants: lets Inductor pre-pack them for oneDNN
+    compiled = LocalEmbedder(embedder.spec, batch_size=embedder.batch_size)
+    transformer = compiled.model[0]
+    transformer.model = torch.compile(transformer.model, dynamic=True)
+    start = time.process_time()
+    compiled.encode(["warm up " * n for n in (3, 40, 120)], threads=1)
+    return compiled, time.process_time() - start
+
+
+def embed_variants(embedder: LocalEmbedder, int8: bool,
+                   compiled: LocalEmbedder | None = None) -> dict[str, Callable[[list[list[str]]], np.ndarray]]:
     import torch
 
     model = embedder.model
@@ -104,6 +120,9 @@ def embed_variants(embedder: LocalEmbedder, int8: bool) -> dict[str, Callable[[l
                                                dtype=torch.qint8)
         variants["int8 per-channel, slices, length batches, 1 thread"] = (
             lambda g: bucketed(g, 1, encoder=quantized))
+    if compiled is not None:
+        variants["torch.compile, frozen weights, whole batch, length batches, 1 thread"] = (
+            lambda g: bucketed(g, 1, per_slice=False, encoder=compiled))
     return variants
 
 
@@ -154,6 +173,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=1000, help="the first N records of the JSONL corpus")
     parser.add_argument("--stage", choices=("embed", "extract", "both"), default="both")
     parser.add_argument("--int8", action="store_true", help="also time torch dynamic int8 quantization")
+    parser.add_argument("--compile", action="store_true",
+                        help="also time the model compiled by torch.compile (Inductor, frozen weights)")
     parser.add_argument("--before", default="c81bf66", help="the commit whose extractor is the baseline")
     args = parser.parse_args()
 
@@ -171,7 +192,10 @@ def main() -> None:
     if args.stage in ("embed", "both"):
         embedder.encode(["warm up"] * 4)
         texts = [[[embedding_text(c, counter) for c in chunks] for chunks in group] for group in groups]
-        cpu, outputs = interleave(texts, embed_variants(embedder, args.int8))
+        compiled = None
+        if args.compile:
+            compiled, result["compile_cpu_s"] = compiled_embedder(embedder)
+        cpu, outputs = interleave(texts, embed_variants(embedder, args.int8, compiled))
         first = next(iter(outputs))
         ref = np.concatenate(outputs[first])
         stage = {}
