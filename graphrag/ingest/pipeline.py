@@ -29,7 +29,7 @@ from graphrag.config import Settings
 from graphrag.errors import InvalidInput, NotFound, ServiceUnavailable, one_line
 from graphrag.ingest import terms
 from graphrag.ingest.chunk import CHUNKERS, DEFAULT_FOR_KIND
-from graphrag.ingest.embed import PADDED_CHARS_PER_BATCH, Embedder, length_batches
+from graphrag.ingest.embed import PADDED_TOKENS_PER_BATCH, Embedder, length_batches
 from graphrag.ingest.embedders import EmbeddingSpace
 from graphrag.ingest.extract import add_title_entity
 from graphrag.ingest.lanes import run_model_stages
@@ -452,7 +452,7 @@ class Ingestor:
         then embed new entity names. ``failed``: the batch's documents that chunking failed.
 
         Extraction walks the batch in slices of about ``SLICE_CHUNKS`` chunks, in document order.
-        Embedding takes the batch's chunks longest first, in jobs of similar length (one model batch
+        Embedding takes the batch's chunks longest first, in jobs of similar length in tokens (one model batch
         each, so little padding, and small enough that the two lanes end close together). ``done(n)``
         is called (on the event loop) as further documents have passed both, and for those that failed.
         ``drained`` is set once every job of the batch has been handed out to a lane.
@@ -487,16 +487,23 @@ class Ingestor:
             on_loop(advance, stage, n)
 
         flat = [(d, c) for d, item in enumerate(ready) for c in item.chunks]
-        lengths = [len(c.text) + sum(len(h) + 3 for h in c.heading_path) for _, c in flat]
+
+        def embedding_texts() -> tuple[list[str], list[int]]:
+            texts = [embedding_text(c, counter) for _, c in flat]
+            return texts, embedder.token_lengths(texts)
+
+        # Jobs group chunks by their length in tokens, what a model batch is padded in.
+        texts, lengths = await asyncio.to_thread(embedding_texts)
         jobs = length_batches(lengths, min(SLICE_CHUNKS, getattr(embedder, "batch_size", SLICE_CHUNKS)),
-                              PADDED_CHARS_PER_BATCH)
+                              PADDED_TOKENS_PER_BATCH)
         all_vectors = np.zeros((len(flat), embedder.dim), dtype=np.float32)
         left = [len(item.chunks) for item in ready]  # chunks of each document still to embed
         left_lock = threading.Lock()
 
         def embed(k: int, threads: int) -> None:
             rows = jobs[k]
-            all_vectors[rows] = embedder.encode([embedding_text(flat[j][1], counter) for j in rows], threads=threads)
+            all_vectors[rows] = embedder.encode([texts[j] for j in rows], threads=threads,
+                                                lengths=[lengths[j] for j in rows])
             with left_lock:
                 finished = 0
                 for j in rows:
