@@ -266,9 +266,9 @@ class LocalEmbedder(Embedder):
         (:func:`length_batches`): a batch is padded to its longest text, so mixing a 250-token chunk
         with 60-token ones would spend most of the batch's work on padding. Characters are a poor
         stand-in (ordered by characters, SciFact's chunks carried 20% padding, against 7% by tokens).
-        Padding does not change a text's vector. With
-        ``bfloat16`` precision the linear layers multiply in bfloat16 under autocast (layer norms,
-        softmax and sums stay float32), and the vectors come back float32.
+        Padding does not change a text's vector. With ``bfloat16`` precision the linear layers
+        multiply in bfloat16 under autocast (layer norms, softmax and sums stay float32), and the
+        vectors come back float32.
         """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)

@@ -452,9 +452,10 @@ class Ingestor:
         then embed new entity names. ``failed``: the batch's documents that chunking failed.
 
         Extraction walks the batch in slices of about ``SLICE_CHUNKS`` chunks, in document order.
-        Embedding takes the batch's chunks longest first, in jobs of similar length in tokens (one model batch
-        each, so little padding, and small enough that the two lanes end close together). ``done(n)``
-        is called (on the event loop) as further documents have passed both, and for those that failed.
+        Embedding takes the batch's chunks longest first, in jobs of similar length in tokens (one
+        model batch each, so little padding, and small enough that the two lanes end close together).
+        ``done(n)`` is called (on the event loop) as further documents have passed both, and for those
+        that failed.
         ``drained`` is set once every job of the batch has been handed out to a lane.
         """
         loop = asyncio.get_running_loop()
