@@ -130,6 +130,19 @@ def resolve_precision(precision: str, cpuinfo: str | None = None) -> str:
     return precision
 
 
+def resolve_runtime(runtime: str, precision: str) -> str:
+    """``torch`` or ``openvino`` for a setting of ``auto``, ``torch`` or ``openvino`` and a resolved
+    precision: ``auto`` is OpenVINO where the products are bfloat16 and the package is installed (the
+    one place it was measured faster than PyTorch, docs/benchmarks.md), else PyTorch."""
+    if runtime not in ("auto", "torch", "openvino"):
+        raise ConfigurationError(f"GRAPHRAG_EMBEDDING_RUNTIME must be auto, torch or openvino, not {runtime!r}")
+    if runtime != "auto":
+        return runtime
+    from graphrag.ingest.openvino_encoder import openvino_available
+
+    return "openvino" if precision == "bfloat16" and openvino_available() else "torch"
+
+
 def length_batches(lengths: list[int], max_items: int, max_padded: int) -> list[list[int]]:
     """Indexes of texts grouped into batches, longest texts first: each batch holds at most
     ``max_items`` texts, and its item count times its longest length stays within ``max_padded``
@@ -205,7 +218,7 @@ class LocalEmbedder(Embedder):
     """A local sentence-transformers model, loaded once; never downloads."""
 
     def __init__(self, spec: EmbeddingSpec, *, batch_size: int = 64, dim: int | None = None,
-                 query_runtime: str = "onnx", precision: str = "auto") -> None:
+                 query_runtime: str = "onnx", precision: str = "auto", runtime: str = "auto") -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local path must never turn into a download
         # oneDNN (which runs the bfloat16 products) keeps what it builds for each input shape in two
         # caches of 1,024 entries, about 2 MB a shape: chunk batches come in hundreds of shapes, and a
@@ -242,8 +255,13 @@ class LocalEmbedder(Embedder):
         self.threads = torch.get_num_threads()  # the default of a call that names none
         #: ``float32`` or ``bfloat16``: the matrix products of :meth:`encode` (sums stay float32).
         self.precision = resolve_precision(precision)
+        #: ``torch`` or ``openvino``: what runs :meth:`encode` (OpenVINO falls back to PyTorch when the
+        #: model cannot be converted or its vectors differ; see openvino_encoder.py).
+        self.runtime = resolve_runtime(runtime, self.precision)
+        self._chunk_encoder: Any = None
+        self._chunk_encoder_lock = threading.Lock()
         if self.precision == "bfloat16":
-            log.info("chunk embeddings by %s use bfloat16 matrix products", self.name)
+            log.info("chunk embeddings by %s use bfloat16 matrix products (%s)", self.name, self.runtime)
         self._counting_tokenizer: object | None = None
         # Queries go through ONNX Runtime when it reproduces the model's vectors (query_encoder.py).
         self._query_runtime = query_runtime
@@ -266,21 +284,28 @@ class LocalEmbedder(Embedder):
         (:func:`length_batches`): a batch is padded to its longest text, so mixing a 250-token chunk
         with 60-token ones would spend most of the batch's work on padding. Characters are a poor
         stand-in (ordered by characters, SciFact's chunks carried 20% padding, against 7% by tokens).
-        Padding does not change a text's vector. With ``bfloat16`` precision the linear layers
-        multiply in bfloat16 under autocast (layer norms, softmax and sums stay float32), and the
-        vectors come back float32.
+        Padding does not change a text's vector. The batches go through OpenVINO where
+        :attr:`runtime` says so (:meth:`chunk_encoder`), else through PyTorch; with ``bfloat16``
+        precision PyTorch multiplies the linear layers in bfloat16 under autocast (layer norms, softmax
+        and sums stay float32). The vectors come back float32 either way.
         """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if lengths is None:
+            lengths = self.token_lengths(texts)
+        batches = length_batches(lengths, self.batch_size, PADDED_TOKENS_PER_BATCH)
+        encoder = self.chunk_encoder()
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        if encoder is not None:
+            out[[i for batch in batches for i in batch]] = encoder.encode(
+                [[texts[i] for i in batch] for batch in batches], threads=max(1, threads or self.threads))
+            return out
         import torch
 
         # Thread counts are per calling thread (OpenMP/MKL), so one call's setting does not hold
         # another caller back; every call sets its own.
         torch.set_num_threads(max(1, threads or self.threads))
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
-        if lengths is None:
-            lengths = self.token_lengths(texts)
-        for batch in length_batches(lengths, self.batch_size, PADDED_TOKENS_PER_BATCH):
+        for batch in batches:
             with self._lock:
                 features = self.model.preprocess([texts[i] for i in batch])
             with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16,
@@ -288,6 +313,26 @@ class LocalEmbedder(Embedder):
                 vectors = self.model(features)["sentence_embedding"].float()
                 out[batch] = torch.nn.functional.normalize(vectors, p=2, dim=1).numpy()
         return out
+
+    def chunk_encoder(self) -> Any:
+        """The OpenVINO encoder of :meth:`encode`, built on first use (None: PyTorch runs it)."""
+        if self.runtime != "openvino":
+            return None
+        with self._chunk_encoder_lock:
+            if self._chunk_encoder is None:
+                from graphrag.ingest.lanes import available_cores
+                from graphrag.ingest.openvino_encoder import OpenVinoEncoder
+                from graphrag.ingest.query_encoder import QueryEncoderUnavailable
+
+                try:
+                    with self._lock:  # the conversion and the agreement check run the PyTorch model
+                        self._chunk_encoder = OpenVinoEncoder(self.model, precision=self.precision,
+                                                              cores=available_cores())
+                except QueryEncoderUnavailable as exc:
+                    log.warning("chunk embeddings by %s keep PyTorch: %s", self.name, exc)
+                    self.runtime = "torch"
+                    return None
+            return self._chunk_encoder
 
     def encode_queries(self, texts: list[str]) -> np.ndarray:
         """The model's vectors for a few short texts, by ONNX Runtime unless that is off or unavailable."""
@@ -420,7 +465,8 @@ def _error_text(response: httpx.Response) -> str:
 
 def load_embedder(spec: EmbeddingSpec, *, api_key: str | None = None, dim: int | None = None,
                   request_dim: int | None = None, batch_size: int = 64, timeout_s: float = 30.0,
-                  max_retries: int = 5, query_runtime: str = "onnx", precision: str = "auto") -> Embedder:
+                  max_retries: int = 5, query_runtime: str = "onnx", precision: str = "auto",
+                  runtime: str = "auto") -> Embedder:
     """Load (or connect to) the model ``spec`` names; errors are one line.
 
     ``dim`` is the dimension expected (recorded or configured): a local model is checked against it at
@@ -428,4 +474,5 @@ def load_embedder(spec: EmbeddingSpec, *, api_key: str | None = None, dim: int |
     if spec.provider == "openai":
         return OpenAIEmbedder(spec, api_key=api_key, dim=dim, request_dim=request_dim, batch_size=batch_size,
                               timeout_s=timeout_s, max_retries=max_retries)
-    return LocalEmbedder(spec, batch_size=batch_size, dim=dim, query_runtime=query_runtime, precision=precision)
+    return LocalEmbedder(spec, batch_size=batch_size, dim=dim, query_runtime=query_runtime, precision=precision,
+                         runtime=runtime)

@@ -80,7 +80,8 @@ class Embedders:
                                       timeout_s=self.settings.embedding_timeout_s,
                                       max_retries=self.settings.embedding_max_retries,
                                       query_runtime=self.settings.query_encoder,
-                                      precision=self.settings.embedding_precision)
+                                      precision=self.settings.embedding_precision,
+                                      runtime=self.settings.embedding_runtime)
                 self._loaded[spec.name] = found
         if dim is not None and found.dim != dim:
             raise ConfigurationError(f"embedding model {spec.name} gives {found.dim}-dim vectors, "

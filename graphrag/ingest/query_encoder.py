@@ -88,15 +88,20 @@ class OnnxQueryEncoder:
             features = self._tokenizer([t.strip() for t in texts], padding=True, truncation="longest_first",
                                        max_length=self._max_length, return_tensors="np")
         feed = {name: np.asarray(features[name], dtype=np.int64) for name in self._inputs}
-        hidden = self._session.run(None, feed)[0]
-        mask = feed["attention_mask"][..., None].astype(np.float32)
-        if self._pooling == "cls":
-            vectors = hidden[:, 0]
-        else:
-            vectors = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
-        vectors = np.asarray(vectors, dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.where(norms == 0, 1.0, norms)
+        return pool(self._session.run(None, feed)[0], feed["attention_mask"], self._pooling)
+
+
+def pool(hidden: np.ndarray, attention_mask: np.ndarray, mode: str) -> np.ndarray:
+    """Unit-length float32 sentence vectors from a batch's last hidden states, pooled the way the
+    model's Pooling module does (``mean`` over the real tokens, or the ``cls`` token)."""
+    if mode == "cls":
+        vectors = hidden[:, 0]
+    else:
+        mask = attention_mask[..., None].astype(np.float32)
+        vectors = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1.0, norms)
 
 
 def _input_names(tokenizer: Any) -> list[str]:
@@ -115,19 +120,7 @@ def export_graph(model: Any) -> bytes:
     transformer = model[0]
     model_inputs = _input_names(transformer.tokenizer)
     sample = transformer.tokenizer(["probe"], return_tensors="pt")
-    auto_model = transformer.auto_model.eval()
-
-    class HiddenStates(torch.nn.Module):
-        """The transformer with positional inputs, returning its last hidden states (for the export)."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = auto_model
-
-        def forward(self, *args: Any) -> Any:
-            return self.model(**dict(zip(model_inputs, args, strict=True))).last_hidden_state
-
-    wrapped = HiddenStates()
+    wrapped = hidden_states_module(model)
     try:
         with tempfile.TemporaryDirectory(prefix="graphrag-onnx-") as folder, torch.inference_mode(), \
                 warnings.catch_warnings():
@@ -140,6 +133,32 @@ def export_graph(model: Any) -> bytes:
             return path.read_bytes()
     except Exception as exc:  # noqa: BLE001 - any export failure means: keep PyTorch
         raise QueryEncoderUnavailable(f"ONNX export failed: {type(exc).__name__}: {exc}") from None
+
+
+def hidden_states_module(model: Any) -> Any:
+    """A loaded SentenceTransformer's transformer as a module that takes its inputs by position (in
+    :func:`_input_names` order) and returns the last hidden states, for exporters and converters.
+
+    In eval mode, like the model: an exporter puts the module it is given back in the mode it found it
+    in, and a new module starts in training mode, which would switch on the model's dropout for every
+    later encode (found when chunk vectors changed after an export)."""
+    import torch
+
+    transformer = model[0]
+    model_inputs = _input_names(transformer.tokenizer)
+    auto_model = transformer.auto_model.eval()
+
+    class HiddenStates(torch.nn.Module):
+        """The transformer with positional inputs, returning its last hidden states."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = auto_model
+
+        def forward(self, *args: Any) -> Any:
+            return self.model(**dict(zip(model_inputs, args, strict=True))).last_hidden_state
+
+    return HiddenStates().eval()
 
 
 def _pooling_mode(model: Any) -> str:

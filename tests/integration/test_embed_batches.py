@@ -29,17 +29,20 @@ def test_encode_batches_texts_of_similar_token_length_with_the_same_vectors(mode
     texts = [(WORDS if i % 2 else DIGITS) + str(i) for i in range(2 * embedder.batch_size)]
     lengths = embedder.token_lengths(texts)
     batches: list[list[int]] = []
-    preprocess = embedder.model.preprocess
+    # What tokenises one model batch: the OpenVINO encoder's feed, or the PyTorch model's preprocess.
+    owner = embedder.chunk_encoder() or embedder.model
+    name = "_feed" if owner is not embedder.model else "preprocess"
+    tokenise = getattr(owner, name)
 
     def recording(batch: list[str]) -> Any:
         batches.append([lengths[texts.index(t)] for t in batch])
-        return preprocess(batch)
+        return tokenise(batch)
 
-    embedder.model.preprocess = recording
+    setattr(owner, name, recording)
     try:
         vectors = embedder.encode(texts, threads=1)
     finally:
-        del embedder.model.preprocess  # back to the class's method
+        delattr(owner, name)  # back to the class's method
     assert len(batches) >= 2
     for batch in batches:  # one kind of text per batch: nothing padded to the other's length
         assert max(batch) - min(batch) <= 2, batches

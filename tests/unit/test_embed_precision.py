@@ -34,3 +34,13 @@ def test_setting_names_the_choices(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRAPHRAG_EMBEDDING_PRECISION", "half")
     with pytest.raises(ValueError, match="embedding_precision"):
         Settings()
+
+
+def test_runtime_setting_names_the_choices(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GRAPHRAG_EMBEDDING_RUNTIME", raising=False)
+    assert Settings().embedding_runtime == "auto"
+    monkeypatch.setenv("GRAPHRAG_EMBEDDING_RUNTIME", "torch")
+    assert Settings().embedding_runtime == "torch"
+    monkeypatch.setenv("GRAPHRAG_EMBEDDING_RUNTIME", "onnx")
+    with pytest.raises(ValueError, match="embedding_runtime"):
+        Settings()

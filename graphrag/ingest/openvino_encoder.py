@@ -1,0 +1,181 @@
+"""Chunk embeddings by OpenVINO: a sentence-transformers model's transformer, converted when the
+encoder is built and run with bfloat16 matrix products on CPUs that have them.
+
+Ingestion spends most of its CPU embedding chunks. On a CPU with native bfloat16 (AVX-512 BF16, AMX)
+OpenVINO runs the same model as PyTorch's bfloat16 autocast in about a fifth less CPU (its attention
+and layer kernels are fused for bfloat16, where PyTorch's attention falls back to float32 products),
+with vectors as close to float32 as PyTorch's (docs/benchmarks.md). Elsewhere it is no faster than
+PyTorch, so ``auto`` uses it only where bfloat16 is native.
+
+The conversion traces the loaded model through OpenVINO's PyTorch frontend (about a second, once per
+process, on the first chunk batch), so there is no file to keep in step with the model, and nothing is
+reported to OpenVINO's telemetry (``ov.convert_model`` would). Only the plain layouts are supported (a
+Transformer, mean or CLS pooling, an optional Normalize), and the encoder must reproduce the model's
+own float32 vectors on probe texts; anything else raises :class:`QueryEncoderUnavailable` and the
+caller keeps PyTorch.
+
+Threads: the model is compiled with one stream per core, one thread each, so concurrent callers (the
+ingest's two lanes) run side by side; a call that asks for more threads spreads its batches over that
+many streams.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from graphrag.ingest.query_encoder import (
+    QueryEncoderUnavailable,
+    _input_names,
+    _pooling_mode,
+    hidden_states_module,
+    pool,
+)
+
+log = logging.getLogger(__name__)
+
+#: Input shapes whose compiled kernels OpenVINO keeps (its default, 5,000, grew an ingest by about
+#: 1 MB for every new batch shape; with 64 memory levels off within 200 MB, for 2-3% more CPU).
+SHAPE_CACHE_ENTRIES = 64
+
+#: Cosine the vectors must reach against the model's float32 ones on the probes (bfloat16 products
+#: give 0.99997 on the packaged MiniLM).
+_AGREEMENT = 0.9995
+_PROBES = [
+    "What does the graph leg add to a hybrid search?",
+    "Aspirin lowers the risk of stroke in adults with atrial fibrillation (HR 0.78; 95% CI 0.65-0.94).",
+    "`Arc<Mutex<T>>` shares mutable state between threads; `Rc<RefCell<T>>` does it within one.",
+]
+
+
+def openvino_available() -> bool:
+    """Whether the ``openvino`` package can be imported here."""
+    try:
+        import openvino  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class OpenVinoEncoder:
+    """``encode(batches of texts)`` -> unit-length float32 rows, the model's vectors computed by OpenVINO."""
+
+    def __init__(self, model: Any, *, precision: str = "bfloat16", cores: int = 1,
+                 agreement: float | None = _AGREEMENT) -> None:
+        """Convert ``model`` (a loaded SentenceTransformer, in float32) and compile it for the CPU.
+
+        ``precision``: ``bfloat16`` or ``float32`` products; ``cores``: streams of one thread each (the
+        most threads one call can use, and the most calls that run at once); ``agreement``: the least
+        cosine against the model's float32 vectors on the probes (None: not checked).
+        Raises QueryEncoderUnavailable."""
+        try:
+            import openvino as ov
+            import torch
+            from openvino.frontend import FrontEndManager
+            from openvino.frontend.pytorch.ts_decoder import TorchScriptPythonDecoder
+        except ImportError as exc:
+            raise QueryEncoderUnavailable(f"openvino is not installed ({exc})") from None
+        self._pooling = _pooling_mode(model)
+        transformer = model[0]
+        self._max_length = int(model.max_seq_length or 512)
+        self._tokenizer = copy.deepcopy(transformer.tokenizer)  # fast tokenizers are not thread-safe
+        self._tokenizer_lock = threading.Lock()
+        self._lower = bool(getattr(transformer, "do_lower_case", False))
+        self._inputs = _input_names(transformer.tokenizer)
+        sample = transformer.tokenizer(["probe", "a second probe"], padding=True, return_tensors="pt")
+        try:
+            # The PyTorch frontend itself, not ov.convert_model: that one reports every conversion to
+            # OpenVINO's telemetry unless the user opted out, and a service must not call home.
+            with torch.inference_mode(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the tracer's notes on control flow it froze
+                decoder = TorchScriptPythonDecoder(hidden_states_module(model),
+                                                   example_input=tuple(sample[name] for name in self._inputs))
+                frontend = FrontEndManager().load_by_framework("pytorch")
+                converted = frontend.convert(frontend.load(decoder))
+            self.streams = max(1, cores)
+            self._compiled = ov.Core().compile_model(converted, "CPU", {
+                "INFERENCE_PRECISION_HINT": "bf16" if precision == "bfloat16" else "f32",
+                "NUM_STREAMS": self.streams,
+                "INFERENCE_NUM_THREADS": self.streams,  # one thread a stream
+                # The lanes and PostgreSQL/Neo4j share these cores: threads must not be pinned.
+                "ENABLE_CPU_PINNING": False,
+                "CPU_RUNTIME_CACHE_CAPACITY": SHAPE_CACHE_ENTRIES,
+            })
+        except Exception as exc:  # noqa: BLE001 - any conversion failure means: keep PyTorch
+            raise QueryEncoderUnavailable(f"OpenVINO conversion failed: {type(exc).__name__}: {exc}") from None
+        self.precision = precision
+        self._local = threading.local()  # each calling thread runs its own infer request
+        #: The least cosine of this encoder's vectors against the model's on the probes (NaN: not checked).
+        self.agreement = float("nan")
+        if agreement is None:
+            return
+        reference = np.asarray(model.encode(_PROBES, normalize_embeddings=True, convert_to_numpy=True,
+                                            show_progress_bar=False))
+        self.agreement = float((reference * self.encode([_PROBES])).sum(axis=1).min())
+        if self.agreement < agreement:
+            raise QueryEncoderUnavailable(f"OpenVINO vectors differ from the model's (cosine {self.agreement:.6f})")
+
+    def encode(self, batches: list[list[str]], threads: int = 1) -> np.ndarray:
+        """The vectors of every text of ``batches`` (each a model batch, padded to its longest text),
+        as rows in the order of the texts; ``threads``: how many batches run at once (at most
+        :attr:`streams`)."""
+        count = sum(len(b) for b in batches)
+        out = np.empty((count, int(self._compiled.outputs[0].get_partial_shape()[2].get_length())), dtype=np.float32)
+        starts = np.cumsum([0, *[len(b) for b in batches]])
+        jobs = min(max(1, threads), self.streams, len(batches))
+        if jobs <= 1:
+            request = self._request()
+            for k, batch in enumerate(batches):
+                feed = self._feed(batch)
+                hidden = request.infer(self._positional(feed))[0]
+                out[starts[k]:starts[k + 1]] = pool(hidden, feed["attention_mask"], self._pooling)
+            return out
+        self._spread(batches, jobs, lambda k, hidden, mask: out.__setitem__(
+            slice(starts[k], starts[k + 1]), pool(hidden, mask, self._pooling)))
+        return out
+
+    def _spread(self, batches: list[list[str]], jobs: int, done: Callable[[int, np.ndarray, np.ndarray], None]) -> None:
+        """Run the batches ``jobs`` at a time on the compiled model's streams; ``done(k, hidden, mask)``
+        for each, from OpenVINO's threads. Tokenising the next batch overlaps the running ones."""
+        import openvino as ov
+
+        queue = ov.AsyncInferQueue(self._compiled, jobs)
+        failures: list[BaseException] = []
+
+        def finished(request: Any, userdata: tuple[int, np.ndarray]) -> None:
+            try:
+                done(userdata[0], request.get_output_tensor(0).data.copy(), userdata[1])
+            except BaseException as exc:  # noqa: BLE001 - raised in the caller below
+                failures.append(exc)
+
+        queue.set_callback(finished)
+        for k, batch in enumerate(batches):
+            feed = self._feed(batch)
+            queue.start_async(self._positional(feed), (k, feed["attention_mask"]))
+        queue.wait_all()
+        if failures:
+            raise failures[0]
+
+    def _request(self) -> Any:
+        request = getattr(self._local, "request", None)
+        if request is None:
+            request = self._local.request = self._compiled.create_infer_request()
+        return request
+
+    def _positional(self, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        """The inputs in the order the converted module takes them (its inputs have no names)."""
+        return [feed[name] for name in self._inputs]
+
+    def _feed(self, texts: list[str]) -> dict[str, np.ndarray]:
+        if self._lower:
+            texts = [t.lower() for t in texts]
+        with self._tokenizer_lock:
+            features = self._tokenizer([t.strip() for t in texts], padding=True, truncation="longest_first",
+                                       max_length=self._max_length, return_tensors="np")
+        return {name: np.asarray(features[name], dtype=np.int64) for name in self._inputs}
