@@ -128,6 +128,7 @@ async def main() -> None:
         "machine": {"cpus": os.cpu_count(), "cpu": cpu_model(), "platform": platform.platform(),
                     "python": platform.python_version()},
         "embedding_precision": getattr(rt_embedder, "precision", None),
+        "embedding_runtime": getattr(rt_embedder, "runtime", None),  # what ran: openvino or torch
         "documents": report.ingested + report.updated,
         "failed": len(report.failed),
         "chunks": report.chunks,

@@ -8,6 +8,7 @@ extraction variants by whether every document's extraction is identical.
 
     python bench/ingest_cpu.py --limit 1000                 # SciFact's first 1,000 documents
     python bench/ingest_cpu.py --limit 300 --stage embed --int8
+    python bench/ingest_cpu.py --limit 1000 --stage embed --openvino
 
 Results go to bench/results/ingest_cpu_<name>.json.
 """
@@ -88,8 +89,8 @@ def compiled_embedder(embedder: LocalEmbedder) -> tuple[LocalEmbedder, float]:
     return compiled, time.process_time() - start
 
 
-def embed_variants(embedder: LocalEmbedder, int8: bool,
-                   compiled: LocalEmbedder | None = None) -> dict[str, Callable[[list[list[str]]], np.ndarray]]:
+def embed_variants(embedder: LocalEmbedder, int8: bool, compiled: LocalEmbedder | None = None,
+                   openvino: LocalEmbedder | None = None) -> dict[str, Callable[[list[list[str]]], np.ndarray]]:
     import torch
 
     model = embedder.model
@@ -123,6 +124,9 @@ def embed_variants(embedder: LocalEmbedder, int8: bool,
     if compiled is not None:
         variants["torch.compile, frozen weights, whole batch, length batches, 1 thread"] = (
             lambda g: bucketed(g, 1, per_slice=False, encoder=compiled))
+    if openvino is not None:
+        variants["openvino, whole batch, length batches, 1 thread"] = (
+            lambda g: openvino.encode([t for texts in g for t in texts], threads=1))
     return variants
 
 
@@ -161,7 +165,9 @@ def corpus_sample(settings: Settings, path: Path, limit: int,
                 break
             dst.write(line)
     docs = load_file(Found(sample, "jsonl"), 1 << 30)
-    embedder = LocalEmbedder(parse_spec(settings.embedding_model), batch_size=settings.embedding_batch_size)
+    # PyTorch: the variants compared here are PyTorch's (--openvino adds the OpenVINO runtime's).
+    embedder = LocalEmbedder(parse_spec(settings.embedding_model), batch_size=settings.embedding_batch_size,
+                             runtime="torch")
     counter = HFTokenCounter(embedder.tokenizer, embedder.max_seq_length)
     return docs, embedder, counter, Chunker(counter, ChunkOptions(settings.chunk_tokens, settings.chunk_overlap_tokens))
 
@@ -175,6 +181,8 @@ def main() -> None:
     parser.add_argument("--int8", action="store_true", help="also time torch dynamic int8 quantization")
     parser.add_argument("--compile", action="store_true",
                         help="also time the model compiled by torch.compile (Inductor, frozen weights)")
+    parser.add_argument("--openvino", action="store_true",
+                        help="also time the OpenVINO runtime (GRAPHRAG_EMBEDDING_RUNTIME=openvino)")
     parser.add_argument("--before", default="c81bf66", help="the commit whose extractor is the baseline")
     args = parser.parse_args()
 
@@ -195,7 +203,11 @@ def main() -> None:
         compiled = None
         if args.compile:
             compiled, result["compile_cpu_s"] = compiled_embedder(embedder)
-        cpu, outputs = interleave(texts, embed_variants(embedder, args.int8, compiled))
+        openvino = None
+        if args.openvino:
+            openvino = LocalEmbedder(embedder.spec, batch_size=embedder.batch_size, runtime="openvino")
+            openvino.encode(["warm up"] * 4)  # converts and compiles the model
+        cpu, outputs = interleave(texts, embed_variants(embedder, args.int8, compiled, openvino))
         first = next(iter(outputs))
         ref = np.concatenate(outputs[first])
         stage = {}

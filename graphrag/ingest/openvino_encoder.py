@@ -14,18 +14,20 @@ Transformer, mean or CLS pooling, an optional Normalize), and the encoder must r
 own float32 vectors on probe texts; anything else raises :class:`QueryEncoderUnavailable` and the
 caller keeps PyTorch.
 
-Threads: the model is compiled with one stream per core, one thread each, so concurrent callers (the
-ingest's two lanes) run side by side; a call that asks for more threads spreads its batches over that
-many streams.
+Threads: the model is compiled with one stream per core, one thread each, and has one infer request per
+stream, shared by every caller: concurrent callers (the ingest's two lanes) run side by side, a call
+that asks for more threads spreads its batches over that many streams, and memory stays bounded
+however many threads call (each request keeps the buffers of the largest batch it ran).
 """
 
 from __future__ import annotations
 
 import copy
 import logging
+import queue
 import threading
 import warnings
-from collections.abc import Callable
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -98,6 +100,7 @@ class OpenVinoEncoder:
                                                    example_input=tuple(sample[name] for name in self._inputs))
                 frontend = FrontEndManager().load_by_framework("pytorch")
                 converted = frontend.convert(frontend.load(decoder))
+            self.dim = int(converted.outputs[0].get_partial_shape()[2].get_length())
             self.streams = max(1, cores)
             self._compiled = ov.Core().compile_model(converted, "CPU", {
                 "INFERENCE_PRECISION_HINT": "bf16" if precision == "bfloat16" else "f32",
@@ -110,7 +113,10 @@ class OpenVinoEncoder:
         except Exception as exc:  # noqa: BLE001 - any conversion failure means: keep PyTorch
             raise QueryEncoderUnavailable(f"OpenVINO conversion failed: {type(exc).__name__}: {exc}") from None
         self.precision = precision
-        self._local = threading.local()  # each calling thread runs its own infer request
+        # One infer request per stream, shared by all callers: the API embeds from many threads.
+        self._requests: queue.Queue[Any] = queue.Queue()
+        for _ in range(self.streams):
+            self._requests.put(self._compiled.create_infer_request())
         #: The least cosine of this encoder's vectors against the model's on the probes (NaN: not checked).
         self.agreement = float("nan")
         if agreement is None:
@@ -124,49 +130,46 @@ class OpenVinoEncoder:
     def encode(self, batches: list[list[str]], threads: int = 1) -> np.ndarray:
         """The vectors of every text of ``batches`` (each a model batch, padded to its longest text),
         as rows in the order of the texts; ``threads``: how many batches run at once (at most
-        :attr:`streams`)."""
+        :attr:`streams`, and fewer while other callers hold the rest). Tokenising the next batch
+        overlaps the running ones."""
         count = sum(len(b) for b in batches)
-        out = np.empty((count, int(self._compiled.outputs[0].get_partial_shape()[2].get_length())), dtype=np.float32)
+        out = np.empty((count, self.dim), dtype=np.float32)
         starts = np.cumsum([0, *[len(b) for b in batches]])
-        jobs = min(max(1, threads), self.streams, len(batches))
-        if jobs <= 1:
-            request = self._request()
+        requests = self._take(min(max(1, threads), len(batches)))
+        try:
+            idle = list(requests)
+            running: deque[tuple[Any, int, np.ndarray]] = deque()
+
+            def finish_one() -> None:
+                request, k, mask = running.popleft()
+                request.wait()
+                out[starts[k]:starts[k + 1]] = pool(request.get_output_tensor(0).data, mask, self._pooling)
+                idle.append(request)
+
             for k, batch in enumerate(batches):
                 feed = self._feed(batch)
-                hidden = request.infer(self._positional(feed))[0]
-                out[starts[k]:starts[k + 1]] = pool(hidden, feed["attention_mask"], self._pooling)
-            return out
-        self._spread(batches, jobs, lambda k, hidden, mask: out.__setitem__(
-            slice(starts[k], starts[k + 1]), pool(hidden, mask, self._pooling)))
+                if not idle:
+                    finish_one()
+                request = idle.pop()
+                request.start_async(self._positional(feed))
+                running.append((request, k, feed["attention_mask"]))
+            while running:
+                finish_one()
+        finally:
+            for request in requests:
+                self._requests.put(request)
         return out
 
-    def _spread(self, batches: list[list[str]], jobs: int, done: Callable[[int, np.ndarray, np.ndarray], None]) -> None:
-        """Run the batches ``jobs`` at a time on the compiled model's streams; ``done(k, hidden, mask)``
-        for each, from OpenVINO's threads. Tokenising the next batch overlaps the running ones."""
-        import openvino as ov
-
-        queue = ov.AsyncInferQueue(self._compiled, jobs)
-        failures: list[BaseException] = []
-
-        def finished(request: Any, userdata: tuple[int, np.ndarray]) -> None:
+    def _take(self, wanted: int) -> list[Any]:
+        """Up to ``wanted`` infer requests of the pool (one per stream), at least one (waiting for it).
+        A request keeps the buffers of the largest batch it ran, so there are never more than streams."""
+        taken = [self._requests.get()]
+        while len(taken) < wanted:
             try:
-                done(userdata[0], request.get_output_tensor(0).data.copy(), userdata[1])
-            except BaseException as exc:  # noqa: BLE001 - raised in the caller below
-                failures.append(exc)
-
-        queue.set_callback(finished)
-        for k, batch in enumerate(batches):
-            feed = self._feed(batch)
-            queue.start_async(self._positional(feed), (k, feed["attention_mask"]))
-        queue.wait_all()
-        if failures:
-            raise failures[0]
-
-    def _request(self) -> Any:
-        request = getattr(self._local, "request", None)
-        if request is None:
-            request = self._local.request = self._compiled.create_infer_request()
-        return request
+                taken.append(self._requests.get_nowait())
+            except queue.Empty:
+                break
+        return taken
 
     def _positional(self, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
         """The inputs in the order the converted module takes them (its inputs have no names)."""

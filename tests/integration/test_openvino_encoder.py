@@ -54,28 +54,33 @@ def test_openvino_chunk_vectors_are_the_models(reference: tuple[LocalEmbedder, n
 
 
 def test_openvino_serves_concurrent_callers(reference: tuple[LocalEmbedder, np.ndarray]) -> None:
-    """The ingest's two lanes call encode at once, one thread each: each gets its own texts' vectors."""
+    """The ingest's two lanes call encode at once, and the API from many worker threads: each caller
+    gets its own texts' vectors, and the encoder keeps one infer request per stream however many
+    threads call (a request holds the buffers of the largest batch it ran)."""
     _, expected = reference
     embedder = LocalEmbedder(parse_spec(None), runtime="openvino")
-    halves = [list(range(0, len(TEXTS), 2)), list(range(1, len(TEXTS), 2))]
+    callers = 6
+    shares = [list(range(k, len(TEXTS), callers)) for k in range(callers)]
     results: dict[int, np.ndarray] = {}
     errors: list[str] = []
 
-    def lane(k: int) -> None:
+    def caller(k: int) -> None:
         try:
-            for _ in range(5):
-                results[k] = embedder.encode([TEXTS[i] for i in halves[k]], threads=1)
+            for _ in range(4):
+                results[k] = embedder.encode([TEXTS[i] for i in shares[k]], threads=1 + k % 2)
         except Exception as exc:  # noqa: BLE001 - asserted below
             errors.append(repr(exc))
 
-    lanes = [threading.Thread(target=lane, args=(k,)) for k in range(2)]
-    for t in lanes:
+    threads = [threading.Thread(target=caller, args=(k,)) for k in range(callers)]
+    for t in threads:
         t.start()
-    for t in lanes:
+    for t in threads:
         t.join()
     assert errors == []
-    for k, rows in enumerate(halves):
+    for k, rows in enumerate(shares):
         assert float((results[k] * expected[rows]).sum(axis=1).min()) > 0.9995
+    encoder = embedder.chunk_encoder()
+    assert encoder._requests.qsize() == encoder.streams  # all returned, none made beyond one per stream
 
 
 def test_building_the_encoder_reports_nothing_to_openvino_telemetry(monkeypatch: Any) -> None:
