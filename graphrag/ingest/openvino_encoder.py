@@ -22,23 +22,15 @@ however many threads call (each request keeps the buffers of the largest batch i
 
 from __future__ import annotations
 
-import copy
 import logging
 import queue
-import threading
 import warnings
 from collections import deque
 from typing import Any
 
 import numpy as np
 
-from graphrag.ingest.query_encoder import (
-    QueryEncoderUnavailable,
-    _input_names,
-    _pooling_mode,
-    hidden_states_module,
-    pool,
-)
+from graphrag.ingest.query_encoder import QueryEncoderUnavailable, TransformerRunner, hidden_states_module, pool
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +59,7 @@ def openvino_available() -> bool:
     return True
 
 
-class OpenVinoEncoder:
+class OpenVinoEncoder(TransformerRunner):
     """``encode(batches of texts)`` -> unit-length float32 rows, the model's vectors computed by OpenVINO."""
 
     def __init__(self, model: Any, *, precision: str = "bfloat16", cores: int = 1,
@@ -85,14 +77,8 @@ class OpenVinoEncoder:
             from openvino.frontend.pytorch.ts_decoder import TorchScriptPythonDecoder
         except ImportError as exc:
             raise QueryEncoderUnavailable(f"openvino is not installed ({exc})") from None
-        self._pooling = _pooling_mode(model)
-        transformer = model[0]
-        self._max_length = int(model.max_seq_length or 512)
-        self._tokenizer = copy.deepcopy(transformer.tokenizer)  # fast tokenizers are not thread-safe
-        self._tokenizer_lock = threading.Lock()
-        self._lower = bool(getattr(transformer, "do_lower_case", False))
-        self._inputs = _input_names(transformer.tokenizer)
-        sample = transformer.tokenizer(["probe", "a second probe"], padding=True, return_tensors="pt")
+        super().__init__(model)
+        sample = model[0].tokenizer(["probe", "a second probe"], padding=True, return_tensors="pt")
         try:
             # The PyTorch frontend itself, not ov.convert_model: that one reports every conversion to
             # OpenVINO's telemetry unless the user opted out, and a service must not call home.
@@ -119,15 +105,8 @@ class OpenVinoEncoder:
         self._requests: queue.Queue[Any] = queue.Queue()
         for _ in range(self.streams):
             self._requests.put(self._compiled.create_infer_request())
-        #: The least cosine of this encoder's vectors against the model's on the probes (NaN: not checked).
-        self.agreement = float("nan")
-        if agreement is None:
-            return
-        reference = np.asarray(model.encode(_PROBES, normalize_embeddings=True, convert_to_numpy=True,
-                                            show_progress_bar=False))
-        self.agreement = float((reference * self.encode([_PROBES])).sum(axis=1).min())
-        if self.agreement < agreement:
-            raise QueryEncoderUnavailable(f"OpenVINO vectors differ from the model's (cosine {self.agreement:.6f})")
+        if agreement is not None:
+            self._check(model, lambda texts: self.encode([texts]), _PROBES, agreement, "OpenVINO")
 
     def encode(self, batches: list[list[str]], threads: int = 1) -> np.ndarray:
         """The vectors of every text of ``batches`` (each a model batch, padded to its longest text),
@@ -176,11 +155,3 @@ class OpenVinoEncoder:
     def _positional(self, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
         """The inputs in the order the converted module takes them (its inputs have no names)."""
         return [feed[name] for name in self._inputs]
-
-    def _feed(self, texts: list[str]) -> dict[str, np.ndarray]:
-        if self._lower:
-            texts = [t.lower() for t in texts]
-        with self._tokenizer_lock:
-            features = self._tokenizer([t.strip() for t in texts], padding=True, truncation="longest_first",
-                                       max_length=self._max_length, return_tensors="np")
-        return {name: np.asarray(features[name], dtype=np.int64) for name in self._inputs}

@@ -34,7 +34,41 @@ class QueryEncoderUnavailable(RuntimeError):
     """The model cannot be run by ONNX Runtime here (missing package, unsupported layout, mismatch)."""
 
 
-class OnnxQueryEncoder:
+class TransformerRunner:
+    """What an encoder that runs a SentenceTransformer's transformer outside PyTorch shares: the
+    model's tokenisation (a tokenizer of its own, since fast tokenizers are not thread-safe), its
+    pooling, and the check of its vectors against the model's own."""
+
+    def __init__(self, model: Any) -> None:
+        self._pooling = _pooling_mode(model)
+        transformer = model[0]
+        self._max_length = int(model.max_seq_length or 512)
+        self._tokenizer = copy.deepcopy(transformer.tokenizer)
+        self._tokenizer_lock = threading.Lock()
+        self._lower = bool(getattr(transformer, "do_lower_case", False))
+        self._inputs = _input_names(transformer.tokenizer)
+        #: The least cosine of this encoder's vectors against the model's on the probes (NaN: not checked).
+        self.agreement = float("nan")
+
+    def _feed(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """The model inputs of one batch, as the model's own ``preprocess`` makes them (int64)."""
+        if self._lower:
+            texts = [t.lower() for t in texts]
+        with self._tokenizer_lock:
+            features = self._tokenizer([t.strip() for t in texts], padding=True, truncation="longest_first",
+                                       max_length=self._max_length, return_tensors="np")
+        return {name: np.asarray(features[name], dtype=np.int64) for name in self._inputs}
+
+    def _check(self, model: Any, vectors: Any, probes: list[str], least: float, runtime: str) -> None:
+        """Compare ``vectors(probes)`` with the model's own float32 vectors; raise below ``least``."""
+        reference = np.asarray(model.encode(probes, normalize_embeddings=True, convert_to_numpy=True,
+                                            show_progress_bar=False))
+        self.agreement = float((reference * vectors(probes)).sum(axis=1).min())
+        if self.agreement < least:
+            raise QueryEncoderUnavailable(f"{runtime} vectors differ from the model's (cosine {self.agreement:.6f})")
+
+
+class OnnxQueryEncoder(TransformerRunner):
     """``encode(texts)`` -> unit-length float32 rows, the same vectors as the model's ``encode``."""
 
     def __init__(self, model: Any, *, threads: int = 1, graph: bytes | None = None,
@@ -53,13 +87,7 @@ class OnnxQueryEncoder:
             import onnxruntime as ort
         except ImportError as exc:  # the packages are dependencies; a trimmed install keeps PyTorch
             raise QueryEncoderUnavailable(f"onnxruntime is not installed ({exc})") from None
-        self._pooling = _pooling_mode(model)
-        transformer = model[0]
-        self._max_length = int(model.max_seq_length or 512)
-        self._tokenizer = copy.deepcopy(transformer.tokenizer)  # fast tokenizers are not thread-safe
-        self._tokenizer_lock = threading.Lock()
-        self._lower = bool(getattr(transformer, "do_lower_case", False))
-        self._inputs = _input_names(transformer.tokenizer)
+        super().__init__(model)
         if graph is None:
             graph = export_graph(model)
         options = ort.SessionOptions()
@@ -69,25 +97,12 @@ class OnnxQueryEncoder:
         # Idle threads must not spin: the API serves other requests (and PostgreSQL and Neo4j) on the same cores.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
-        #: The least cosine of this encoder's vectors against the model's on the probes (NaN: not checked).
-        self.agreement = float("nan")
-        if agreement is None:
-            return
-        probes = probes or _PROBES
-        reference = np.asarray(model.encode(probes, normalize_embeddings=True, convert_to_numpy=True,
-                                            show_progress_bar=False))
-        self.agreement = float((reference * self.encode(probes)).sum(axis=1).min())
-        if self.agreement < agreement:
-            raise QueryEncoderUnavailable(f"ONNX vectors differ from the model's (cosine {self.agreement:.6f})")
+        if agreement is not None:
+            self._check(model, self.encode, probes or _PROBES, agreement, "ONNX")
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 rows, one per text (normalised as ``LocalEmbedder.encode`` does)."""
-        if self._lower:
-            texts = [t.lower() for t in texts]
-        with self._tokenizer_lock:
-            features = self._tokenizer([t.strip() for t in texts], padding=True, truncation="longest_first",
-                                       max_length=self._max_length, return_tensors="np")
-        feed = {name: np.asarray(features[name], dtype=np.int64) for name in self._inputs}
+        feed = self._feed(texts)
         return pool(self._session.run(None, feed)[0], feed["attention_mask"], self._pooling)
 
 

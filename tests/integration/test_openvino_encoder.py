@@ -108,7 +108,7 @@ def test_auto_runtime_is_openvino_exactly_for_bfloat16_products() -> None:
 
 def test_unsupported_model_keeps_pytorch(reference: tuple[LocalEmbedder, np.ndarray], monkeypatch: Any,
                                          caplog: Any) -> None:
-    import graphrag.ingest.openvino_encoder as module
+    import graphrag.ingest.query_encoder as module  # the layout check both encoders share
 
     def refuse(model: Any) -> str:
         raise QueryEncoderUnavailable("unsupported module layout ['Transformer', 'Pooling', 'Dense']")
