@@ -2,7 +2,8 @@
 
 A search embeds one short query (or a few, batched). For such inputs PyTorch's eager mode spends most
 of its time on per-operator overhead; ONNX Runtime runs the same graph, fused, in a fraction of it.
-Long batches (ingestion) are not faster there, so chunks keep going through PyTorch.
+Long batches (ingestion) are not faster there: chunks go through OpenVINO or PyTorch
+(openvino_encoder.py, which shares this module's tokenising, pooling and agreement check).
 
 The graph is exported from the loaded model when the encoder is built (through a temporary file) (about a second,
 needs the ``onnx`` package), so there is no file to keep in step with the model. Pooling and
@@ -18,6 +19,7 @@ import logging
 import tempfile
 import threading
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,8 @@ _PROBES = ["What does the graph leg add to a hybrid search?", "Aspirin lowers th
 
 
 class QueryEncoderUnavailable(RuntimeError):
-    """The model cannot be run by ONNX Runtime here (missing package, unsupported layout, mismatch)."""
+    """The model cannot be run by ONNX Runtime (or OpenVINO) here: a missing package, an unsupported
+    layout, a failed export or conversion, or vectors that differ from the model's."""
 
 
 class TransformerRunner:
@@ -59,7 +62,8 @@ class TransformerRunner:
                                        max_length=self._max_length, return_tensors="np")
         return {name: np.asarray(features[name], dtype=np.int64) for name in self._inputs}
 
-    def _check(self, model: Any, vectors: Any, probes: list[str], least: float, runtime: str) -> None:
+    def _check(self, model: Any, vectors: Callable[[list[str]], np.ndarray], probes: list[str], least: float,
+               runtime: str) -> None:
         """Compare ``vectors(probes)`` with the model's own float32 vectors; raise below ``least``."""
         reference = np.asarray(model.encode(probes, normalize_embeddings=True, convert_to_numpy=True,
                                             show_progress_bar=False))
