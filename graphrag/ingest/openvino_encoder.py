@@ -99,7 +99,6 @@ class OpenVinoEncoder(TransformerRunner):
             })
         except Exception as exc:  # noqa: BLE001 - any conversion failure means: keep PyTorch
             raise QueryEncoderUnavailable(f"OpenVINO conversion failed: {type(exc).__name__}: {exc}") from None
-        self.precision = precision
         # One infer request per stream, shared by all callers: the API embeds from many threads.
         self._requests: queue.Queue[Any] = queue.Queue()
         for _ in range(self.streams):
@@ -116,16 +115,16 @@ class OpenVinoEncoder(TransformerRunner):
         out = np.empty((count, self.dim), dtype=np.float32)
         starts = np.cumsum([0, *[len(b) for b in batches]])
         requests = self._take(min(max(1, threads), len(batches)))
+        idle = list(requests)
+        running: deque[tuple[Any, int, np.ndarray]] = deque()
+
+        def finish_one() -> None:
+            request, k, mask = running.popleft()
+            request.wait()
+            out[starts[k]:starts[k + 1]] = pool(request.get_output_tensor(0).data, mask, self._pooling)
+            idle.append(request)
+
         try:
-            idle = list(requests)
-            running: deque[tuple[Any, int, np.ndarray]] = deque()
-
-            def finish_one() -> None:
-                request, k, mask = running.popleft()
-                request.wait()
-                out[starts[k]:starts[k + 1]] = pool(request.get_output_tensor(0).data, mask, self._pooling)
-                idle.append(request)
-
             for k, batch in enumerate(batches):
                 feed = self._feed(batch)
                 if not idle:
@@ -136,6 +135,12 @@ class OpenVinoEncoder(TransformerRunner):
             while running:
                 finish_one()
         finally:
+            # After a failure, requests may still be running: the next caller must find them idle.
+            for request, _, _ in running:
+                try:
+                    request.wait()
+                except Exception:  # noqa: BLE001, S110 - the first failure is the one raised
+                    pass
             for request in requests:
                 self._requests.put(request)
         return out
