@@ -9,10 +9,11 @@ PyTorch, so ``auto`` uses it only where bfloat16 is native.
 
 The conversion traces the loaded model through OpenVINO's PyTorch frontend (about a second, once per
 process, on the first chunk batch), so there is no file to keep in step with the model, and nothing is
-reported to OpenVINO's telemetry (``ov.convert_model`` would). Only the plain layouts are supported (a
-Transformer, mean or CLS pooling, an optional Normalize), and the encoder must reproduce the model's
-own float32 vectors on probe texts; anything else raises :class:`QueryEncoderUnavailable` and the
-caller keeps PyTorch.
+reported to OpenVINO's telemetry: ``ov.convert_model`` would, and so would a plain ``import
+openvino`` (:func:`import_openvino` imports it with the telemetry package hidden). Only the plain
+layouts are supported (a Transformer, mean or CLS pooling, an optional Normalize), and the encoder
+must reproduce the model's own float32 vectors on probe texts; anything else raises
+:class:`QueryEncoderUnavailable` and the caller keeps PyTorch.
 
 Threads: the model is compiled with one stream per core, one thread each, and has one infer request per
 stream, shared by every caller: concurrent callers (the ingest's two lanes) run side by side, a call
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import sys
 import warnings
 from collections import deque
 from typing import Any
@@ -58,6 +60,25 @@ def openvino_available() -> bool:
     return importlib.util.find_spec("openvino") is not None
 
 
+def import_openvino() -> Any:
+    """``import openvino`` without reporting it: the package's converter sends an "import" event to
+    OpenVINO's usage telemetry (Google Analytics, from a forked process) when it is imported, unless the
+    user opted out, and a service must not call home. That converter falls back to its own no-op
+    stub when ``openvino_telemetry`` cannot be imported, so the import runs with that package hidden
+    (and put back afterwards for anyone else's use)."""
+    if "openvino" in sys.modules:
+        return sys.modules["openvino"]
+    hidden = {name: sys.modules[name] for name in list(sys.modules)
+              if name == "openvino_telemetry" or name.startswith("openvino_telemetry.")}
+    sys.modules["openvino_telemetry"] = None  # type: ignore[assignment]  # None makes its import fail
+    try:
+        import openvino
+    finally:
+        del sys.modules["openvino_telemetry"]
+        sys.modules.update(hidden)
+    return openvino
+
+
 class OpenVinoEncoder(TransformerRunner):
     """``encode(batches of texts)`` -> unit-length float32 rows, the model's vectors computed by OpenVINO."""
 
@@ -70,7 +91,7 @@ class OpenVinoEncoder(TransformerRunner):
         cosine against the model's float32 vectors on the probes (None: not checked).
         Raises QueryEncoderUnavailable."""
         try:
-            import openvino as ov
+            ov = import_openvino()
             import torch
             from openvino.frontend import FrontEndManager
             from openvino.frontend.pytorch.ts_decoder import TorchScriptPythonDecoder
