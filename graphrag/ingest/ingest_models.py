@@ -3,6 +3,8 @@ process, and what of a chunk gets embedded."""
 
 from __future__ import annotations
 
+import logging
+import threading
 from typing import Any
 
 from graphrag.config import Settings
@@ -12,7 +14,10 @@ from graphrag.ingest.embed import Embedder
 from graphrag.ingest.embedders import Embedders
 from graphrag.ingest.extract import EXTRACTION_VERSION, SpacyExtractor
 from graphrag.ingest.extractors import build_extractor, extract_options
+from graphrag.errors import one_line
 from graphrag.models import Chunk
+
+log = logging.getLogger(__name__)
 
 
 class IngestModels:
@@ -24,10 +29,11 @@ class IngestModels:
         self.extended_model = extended_model  # a pydantic-ai model for GRAPHRAG_EXTENDED=llm (tests pass one)
         self.representers: dict[str, Any] = {}
         self._counters: dict[str, HFTokenCounter] = {}
+        building: threading.Thread | None = None
         if self.embedders.default_spec.provider != "openai":
             # A local model loads here (callers build IngestModels off the event loop), not inside the
             # first search, whose legs would wait for it; an endpoint is asked on first use instead.
-            _ = self.embedder
+            building = build_chunk_encoder(self.embedder)
         self.extractor_options = extract_options(settings)
         self.extractor_model = settings.spacy_model
         self.spacy = SpacyExtractor(settings.spacy_model, self.extractor_options)
@@ -35,6 +41,8 @@ class IngestModels:
         self.extractor_name = f"{settings.extractor}:{type(self.extractor.inner).__name__}"
         self.boilerplate = (settings.boilerplate_filter, settings.boilerplate_repeated_documents)
         self.chunk_options = ChunkOptions(budget=settings.chunk_tokens, overlap_tokens=settings.chunk_overlap_tokens)
+        if building is not None:
+            building.join()
 
     @property
     def extraction_signature(self) -> str:
@@ -86,3 +94,23 @@ def embedding_text(chunk: Chunk, counter: Any) -> str:
     if chunk.token_count + counter.count([path])[0] + 1 > counter.max_tokens:
         return chunk.text
     return f"{path}\n{chunk.text}"
+
+
+def build_chunk_encoder(embedder: Embedder) -> threading.Thread | None:
+    """Start building the embedder's chunk encoder (OpenVINO's conversion of the model, about a second
+    of one core) in a thread, so that it happens while the rest of the models load rather than in the
+    first ingest batch, where the extraction lane would wait for it; None if it has none to build.
+    A failure is logged: the first chunk batch then tries again (and keeps PyTorch if it fails)."""
+    build = getattr(embedder, "chunk_encoder", None)
+    if build is None or getattr(embedder, "runtime", None) != "openvino":
+        return None
+
+    def run() -> None:
+        try:
+            build()
+        except Exception as exc:  # noqa: BLE001 - the first chunk batch builds it again and reports
+            log.warning("chunk encoder of %s not built in advance: %s", embedder.name, one_line(exc))
+
+    thread = threading.Thread(target=run, name="chunk-encoder", daemon=True)
+    thread.start()
+    return thread

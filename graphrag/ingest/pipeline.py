@@ -19,6 +19,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,12 @@ log = logging.getLogger(__name__)
 # Extraction walks a batch in slices of about this many chunks (one nlp.pipe batch), so progress
 # moves every few documents; embedding jobs hold at most this many chunks too (see _prepare).
 SLICE_CHUNKS = 64
+# Documents go through in batches of at most this many documents or kilobytes of text. Larger batches
+# cost less CPU per document (embedding jobs are drawn from more chunks, so less padding, and each
+# write carries more rows): on 1,000 SciFact abstracts 64 documents a batch cost 96-104 CPU seconds,
+# 256 cost 91 (docs/benchmarks.md). The first and last batches are cut smaller (batch_bounds).
+BATCH_DOCS = 256
+BATCH_KB = 1024
 FILE_TYPES = frozenset(TYPES.values())
 
 
@@ -346,18 +353,8 @@ class Ingestor:
         return docs
 
     def _batches(self, items: list[Item]) -> list[list[Item]]:
-        batches: list[list[Item]] = []
-        cur: list[Item] = []
-        size = 0
-        for item in items:
-            cur.append(item)
-            size += max(1, len(item.doc.text) // 1000)
-            if len(cur) >= 64 or size >= 256:
-                batches.append(cur)
-                cur, size = [], 0
-        if cur:
-            batches.append(cur)
-        return batches
+        units = [max(1, len(item.doc.text) // 1000) for item in items]
+        return [items[a:b] for a, b in batch_bounds(units, BATCH_DOCS, BATCH_KB)]
 
     async def _run(self, items: list[Item], report: IngestReport, progress: bool) -> None:
         if not items:
@@ -650,6 +647,35 @@ class Ingestor:
             if under and source not in seen and not Path(source.split("#", 1)[0]).exists():
                 stale.append(r["id"])
         return await self._delete_ids(stale) if stale else 0
+
+
+def batch_bounds(units: list[int], max_docs: int, max_units: int) -> list[tuple[int, int]]:
+    """Consecutive ``[start, end)`` ranges of documents (``units``: each one's size, at least 1),
+    each of at most ``max_docs`` documents and, unless one document alone exceeds it, ``max_units``.
+
+    The first batch is cut into 1/8, 1/8, 1/4 and 1/2 of its documents and the last into 1/2, 1/4,
+    1/8 and 1/8: the pipeline starts on a small batch instead of leaving a core idle while a large
+    one is chunked, and ends on a small write instead of a large one that nothing overlaps."""
+    bounds: list[tuple[int, int]] = []
+    start = size = 0
+    for i, unit in enumerate(units):
+        size += unit
+        if i + 1 - start >= max_docs or size >= max_units:
+            bounds.append((start, i + 1))
+            start, size = i + 1, 0
+    if start < len(units):
+        bounds.append((start, len(units)))
+    if not bounds:
+        return []
+
+    def ramp(a: int, b: int, fractions: tuple[int, ...]) -> list[tuple[int, int]]:
+        cuts = [a + (b - a) * f // 8 for f in fractions]
+        return [(x, y) for x, y in pairwise(cuts) if y > x]
+
+    first = ramp(*bounds[0], (0, 1, 2, 4, 8))
+    if len(bounds) == 1:
+        return first
+    return first + bounds[1:-1] + ramp(*bounds[-1], (0, 4, 6, 7, 8))
 
 
 def _slices(items: list[Item], chunks: int) -> list[list[Item]]:
