@@ -4,6 +4,7 @@ process, and what of a chunk gets embedded."""
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from typing import Any
 
@@ -25,6 +26,10 @@ class IngestModels:
 
     def __init__(self, settings: Settings, llm_model: Any = None, extended_model: Any = None) -> None:
         self.settings = settings
+        # The tokenizer (Rust) splits a batch over a thread pool of its own; ingestion's lanes already
+        # keep every core busy, where that only adds hand-offs and spinning (chunking and token
+        # counting of 1,000 SciFact documents: 4.1-4.5 CPU s with it, 3.6 without). A user's setting wins.
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         self.embedders = Embedders(settings)
         self.extended_model = extended_model  # a pydantic-ai model for GRAPHRAG_EXTENDED=llm (tests pass one)
         self.representers: dict[str, Any] = {}

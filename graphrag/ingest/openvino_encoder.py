@@ -8,12 +8,12 @@ with vectors as close to float32 as PyTorch's (docs/benchmarks.md). Elsewhere it
 PyTorch, so ``auto`` uses it only where bfloat16 is native.
 
 The conversion traces the loaded model through OpenVINO's PyTorch frontend (about a second, once per
-process, on the first chunk batch), so there is no file to keep in step with the model, and nothing is
-reported to OpenVINO's telemetry: ``ov.convert_model`` would, and so would a plain ``import
-openvino`` (:func:`import_openvino` imports it with the telemetry package hidden). Only the plain
-layouts are supported (a Transformer, mean or CLS pooling, an optional Normalize), and the encoder
-must reproduce the model's own float32 vectors on probe texts; anything else raises
-:class:`QueryEncoderUnavailable` and the caller keeps PyTorch.
+process, while the ingestion models load or else on the first chunk batch), so there is no file to
+keep in step with the model, and nothing is reported to OpenVINO's telemetry: ``ov.convert_model``
+would, and so would a plain ``import openvino`` (:func:`import_openvino` imports it with the
+telemetry package hidden). Only the plain layouts are supported (a Transformer, mean or CLS pooling,
+an optional Normalize), and the encoder must reproduce the model's own float32 vectors on probe
+texts; anything else raises :class:`QueryEncoderUnavailable` and the caller keeps PyTorch.
 
 Threads: the model is compiled with one stream per core, one thread each, and has one infer request per
 stream, shared by every caller: concurrent callers (the ingest's two lanes) run side by side, a call

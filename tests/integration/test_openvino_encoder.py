@@ -165,6 +165,7 @@ async def test_ingested_vectors_are_the_models(runtime: Any, tmp_path: Path,
     settings = runtime.settings.model_copy(update={"embedding_runtime": "openvino"})
     models = IngestModels(settings)
     assert models.embedder.runtime == "openvino"
+    assert models.embedder._chunk_encoder is not None  # built while spaCy loaded, not in the first batch
     (tmp_path / "cells.md").write_text("# Cells\n\n" + " ".join(TEXTS[6:20]) + "\n")
     ingestor = Ingestor(settings, runtime.postgres, runtime.neo4j, models)
     report = await ingestor.ingest_paths([tmp_path], collection="openvino_chunks")

@@ -9,6 +9,7 @@ import pytest
 
 from graphrag.ingest.embed import length_batches
 from graphrag.ingest.lanes import Jobs, run_model_stages
+from graphrag.ingest.pipeline import batch_bounds
 
 
 def test_length_batches_group_similar_lengths_longest_first_within_both_limits() -> None:
@@ -28,6 +29,26 @@ def test_length_batches_group_similar_lengths_longest_first_within_both_limits()
 def test_length_batches_gives_an_overlong_text_a_batch_of_its_own_and_handles_nothing() -> None:
     assert length_batches([5000, 10, 10], max_items=64, max_padded=1000) == [[0], [1, 2]]
     assert length_batches([], max_items=8, max_padded=100) == []
+
+
+def test_ingest_batches_ramp_up_and_down_around_full_batches() -> None:
+    bounds = batch_bounds([1] * 1000, max_docs=256, max_units=1024)
+    assert [b - a for a, b in bounds] == [32, 32, 64, 128, 256, 256, 116, 58, 29, 29]
+    assert bounds[0][0] == 0 and bounds[-1][1] == 1000
+    assert all(a2 == b1 for (_, b1), (a2, _) in zip(bounds, bounds[1:], strict=False))  # consecutive, no gap
+    # One batch's worth: only the ramp up.
+    assert batch_bounds([1] * 100, max_docs=256, max_units=1024) == [(0, 12), (12, 25), (25, 50), (50, 100)]
+
+
+def test_ingest_batches_hold_to_the_size_limit_and_give_a_huge_document_its_own() -> None:
+    # A batch closes once its text reaches 1,024 kB (here with its fourth 300 kB document); a 2 MB
+    # document is a batch of its own. The first and last batches are then ramped.
+    units = [300, 300, 300, 300, 2000, 300, 300, 300, 300]
+    bounds = batch_bounds(units, max_docs=256, max_units=1024)
+    assert all(sum(units[a:b]) < 1024 + max(units[a:b]) for a, b in bounds)
+    assert [b - a for a, b in bounds] == [1, 1, 2, 1, 2, 1, 1]
+    assert batch_bounds([], max_docs=256, max_units=1024) == []
+    assert batch_bounds([5], max_docs=256, max_units=1024) == [(0, 1)]
 
 
 def test_jobs_hand_out_each_number_once_across_threads() -> None:
