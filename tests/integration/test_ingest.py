@@ -303,6 +303,8 @@ async def test_progress_moves_per_document_before_the_batch_is_written(
 
     monkeypatch.setattr(pipeline, "tqdm", Bar)
     monkeypatch.setattr(pipeline, "SLICE_CHUNKS", 1)  # one document per slice
+    # One batch (a small ingest would start with a batch of one document: batch_bounds' ramp).
+    monkeypatch.setattr(pipeline.Ingestor, "_batches", lambda self, items: [items])
     for n, city in enumerate(["Lisbon", "Madrid", "Rome", "Vienna"]):
         (tmp_path / f"d{n}.md").write_text(f"# Trip {n}\n\nAda Lovelace travelled to {city}.")
     report = await ingestor.ingest_paths([tmp_path], collection=collection, progress=True)
