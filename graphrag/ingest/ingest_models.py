@@ -9,13 +9,13 @@ import threading
 from typing import Any
 
 from graphrag.config import Settings
+from graphrag.errors import one_line
 from graphrag.ingest import representations as extended
 from graphrag.ingest.chunk import Chunker, ChunkOptions, HFTokenCounter
 from graphrag.ingest.embed import Embedder
 from graphrag.ingest.embedders import Embedders
 from graphrag.ingest.extract import EXTRACTION_VERSION, SpacyExtractor
 from graphrag.ingest.extractors import build_extractor, extract_options
-from graphrag.errors import one_line
 from graphrag.models import Chunk
 
 log = logging.getLogger(__name__)
