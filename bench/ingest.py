@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import cpu_model, cpu_seconds, store_pids  # noqa: E402
 from graphrag.config import Settings  # noqa: E402
+from graphrag.ingest import pipeline  # noqa: E402
 from graphrag.ingest.ingest_models import embedding_text  # noqa: E402
 from graphrag.ingest.load import Found, file_type, load_file  # noqa: E402
 from graphrag.runtime import open_services  # noqa: E402
@@ -51,24 +52,16 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def pipeline_batch_docs() -> int:
-    from graphrag.ingest import pipeline
-
-    return int(getattr(pipeline, "BATCH_DOCS", 64))  # 64 before the setting existed
-
-
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--path", type=Path, default=REPO.parent / "shared" / "eval" / "scifact" / "corpus.jsonl")
     parser.add_argument("--name", default="scifact")
     parser.add_argument("--limit", type=int, default=0, help="only the first N records of a JSONL corpus")
     parser.add_argument("--no-alone", action="store_true", help="skip timing the model stages alone")
-    parser.add_argument("--batch-docs", type=int, default=0,
+    parser.add_argument("--batch-docs", type=int, default=0, choices=range(0, 100_001), metavar="N",
                         help="ingest batches of at most N documents and 4N kB (default: the pipeline's)")
     args = parser.parse_args()
     if args.batch_docs:
-        from graphrag.ingest import pipeline
-
         pipeline.BATCH_DOCS, pipeline.BATCH_KB = args.batch_docs, 4 * args.batch_docs
 
     settings = Settings()
@@ -141,7 +134,7 @@ async def main() -> None:
                     "python": platform.python_version()},
         "embedding_precision": getattr(rt_embedder, "precision", None),
         "embedding_runtime": getattr(rt_embedder, "runtime", None),  # what ran: openvino or torch
-        "batch_docs": pipeline_batch_docs(),
+        "batch_docs": pipeline.BATCH_DOCS,
         "documents": report.ingested + report.updated,
         "failed": len(report.failed),
         "chunks": report.chunks,

@@ -68,14 +68,14 @@ def import_openvino() -> Any:
     (and put back afterwards for anyone else's use)."""
     if "openvino" in sys.modules:
         return sys.modules["openvino"]
-    hidden = {name: sys.modules[name] for name in list(sys.modules)
-              if name == "openvino_telemetry" or name.startswith("openvino_telemetry.")}
+    saved = sys.modules.get("openvino_telemetry")
     sys.modules["openvino_telemetry"] = None  # type: ignore[assignment]  # None makes its import fail
     try:
         import openvino
     finally:
         del sys.modules["openvino_telemetry"]
-        sys.modules.update(hidden)
+        if saved is not None:
+            sys.modules["openvino_telemetry"] = saved
     return openvino
 
 
