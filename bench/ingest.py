@@ -52,13 +52,20 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def batch_docs(value: str) -> int:
+    """A --batch-docs value: a whole number of documents, at least 1."""
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of documents (1 or more)")
+    return int(value)
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--path", type=Path, default=REPO.parent / "shared" / "eval" / "scifact" / "corpus.jsonl")
     parser.add_argument("--name", default="scifact")
     parser.add_argument("--limit", type=int, default=0, help="only the first N records of a JSONL corpus")
     parser.add_argument("--no-alone", action="store_true", help="skip timing the model stages alone")
-    parser.add_argument("--batch-docs", type=int, default=0, choices=range(0, 100_001), metavar="N",
+    parser.add_argument("--batch-docs", type=batch_docs, default=0, metavar="N",
                         help="ingest batches of at most N documents and 4N kB (default: the pipeline's)")
     args = parser.parse_args()
     if args.batch_docs:
