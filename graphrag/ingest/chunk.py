@@ -52,12 +52,30 @@ class TokenCounter(Protocol):
     def offsets(self, text: str) -> list[tuple[int, int]]: ...
 
 
+def splits_at_white_space(tokenizer: object) -> bool:
+    """Whether a fast tokenizer cuts text into words at white space (and punctuation) before anything
+    else, as WordPiece models do (BERT's pre-tokenizer): then two texts joined by white space have
+    exactly the tokens of each, so counts of pieces add up. Byte-level BPE and SentencePiece
+    tokenizers mark a word's leading space in its first token, so theirs need not."""
+    try:
+        from tokenizers import pre_tokenizers
+    except ImportError:
+        return False
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    split = getattr(backend, "pre_tokenizer", None)
+    return isinstance(split, pre_tokenizers.BertPreTokenizer | pre_tokenizers.WhitespaceSplit
+                      | pre_tokenizers.Whitespace)
+
+
 class HFTokenCounter:
     """A :class:`TokenCounter` over a Hugging Face fast tokenizer (the embedding model's own)."""
 
     def __init__(self, tokenizer: object, max_seq_length: int) -> None:
         self._tok = tokenizer
         self.max_tokens = max_seq_length - 2  # room for [CLS] and [SEP]
+        self.additive = splits_at_white_space(tokenizer)
+        count_specials = getattr(tokenizer, "num_special_tokens_to_add", None)
+        self.special_tokens = int(count_specials(pair=False)) if callable(count_specials) else 2
 
     def count(self, texts: Sequence[str]) -> list[int]:
         if not texts:
@@ -173,24 +191,27 @@ class Chunker:
         if strategy == "semantic" and self.embed is None:
             raise InvalidInput("the semantic chunker needs an embedding model")
         text = doc.text
+        # Token counts of windows summed from their sentences' counts (see _window): not counted again.
+        known: dict[tuple[int, int], int] = {}
         if strategy == "markdown":
             groups = self._markdown(text)
         elif strategy == "sentence":
-            groups = self._window(text, sentence_spans(text))
+            groups = self._window(text, sentence_spans(text), known=known)
         elif strategy == "paragraph":
             groups = self._paragraphs(text)
         elif strategy == "page":
             pages = doc.pages or ((0, len(text)),)
             groups = []
             for number, (s, e) in enumerate(pages, start=1):
-                groups += [(a, b, (), {"page": number}) for a, b, _, _ in self._window(text, sentence_spans(text, s, e))]
+                groups += [(a, b, (), {"page": number}) for a, b, _, _ in self._window(text, sentence_spans(text, s, e), known=known)]
         elif strategy == "semantic":
             groups = self._semantic(text)
         else:
             s, e = _trim(text, 0, len(text))
-            fits = self.counter.count([text[s:e]])[0] <= self.counter.max_tokens
-            groups = [(s, e, (), {})] if fits else self._window(text, sentence_spans(text))
-        chunks = self._finish(text, groups)
+            known[s, e] = self.counter.count([text[s:e]])[0]
+            fits = known[s, e] <= self.counter.max_tokens
+            groups = [(s, e, (), {})] if fits else self._window(text, sentence_spans(text), known=known)
+        chunks = self._finish(text, groups, known)
         title = doc.title.strip()
         if title:
             # A chunk outside any heading sits under the document's title: that context makes it
@@ -199,13 +220,17 @@ class Chunker:
         return chunks
 
     # -- strategies -----------------------------------------------------------------------------
-    def _finish(self, text: str, groups: list[tuple[int, int, tuple[str, ...], dict]]) -> list[Chunk]:
+    def _finish(self, text: str, groups: list[tuple[int, int, tuple[str, ...], dict]],
+                known: dict[tuple[int, int], int] | None = None) -> list[Chunk]:
         pieces: list[tuple[int, int, tuple[str, ...], dict]] = []
         for s, e, path, meta in groups:
             s, e = _trim(text, s, e)
             if e > s:
                 pieces.append((s, e, path, meta))
-        counts = self.counter.count([text[s:e] for s, e, _, _ in pieces])
+        known = known or {}
+        unknown = [(s, e) for s, e, _, _ in pieces if (s, e) not in known]
+        known.update(zip(unknown, self.counter.count([text[s:e] for s, e in unknown]), strict=True))
+        counts = [known[s, e] for s, e, _, _ in pieces]
         # Exact counts can exceed the estimate (tokens merge differently at joins): split those.
         final: list[tuple[int, int, tuple[str, ...], dict, int]] = []
         for (s, e, path, meta), n in zip(pieces, counts, strict=True):
@@ -240,12 +265,17 @@ class Chunker:
             i = j
         return [(a, b) for a, b in out if b > a]
 
-    def _window(self, text: str, spans: list[tuple[int, int]],
-                path: tuple[str, ...] = ()) -> list[tuple[int, int, tuple[str, ...], dict]]:
-        """Pack sentences up to the budget; each chunk repeats the last sentences of the previous one."""
+    def _window(self, text: str, spans: list[tuple[int, int]], path: tuple[str, ...] = (),
+                known: dict[tuple[int, int], int] | None = None) -> list[tuple[int, int, tuple[str, ...], dict]]:
+        """Pack sentences up to the budget; each chunk repeats the last sentences of the previous one.
+
+        ``known``: where the tokenizer's counts add up (``additive``), the token count of each window
+        whose sentences are apart by white space is put here, the sum of theirs."""
         if not spans:
             return []
         counts = self.counter.count([text[s:e] for s, e in spans])
+        # spaced[k]: white space lies between sentence k and k + 1 (spans are trimmed, so any gap is).
+        spaced = [a[1] < b[0] for a, b in pairwise(spans)] if getattr(self.counter, "additive", False) else None
         groups: list[tuple[int, int, tuple[str, ...], dict]] = []
         i = 0
         while i < len(spans):
@@ -254,6 +284,8 @@ class Chunker:
                 total += counts[j]
                 j += 1
             groups.append((spans[i][0], spans[j - 1][1], path, {}))
+            if known is not None and spaced is not None and all(spaced[i:j - 1]):
+                known[spans[i][0], spans[j - 1][1]] = total
             if j >= len(spans):
                 break
             # Step back over whole sentences worth at most overlap_tokens, always moving forward.

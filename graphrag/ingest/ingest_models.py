@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from graphrag.config import Settings
@@ -93,12 +94,35 @@ class IngestModels:
 
 def embedding_text(chunk: Chunk, counter: Any) -> str:
     """What gets embedded: the chunk under its heading path, when that still fits the model."""
+    return _embedding_text(chunk, counter)[0]
+
+
+def _embedding_text(chunk: Chunk, counter: Any) -> tuple[str, int | None]:
+    """:func:`embedding_text` and the tokens of what it put before the chunk's text (None: nothing)."""
     path = " > ".join(chunk.heading_path)
     if not path or chunk.text.lstrip("# ").startswith(chunk.heading_path[-1]):
-        return chunk.text
-    if chunk.token_count + counter.count([path])[0] + 1 > counter.max_tokens:
-        return chunk.text
-    return f"{path}\n{chunk.text}"
+        return chunk.text, None
+    path_tokens = counter.count([path])[0]
+    if chunk.token_count + path_tokens + 1 > counter.max_tokens:
+        return chunk.text, None
+    return f"{path}\n{chunk.text}", path_tokens
+
+
+def embedding_inputs(chunks: Sequence[Chunk], counter: Any, embedder: Embedder) -> tuple[list[str], list[int]]:
+    """Each chunk's :func:`embedding_text` and its :meth:`Embedder.token_lengths` (what a model batch
+    pads it to).
+
+    Where the counter's tokenizer splits at white space first (``additive``: the packaged MiniLM's
+    WordPiece), a text's length is added up from the counts chunking made (the chunk's
+    ``token_count``, its heading path's tokens, the model's special tokens) instead of tokenizing
+    every text once more; otherwise, or for a chunk without a count, the texts are tokenized."""
+    made = [_embedding_text(c, counter) for c in chunks]
+    texts = [text for text, _ in made]
+    if not getattr(counter, "additive", False) or not all(c.token_count > 0 for c in chunks):
+        return texts, embedder.token_lengths(texts)
+    lengths = [min(c.token_count + (path or 0) + counter.special_tokens, embedder.max_seq_length)
+               for c, (_, path) in zip(chunks, made, strict=True)]
+    return texts, lengths
 
 
 def build_chunk_encoder(embedder: Embedder) -> threading.Thread | None:

@@ -38,7 +38,7 @@ from graphrag.ingest.load import TYPES, Found, LoadError, discover, load_file
 from graphrag.ingest import representations as extended
 from graphrag.ingest.representations import Representation
 from graphrag.ingest.aliases import add_aliases
-from graphrag.ingest.ingest_models import IngestModels, embedding_text
+from graphrag.ingest.ingest_models import IngestModels, embedding_inputs
 from graphrag.ingest.outbox import GraphOutbox
 from graphrag.ingest.payload import GraphPayload, Item, content_hash
 from graphrag.ingest.report import IngestReport, report_finished
@@ -486,12 +486,8 @@ class Ingestor:
 
         flat = [(d, c) for d, item in enumerate(ready) for c in item.chunks]
 
-        def embedding_texts() -> tuple[list[str], list[int]]:
-            texts = [embedding_text(c, counter) for _, c in flat]
-            return texts, embedder.token_lengths(texts)
-
         # Jobs group chunks by their length in tokens, what a model batch is padded in.
-        texts, lengths = await asyncio.to_thread(embedding_texts)
+        texts, lengths = await asyncio.to_thread(embedding_inputs, [c for _, c in flat], counter, embedder)
         jobs = length_batches(lengths, min(SLICE_CHUNKS, getattr(embedder, "batch_size", SLICE_CHUNKS)),
                               PADDED_TOKENS_PER_BATCH)
         all_vectors = np.zeros((len(flat), embedder.dim), dtype=np.float32)

@@ -61,6 +61,8 @@ def test_fast_attribute_ruler_sets_what_the_pipelines_ruler_sets(models: Any) ->
              "Dr. Smith met Mr. Jones in the U.S. Army.\n\n   Then   they left\t for Paris.",
              "IL-6 and TNF-α levels rose in CD4+ T cells (p < 0.05), as reported by the WHO in 2019.",
              "The `RefCell<T>` type lets `borrow_mut` mutate data; Rust's Rc counts references.",
+             "Nothin' doin', Y'all. I did it, you do, it does: but they had, and it was there.",
+             "Plain text with none of the ruler's special words: cells grew in culture for weeks.",
              "", "   ", "\n\n"]
     for fast, reference in zip(extractor.parse(texts), full.pipe(texts), strict=True):
         got = [(t.text, t.tag_, t.pos_, str(t.morph), extractor.lemma(t), t.dep_, t.head.i, t.ent_iob_, t.ent_type_)
@@ -69,6 +71,25 @@ def test_fast_attribute_ruler_sets_what_the_pipelines_ruler_sets(models: Any) ->
                 for t in reference]
         assert got == want
         assert [c.text for c in fast.noun_chunks] == [c.text for c in reference.noun_chunks]
+
+
+def test_embedding_lengths_summed_from_chunk_counts_equal_tokenizing_the_texts(models: Any) -> None:
+    """The lengths embedding jobs are drawn by, added up from the chunker's counts (chunk, heading
+    path, special tokens), are those the tokenizer gives the embedded texts, cut at the model's limit."""
+    from graphrag.ingest.ingest_models import embedding_inputs, embedding_text
+    from graphrag.models import Document
+
+    sections = [f"## Section {k}: IL-{k} and TNF-α\n\n" + " ".join(
+        f"Cells of type {k}.{i} grew {i}% faster (p < 0.05)." for i in range(4 + 9 * k)) for k in range(5)]
+    docs = [Document("m", "Cytokines in CD4+ T cells", "# Cytokines\n\n" + "\n\n".join(sections), "markdown"),
+            Document("r", "A title of its own", " ".join(f"Record claim {i} holds." for i in range(90)), "record"),
+            Document("w", "W" * 3000, "Short text under a title too long to go with it.", "text")]
+    embedder, counter = models.embedder, models.counter
+    chunks = [c for d in docs for c in models.chunker().chunk(d)]
+    texts, lengths = embedding_inputs(chunks, counter, embedder)
+    assert texts == [embedding_text(c, counter) for c in chunks]
+    assert any(t != c.text for t, c in zip(texts, chunks)) and any(t == c.text for t, c in zip(texts, chunks))
+    assert lengths == embedder.token_lengths(texts)
 
 
 async def test_every_stored_chunk_has_its_own_vector_and_progress_counts_each_document(

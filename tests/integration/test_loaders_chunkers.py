@@ -217,3 +217,44 @@ def test_sentence_window_overlaps_and_oversize_sentence_is_split(models: object)
     long = "word " * 2000
     chunks = models.chunker().chunk(Document("s", "t", long, "text"))  # type: ignore[attr-defined]
     assert len(chunks) > 1 and all(c.token_count <= models.counter.max_tokens for c in chunks)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("kind", ["text", "record", "pdf"])
+def test_summed_token_counts_equal_counting_each_chunk_again(kind: str, models: object) -> None:
+    """With the packaged WordPiece tokenizer, whose counts add up over white space, windows take
+    the sum of their sentences' counts instead of being tokenized again: the same chunks and counts
+    as counting every chunk, sentences glued without a space ("a.B") included."""
+    from graphrag.models import Document
+
+    counter = models.counter  # type: ignore[attr-defined]
+    assert counter.additive and counter.special_tokens == 2
+    parts = [f"Claim {i}: IL-{i} levels rose by {i}.{i}% in CD4+ cells (p < 0.0{i})." for i in range(40)]
+    parts[5] += "Glued.Sentence" + "No space after this one.Either"
+    text = " ".join(parts) + "\n\n" + "\n".join(f"- item {i} ends here." for i in range(12))
+    pages = ((0, len(text) // 2), (len(text) // 2, len(text)))
+    doc = Document("s", "t", text, kind, pages=pages if kind == "pdf" else ())
+    chunker = Chunker(counter, ChunkOptions(budget=60, overlap_tokens=20))
+    summed = chunker.chunk(doc)
+    assert len(summed) > 3
+    assert [c.token_count for c in summed] == counter.count([c.text for c in summed])
+    counter.additive = False
+    try:
+        assert chunker.chunk(doc) == summed
+    finally:
+        counter.additive = True
+
+
+def test_only_tokenizers_that_split_at_white_space_first_are_additive() -> None:
+    """Byte-level BPE marks a word's leading space in its token, so its counts do not add up."""
+    from tokenizers import Tokenizer, models as tok_models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    from graphrag.ingest.chunk import HFTokenCounter, splits_at_white_space
+
+    byte_level = Tokenizer(tok_models.BPE())
+    byte_level.pre_tokenizer = pre_tokenizers.ByteLevel()
+    wordpiece = Tokenizer(tok_models.WordPiece({"[UNK]": 0}, unk_token="[UNK]"))
+    wordpiece.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    assert not splits_at_white_space(PreTrainedTokenizerFast(tokenizer_object=byte_level))
+    assert splits_at_white_space(PreTrainedTokenizerFast(tokenizer_object=wordpiece))
+    assert not HFTokenCounter(object(), 256).additive  # not a fast tokenizer: counted text by text
