@@ -121,12 +121,13 @@ def cpu_has_native_bf16(cpuinfo: str | None = None) -> bool:
     return False
 
 
-def resolve_precision(precision: str, cpuinfo: str | None = None) -> str:
-    """``float32`` or ``bfloat16`` for a setting of ``auto``, ``float32`` or ``bfloat16``."""
+def resolve_precision(precision: str, cpuinfo: str | None = None, setting: str = "EMBEDDING") -> str:
+    """``float32`` or ``bfloat16`` for a setting (``GRAPHRAG_<setting>_PRECISION``) of ``auto``,
+    ``float32`` or ``bfloat16``."""
     if precision == "auto":
         return "bfloat16" if cpu_has_native_bf16(cpuinfo) else "float32"
     if precision not in ("float32", "bfloat16"):
-        raise ConfigurationError(f"GRAPHRAG_EMBEDDING_PRECISION must be auto, float32 or bfloat16, not {precision!r}")
+        raise ConfigurationError(f"GRAPHRAG_{setting}_PRECISION must be auto, float32 or bfloat16, not {precision!r}")
     return precision
 
 

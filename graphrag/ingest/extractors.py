@@ -118,6 +118,9 @@ def build_extractor(settings: Settings, spacy: SpacyExtractor, llm_model: Any = 
 
 def extract_options(settings: Settings) -> ExtractOptions:
     """The spaCy extractor's options from settings."""
+    from graphrag.ingest.embed import resolve_precision
+
     return ExtractOptions(drop_labels=frozenset(settings.entity_drop_labels), noun_phrases=settings.noun_phrases,
                           code_entities=settings.code_entities, identifier_min_chunks=settings.identifier_min_chunks,
-                          keyphrases=settings.keyphrases, keyphrase_min_chunks=settings.keyphrase_min_chunks)
+                          keyphrases=settings.keyphrases, keyphrase_min_chunks=settings.keyphrase_min_chunks,
+                          precision=resolve_precision(settings.extraction_precision, setting="EXTRACTION"))

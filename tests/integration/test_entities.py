@@ -161,18 +161,20 @@ def test_keyphrases_need_to_recur(spacy_extractor: SpacyExtractor) -> None:
     assert "borrow checker" not in once.entities
 
 
-def test_products_go_through_numpy_blas_on_one_thread_with_the_same_extraction(
-        spacy_extractor: SpacyExtractor) -> None:
+def _nodes(extractor: SpacyExtractor) -> list[Any]:
+    return [node for _, pipe in extractor.nlp.pipeline if hasattr(pipe, "model") for node in pipe.model.walk()]
+
+
+def test_products_go_through_numpy_blas_on_one_thread_with_the_same_extraction() -> None:
     from thinc.api import NumpyOps
     from threadpoolctl import threadpool_info
 
-    def nodes(extractor: SpacyExtractor) -> list[Any]:
-        return [node for _, pipe in extractor.nlp.pipeline if hasattr(pipe, "model") for node in pipe.model.walk()]
-
+    settings = Settings(extraction_precision="float32")
+    spacy_extractor = SpacyExtractor(settings.spacy_model, extract_options(settings))
+    nodes = _nodes
     assert nodes(spacy_extractor) and not any(n.ops.use_blis for n in nodes(spacy_extractor))
     assert {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"} == {1}
     # The same entities, mentions and relations as with thinc's default (BLIS) products.
-    settings = Settings()
     blis = SpacyExtractor(settings.spacy_model, extract_options(settings))
     for node in nodes(blis):
         node.ops = NumpyOps()
@@ -189,6 +191,47 @@ def test_products_go_through_numpy_blas_on_one_thread_with_the_same_extraction(
     mine = spacy_extractor.extract_many(texts)
     assert {"marie curie", "google", "geneva"} <= {k for ex in mine for k in ex.entities}
     assert summary(mine) == summary(blis.extract_many(texts))
+
+
+def test_bfloat16_products_run_the_large_layers_in_bfloat16_and_find_the_same_names(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``GRAPHRAG_EXTRACTION_PRECISION=bfloat16`` the token-to-vector layers multiply in
+    bfloat16 (PyTorch), the small products stay float32, the vectors stay close to float32's, and
+    plain names come out as with float32 products; ``auto`` follows the CPU's bfloat16 support."""
+    import numpy as np
+    import torch
+
+    from graphrag.ingest import extract as extract_module
+    from graphrag.ingest.embed import cpu_has_native_bf16
+
+    model = Settings().spacy_model
+    precise = SpacyExtractor(model, extract_options(Settings(extraction_precision="float32")))
+    rounded = SpacyExtractor(model, extract_options(Settings(extraction_precision="bfloat16")))
+    assert extract_options(Settings()).precision == ("bfloat16" if cpu_has_native_bf16() else "float32")
+    with pytest.raises(ConfigurationError, match="GRAPHRAG_EXTRACTION_PRECISION"):
+        extract_options(Settings(extraction_precision="half"))
+    ops_class = extract_module._bfloat16_ops_class()
+    assert all(isinstance(n.ops, ops_class) for n in _nodes(rounded))
+    assert not any(isinstance(n.ops, ops_class) for n in _nodes(precise))
+    dtypes: list[torch.dtype] = []
+    real_mm = torch.mm
+
+    def counting_mm(a: Any, b: Any) -> Any:
+        dtypes.append(a.dtype)
+        return real_mm(a, b)
+
+    text = ("Marie Curie worked with Pierre Curie at the University of Paris in France. "
+            "The World Health Organization met in Geneva with officials from Brazil and India. ") * 6
+    with monkeypatch.context() as patch:
+        patch.setattr(torch, "mm", counting_mm)
+        doc = next(iter(rounded.parse([text])))
+    assert dtypes and set(dtypes) == {torch.bfloat16}
+    reference = next(iter(precise.parse([text])))
+    a, b = doc.tensor, reference.tensor
+    cosine = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    assert not np.array_equal(a, b) and float(cosine.min()) > 0.99
+    assert ({(k, e.label) for k, e in rounded.extract_many([[text]])[0].entities.items()}
+            == {(k, e.label) for k, e in precise.extract_many([[text]])[0].entities.items()})
 
 
 # --- the registry ------------------------------------------------------------------------------

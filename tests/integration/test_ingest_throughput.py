@@ -54,9 +54,12 @@ def test_fast_attribute_ruler_sets_what_the_pipelines_ruler_sets(models: Any) ->
     noun chunks and entities) of the whole packaged pipeline, special patterns included."""
     import spacy
 
+    from graphrag.ingest.extract import numpy_products
+
     extractor = models.spacy
     assert extractor._skip == ["attribute_ruler"]
     full = spacy.load(extractor.model_name)
+    numpy_products(full, extractor.options.precision)  # the same products: only the ruler differs
     texts = ["There is a cat. There's gonna be trouble, y'all ain't ready; let's go, c'mon.",
              "Dr. Smith met Mr. Jones in the U.S. Army.\n\n   Then   they left\t for Paris.",
              "IL-6 and TNF-α levels rose in CD4+ T cells (p < 0.05), as reported by the WHO in 2019.",
@@ -88,7 +91,8 @@ def test_embedding_lengths_summed_from_chunk_counts_equal_tokenizing_the_texts(m
     chunks = [c for d in docs for c in models.chunker().chunk(d)]
     texts, lengths = embedding_inputs(chunks, counter, embedder)
     assert texts == [embedding_text(c, counter) for c in chunks]
-    assert any(t != c.text for t, c in zip(texts, chunks)) and any(t == c.text for t, c in zip(texts, chunks))
+    kept = [t == c.text for t, c in zip(texts, chunks, strict=True)]
+    assert not all(kept) and any(kept)  # some chunks go under their headings, some not
     assert lengths == embedder.token_lengths(texts)
 
 
