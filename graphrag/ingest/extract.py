@@ -166,10 +166,11 @@ def _bfloat16_ops_class() -> type:
             super().__init__(use_blis=False)
 
         def gemm(self, x: Any, y: Any, out: Any = None, trans1: bool = False, trans2: bool = False) -> Any:
+            if x.ndim != 2 or y.ndim != 2 or x.dtype != "float32" or y.dtype != "float32":
+                return super().gemm(x, y, out=out, trans1=trans1, trans2=trans2)
             rows = x.shape[1] if trans1 else x.shape[0]
             cols = y.shape[0] if trans2 else y.shape[1]
-            if (x.ndim != 2 or y.ndim != 2 or x.dtype != "float32" or y.dtype != "float32"
-                    or rows * cols < _BF16_MIN_CELLS):
+            if rows * cols < _BF16_MIN_CELLS:
                 return super().gemm(x, y, out=out, trans1=trans1, trans2=trans2)
             import torch
 
