@@ -65,7 +65,7 @@ class _Anchor:
         self.always = "OP" in first  # an optional first token anchors nothing
         self.lowers: frozenset[int] | None = None
         self.regex: re.Pattern[str] | None = None
-        self.labels: tuple[str, frozenset[int]] | None = None
+        self.labels: tuple[int, frozenset[int]] | None = None  # (slot in a row, label hashes)
         if self.always:
             return
         lower = first.get("LOWER")
@@ -77,7 +77,7 @@ class _Anchor:
             return
         for key in ("DEP", "TAG"):
             if key in first and (found := _values(first[key], strings)) is not None and found[0] is not None:
-                self.labels = (key, found[0])
+                self.labels = (_TABLE_KEYS.index(key), found[0])
                 return
         self.always = True
 
@@ -146,8 +146,8 @@ class FastAttributeRuler:
             if anchor.lowers is not None and not anchor.lowers.isdisjoint(lowers):
                 return True
             if anchor.labels is not None:
-                slot = 2 if anchor.labels[0] == "DEP" else 0
-                if any(row[slot] in anchor.labels[1] for row in rows):
+                slot, labels = anchor.labels
+                if any(row[slot] in labels for row in rows):
                     return True
             if anchor.regex is not None and any(self._regex_hit(h) for h in lowers):
                 return True
