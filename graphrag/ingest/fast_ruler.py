@@ -5,9 +5,9 @@ morphology with an attribute ruler: some 180 token patterns matched by spaCy's g
 and then applied one ``Span`` at a time. Nearly all of them are one token tested on its tag, lower
 case form, dependency label and whether it is white space, so here those are looked up in a table
 (cached per combination of those values; the word takes part in the key only where a pattern names
-it, as -1 otherwise, which no pattern names). The few others (several tokens, regular expressions) go through a ``Matcher``, and only for a
-text where one of them can match at all: a text none of whose words (or labels) fits any such
-pattern's first token is not searched. The attributes are set as the ruler sets them: for each
+it, as -1 otherwise, which no pattern names). The few others (several tokens, regular expressions)
+go through a ``Matcher``, and only for a text where one of them can match at all: a text none of
+whose words (or labels) fits any such pattern's first token is not searched. The attributes are set as the ruler sets them: for each
 token, every pattern that matches it in the ruler's order, later patterns winning.
 """
 
@@ -117,6 +117,7 @@ class FastAttributeRuler:
         self._dep_tested = any(slot == 2 for _, conditions, _ in self._simple for slot, _, _ in conditions)
         self._cache: dict[tuple[int, int, int, int], tuple[list[tuple[int, dict]], dict]] = {}
         self._regex_hits: dict[int, bool] = {}  # word hash -> does some anchor's regular expression match
+        self._has_regex_anchor = any(a.regex is not None for a in self._anchors)
         self._array_attrs = [TAG, LOWER, DEP, IS_SPACE]
 
     def _rules(self, key: tuple[int, int, int, int]) -> tuple[list[tuple[int, dict]], dict]:
@@ -149,11 +150,10 @@ class FastAttributeRuler:
                 slot, labels = anchor.labels
                 if any(row[slot] in labels for row in rows):
                     return True
-            if anchor.regex is not None and any(self._regex_hit(h) for h in lowers):
-                return True
-        return False
+        return self._has_regex_anchor and any(self._regex_hit(h) for h in lowers)
 
     def _regex_hit(self, word: int) -> bool:
+        """Whether some anchor's regular expression matches the word (cached per word)."""
         hit = self._regex_hits.get(word)
         if hit is None:
             text = self._strings[word]
