@@ -141,17 +141,18 @@ HTML_MAX_ELEMENTS = 500_000
 # Elements whose text is one block of the output; a <p>/<blockquote> inside an owner is part of its text.
 _HTML_BLOCKS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "blockquote", "dt", "dd",
                           "figcaption", "summary"})
-_HTML_OWNERS = frozenset({"li", "dt", "dd", "figcaption", "summary"})
-# Block-level elements: loose text on either side of one belongs to different blocks.
+_HTML_OWNERS = frozenset({"li", "dt", "dd", "figcaption", "summary", "blockquote"})
+# Block-level elements: loose text on either side of one belongs to different blocks. (A <label> is
+# inline, but tab labels sit side by side with nothing between them: "PythonBash".)
 _HTML_BREAKS = frozenset({"address", "article", "aside", "body", "br", "details", "div", "dl", "fieldset", "figure",
-                          "footer", "header", "hr", "html", "main", "ol", "section", "table", "tbody", "td", "tfoot",
-                          "th", "thead", "tr", "ul"}) | _HTML_BLOCKS
+                          "footer", "header", "hr", "html", "label", "main", "ol", "section", "table", "tbody", "td",
+                          "tfoot", "th", "thead", "tr", "ul"}) | _HTML_BLOCKS
 _HTML_INLINE_CODE = frozenset({"code", "kbd", "samp", "tt"})
 # Never article text: scripts, embedded objects, form controls, site navigation and footers.
 _HTML_SKIP = frozenset({"head", "script", "style", "noscript", "template", "svg", "iframe", "object", "embed",
                         "canvas", "nav", "footer", "button", "select", "input", "textarea", "option", "dialog"})
 _HTML_SKIP_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search", "dialog",
-                              "alertdialog", "menu", "menubar", "toolbar", "tooltip"})
+                              "alertdialog", "menu", "menubar", "toolbar", "tooltip", "doc-backlink"})
 # class/id words that name page furniture (a readability-style rule, applied to containers only: an inline
 # <a class="header"> wrapping a heading's text stays). The second set only outside a main landmark, where a
 # "header" is the site's banner rather than the article's own title block.
@@ -160,15 +161,38 @@ _HTML_CHROME = frozenset({"nav", "navbar", "navigation", "menu", "menubar", "sid
                           "social", "skip", "topbar", "bottombar"})
 _HTML_CHROME_OUTSIDE_MAIN = frozenset({"header", "footer", "banner", "masthead", "copyright"})
 _HTML_CONTAINERS = frozenset({"div", "section", "ul", "ol", "dl", "aside", "header", "table"})
+# Whole class names that mark furniture on any element, inline ones included: text only screen readers
+# get, line-number gutters of highlighted code, heading self-links, footnote back-links, "skip to content"
+# and "back to top" links, copy buttons, rustdoc's version-and-source corner and its "Expand description".
+_HTML_FURNITURE_CLASSES = frozenset({
+    "sr-only", "visually-hidden", "visuallyhidden", "screen-reader-text", "screen-reader-only",
+    "linenos", "linenodiv", "lineno", "linenumber", "line-number", "line-numbers", "rouge-gutter",
+    "headerlink", "hash-link", "anchor-link", "anchorjs-link", "header-anchor", "heading-anchor",
+    "footnote-backref", "fn-backref", "skip-link", "skip-to-content", "skip-to-main", "back-to-top",
+    "copybtn", "copy-button", "md-clipboard", "rightside", "hideme", "since"})
 _HEADING_LINK_MARKS = frozenset({"¶", "#", "§", "🔗", "∞", "link"})
+_HEADING_LINK_LABELS = ("direct link", "permalink", "link to this", "anchor link")
 _TITLE_SEPARATORS = re.compile(r"\s+(?:-|\||–|—|·|::|»)\s+")
+# Characters that show nothing: zero-width spaces and joiners, soft hyphens, byte-order marks.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\xad"))
+# Class names that are a code block's language by themselves (rustdoc: <pre class="rust">; pandoc:
+# <pre class="sourceCode python">).
+_CODE_LANGUAGES = frozenset({"rust", "python", "java", "javascript", "typescript", "go", "c", "cpp", "csharp",
+                             "bash", "shell", "sh", "console", "json", "yaml", "toml", "sql", "html", "xml", "css",
+                             "ruby", "kotlin", "swift", "scala", "haskell", "php", "perl", "lua", "r"})
+# Javadoc (17+) lays out its summary tables as CSS grids of <div>s: "three-column-summary".
+_GRID_TABLE = re.compile(r"(two|three|four|five)-column-summary")
+_GRID_COLUMNS = {"two": 2, "three": 3, "four": 4, "five": 5}
+# Nested lists are indented in the text up to this many levels; deeper ones stay at that indentation.
+_LIST_INDENT_LEVELS = 6
 
 
 def load_html(path: Path, data: bytes) -> list[Document]:
     """An HTML page's main content as Markdown-like text: headings, lists, code blocks and pipe tables.
 
     The article is the page's main landmark (``<main>``, ``role="main"``, or its one ``<article>``);
-    navigation, banners, footers, sidebars, hidden help popups and scripts are dropped.
+    navigation, banners, footers, sidebars, hidden help popups and scripts are dropped. A page whose
+    landmark holds no text (a search page filled in by script) has no text content.
     """
     from bs4 import BeautifulSoup
 
@@ -182,13 +206,13 @@ def load_html(path: Path, data: bytes) -> list[Document]:
     # browsers do. lxml is always installed (python-docx needs it).
     soup = BeautifulSoup(data, "lxml")
     title_tag = soup.find("title")
-    page_title = title_tag.get_text(" ", strip=True) if title_tag else ""
+    page_title = title_tag.get_text(" ", strip=True).translate(_INVISIBLE) if title_tag else ""
     root, landmark = _main_content(soup)
     blocks = _html_blocks(root, landmark)
-    if not blocks and root is not soup:  # a landmark with nothing in it: read the whole page
+    if not blocks and root is not soup and root.name == "article":  # an empty article: read the landmark around it
         blocks = _html_blocks(soup, False)
     body = _join_blocks([_render_block(kind, text) for kind, text in blocks])
-    if not body.strip():
+    if not body.strip() and not landmark:
         body = soup.get_text("\n", strip=True)
     title = _html_title(page_title, blocks) or _title_from_markdown(body) or path.stem
     meta = {}
@@ -228,6 +252,11 @@ def _main_content(soup: Any) -> tuple[Any, bool]:
     return (articles[0] if len(articles) == 1 else root), True
 
 
+def _classes(node: Any) -> list[str]:
+    value = node.attrs.get("class") or ()
+    return [value] if isinstance(value, str) else list(value)
+
+
 def _skip_html(node: Any, landmark: bool, in_article: bool) -> bool:
     """Whether an element is page furniture rather than article text (its whole subtree is dropped)."""
     name = node.name
@@ -243,112 +272,231 @@ def _skip_html(node: Any, landmark: bool, in_article: bool) -> bool:
         return True
     if name in ("header", "aside") and not (landmark or in_article):
         return True
-    if name == "a":  # a heading's self-link: "¶", "#"
+    classes = _classes(node)
+    if not _HTML_FURNITURE_CLASSES.isdisjoint(classes):
+        return True
+    if name == "a":  # a heading's self-link: "¶", "#", or an empty one labelled "Direct link to ..."
         href = attrs.get("href")
-        if "headerlink" in (attrs.get("class") or ()):
+        if "src" in classes:  # rustdoc's "Source" link
             return True
-        return (isinstance(href, str) and href.startswith("#") and len(node.contents) == 1
-                and str(node.contents[0]).strip() in _HEADING_LINK_MARKS)
+        if not (isinstance(href, str) and href.startswith("#")):
+            return False
+        label = attrs.get("aria-label")
+        if isinstance(label, str) and label.lower().startswith(_HEADING_LINK_LABELS):
+            return True
+        text = node.get_text().translate(_INVISIBLE).strip() if len(node.contents) <= 1 else None
+        return text is not None and (text in _HEADING_LINK_MARKS or (not text and "anchor" in classes))
     if name in _HTML_CONTAINERS:
         words: set[str] = set()
-        for value in (attrs.get("class") or (), (attrs.get("id") or "",)):
-            for item in value if not isinstance(value, str) else (value,):
-                words.update(re.split(r"[-_\s]+", str(item).lower()))
+        for item in [*classes, str(attrs.get("id") or "")]:
+            words.update(re.split(r"[-_\s]+", item.lower()))
         if words & _HTML_CHROME or (not landmark and not in_article and words & _HTML_CHROME_OUTSIDE_MAIN):
             return True
     return False
 
 
+class _Block:
+    """A block of the output being collected. Once a nested block has been put after it (a code block
+    in a list item), it is *sealed*: the rest of its text goes to a continuation block after that one."""
+
+    __slots__ = ("kind", "parts", "sealed", "then")
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.parts: list[str] = []
+        self.sealed = False
+        self.then: _Block | None = None
+
+
+class _Frame:
+    """One element being walked: its children left, the block its text goes to, and its context."""
+
+    __slots__ = ("children", "block", "in_pre", "in_owner", "in_article", "closing", "code_at", "list", "indent")
+
+    def __init__(self, children: Iterator[Any], block: _Block | None, in_pre: bool, in_owner: bool,
+                 in_article: bool, list_: list[Any] | None, indent: str) -> None:
+        self.children = children
+        self.block = block
+        self.in_pre = in_pre
+        self.in_owner = in_owner
+        self.in_article = in_article
+        self.closing = ""  # text to add to the block on leaving the element
+        self.code_at = -1  # inline code: where its opening backticks are in the block's parts
+        self.list = list_  # the innermost list: [ordered, items so far, indentation of its items]
+        self.indent = indent  # where a list inside this element is indented to
+
+
 def _html_blocks(root: Any, landmark: bool) -> list[tuple[str, str]]:
     """``(kind, text)`` of each block of ``root``, in document order, in one pass over the tree.
 
-    Kinds are the block tags (``h2``, ``p``, ``li``, ``pre``...) and ``table`` (already a pipe table).
-    Each piece of text belongs to its innermost block only; loose text between blocks is a ``p`` of its
-    own. Inline tags add no spaces (``<em>a</em>, b`` stays "a, b"); inline code gets backticks.
+    Kinds are the block tags (``h2``, ``p``, ``pre python``...), ``table`` (already a pipe table) and
+    ``li <indent><marker>`` (``li   2. ``). Each piece of text belongs to its innermost block only;
+    loose text between blocks is a ``p`` of its own, and a block's text after a nested block (a list
+    item's sentence after its code block) is a block of its own after that one. Inline tags add no
+    spaces (``<em>a</em>, b`` stays "a, b"); inline code gets backticks.
     The walk keeps its own stack, so 100,000 nested elements cannot raise RecursionError; copying a
     nested block's text into each enclosing one would be quadratic in the nesting depth.
     """
     from bs4.element import CData, NavigableString, Tag
 
-    out: list[tuple[str, list[str]]] = []
-    loose: list[tuple[str, list[str]] | None] = [None]  # the open block of loose text, if any
+    out: list[_Block] = []
+    loose: list[_Block | None] = [None]  # the open block of loose text, if any
 
-    # (children still to visit, collecting block or None, inside <pre>, inside an owner, inside an
-    #  <article>/<section>, text to add to the block on leaving the element)
-    stack: list[tuple[Iterator[Any], tuple[str, list[str]] | None, bool, bool, bool, str]] = [
-        (iter(root.contents), None, False, False, False, "")]
+    def target(block: _Block) -> _Block:
+        """Where text for ``block`` goes now: the block, or the continuation after its nested blocks."""
+        while block.sealed:
+            if block.then is None:
+                block.then = _Block("blockquote" if block.kind == "blockquote" else "p")
+                out.append(block.then)
+            block = block.then
+        return block
+
+    def start(block: _Block, parent: _Block | None) -> None:
+        """Put ``block`` next; a block it is nested in continues after it."""
+        while parent is not None:
+            if parent.then is None:
+                parent.sealed = True
+            parent = parent.then
+        out.append(block)
+
+    stack = [_Frame(iter(root.contents), None, False, False, False, None, "")]
     while stack:
-        children, current, in_pre, in_owner, in_article, closing = stack[-1]
-        node = next(children, None)
+        frame = stack[-1]
+        node = next(frame.children, None)
         if node is None:
             stack.pop()
-            if current is not None and closing:
-                current[1].append(closing)
+            if frame.block is not None:
+                if frame.code_at >= 0:
+                    _close_code(target(frame.block), frame)
+                elif frame.closing:
+                    target(frame.block).parts.append(frame.closing)
             continue
+        current, in_pre = frame.block, frame.in_pre
         if isinstance(node, Tag):
             name = node.name
-            if _skip_html(node, landmark, in_article):
+            if _skip_html(node, landmark, frame.in_article):
                 continue
             if name in _HTML_BREAKS:
                 loose[0] = None
-                if current is not None and not in_pre:
-                    current[1].append(" ")
-            if name == "table" and not in_pre:
-                table = _html_table(node)
+                if current is not None:
+                    target(current).parts.append("\n" if in_pre and name == "br" else "" if in_pre else " ")
+            if not in_pre and name in ("table", "div"):
+                table = _html_table(node) if name == "table" else _grid_table(node)
                 if table is not None:
                     caption, rows = table
                     if caption:
-                        out.append(("p", [caption]))
-                    out.append(("table", [rows]))
+                        start(_Block("p"), current)
+                        out[-1].parts.append(caption)
+                    start(_Block("table"), current)
+                    out[-1].parts.append(rows)
                     continue
-            collector, closing = current, ""
-            if not in_pre and name in _HTML_BLOCKS and (not in_owner or name not in ("p", "blockquote")):
+            child = _Frame(iter(node.contents), current, in_pre or name == "pre", frame.in_owner or name in _HTML_OWNERS,
+                           frame.in_article or name in ("article", "section"), frame.list, frame.indent)
+            if name in ("ul", "ol") and not in_pre:
+                first = node.get("start") if name == "ol" else None
+                number = int(first) - 1 if isinstance(first, str) and first.strip().isdigit() else 0
+                child.list = [name == "ol", number, frame.indent]
+            if not in_pre and name in _HTML_BLOCKS and (not frame.in_owner or name not in ("p", "blockquote")):
                 kind = name
                 if name == "pre":
                     kind = "pre " + _code_language(node)
-                collector = (kind, [])
-                out.append(collector)
+                elif name == "li":
+                    kind, child.indent = _list_item(frame.list)
+                child.block = _Block(kind)
+                start(child.block, current)
             elif name in _HTML_INLINE_CODE and not in_pre:
-                if collector is None:  # code in loose text: it joins (or opens) the loose block
-                    collector = loose[0]
-                    if collector is None:
-                        collector = loose[0] = ("p", [])
-                        out.append(collector)
-                collector[1].append("`")
-                closing = "`"
+                if current is None:  # code in loose text: it joins (or opens) the loose block
+                    current = loose[0]
+                    if current is None:
+                        current = loose[0] = _Block("p")
+                        out.append(current)
+                    child.block = current
+                parts = target(current).parts
+                child.code_at = len(parts)
+                parts.append("`")
             elif name in _HTML_BREAKS and current is not None and not in_pre:
-                closing = " "
-            stack.append((iter(node.contents), collector, in_pre or name == "pre", in_owner or name in _HTML_OWNERS,
-                          in_article or name in ("article", "section"), closing))
+                child.closing = " "
+            elif name == "a" and current is not None and (node.get("role") == "doc-noteref"
+                                                          or "footnote-ref" in _classes(node)):
+                if not node.get_text().lstrip().startswith("["):  # "boils at 100 degrees.[1]"
+                    target(current).parts.append("[")
+                    child.closing = "]"
+            stack.append(child)
         elif type(node) is NavigableString or isinstance(node, CData):
-            text = str(node)
+            text = str(node).translate(_INVISIBLE)
             if current is not None:
-                current[1].append(text)
+                target(current).parts.append(text)
+            elif loose[0] is not None:  # white space between inline elements still separates words
+                loose[0].parts.append(text)
             elif text.strip():
-                block = loose[0]
-                if block is None:
-                    block = loose[0] = ("p", [])
-                    out.append(block)
-                block[1].append(text)
-    blocks = []
-    for kind, parts in out:
+                opened = loose[0] = _Block("p")
+                out.append(opened)
+                opened.parts.append(text)
+    blocks: list[tuple[str, str]] = []
+    for block in out:
+        kind, parts = block.kind, block.parts
         if kind.startswith("pre"):
-            text = "".join(parts).strip("\n")
+            text = re.sub(r"\A(?:[ \t]*\n)+", "", "".join(parts)).rstrip()
         elif kind == "table":
             text = parts[0]
         else:
             text = " ".join("".join(parts).split())
-        if text.strip():
-            blocks.append((kind, text))
+        if not text.strip() or not (kind == "table" or kind.startswith("pre") or any(c.isalnum() for c in text)):
+            continue  # nothing, or only a separator left from furniture ("·", "|")
+        if kind == "dd" and blocks and blocks[-1][0] == "dt":  # "Returns: true if ..." stays one line
+            term = blocks.pop()[1]
+            blocks.append(("p", term + (" " if term.endswith(":") else ": ") + text))
+            continue
+        blocks.append((kind, text))
     return blocks
 
 
+def _list_item(lst: list[Any] | None) -> tuple[str, str]:
+    """A list item's kind (``li`` + indentation + marker) and where a list inside it is indented to."""
+    if lst is None:  # an <li> outside any list
+        return "li - ", "  "
+    lst[1] += 1
+    marker = f"{lst[1]}. " if lst[0] else "- "
+    indent = lst[2]
+    inner = indent + " " * len(marker) if indent.count(" ") < 4 * _LIST_INDENT_LEVELS else indent
+    return f"li {indent}{marker}", inner
+
+
+def _close_code(block: _Block, frame: _Frame) -> None:
+    """Close an inline code span; a span holding backticks gets a longer fence, padded with spaces."""
+    parts = block.parts
+    at = frame.code_at
+    content = "".join(parts[at + 1:]) if at < len(parts) and parts[at] == "`" else ""
+    if "`" not in content:
+        parts.append("`")
+        return
+    fence = "`" * (max(len(run) for run in re.findall(r"`+", content)) + 1)
+    parts[at] = fence + " "
+    parts.append(" " + fence)
+
+
 def _code_language(pre: Any) -> str:
-    """The language of a code block from ``class="language-rust"`` on the <pre> or its <code>."""
-    for tag in (pre, pre.find("code")):
-        for cls in (tag.get("class") or ()) if tag is not None else ():
-            if cls.startswith(("language-", "lang-")):
-                return re.sub(r"[^\w+#.-].*", "", cls.split("-", 1)[1])
+    """A code block's language: ``language-rust`` / ``lang-rust`` on the <pre> or its <code>, a wrapper's
+    ``highlight-python`` (Sphinx) or ``language-python`` (MkDocs), or a bare name (``<pre class="rust">``)."""
+    candidates = [pre, pre.find("code")]
+    parent = pre.parent
+    for _ in range(3):  # the highlighter's wrappers
+        if parent is None or parent.name not in ("div", "figure", "section"):
+            break
+        candidates.append(parent)
+        parent = parent.parent
+    for tag in candidates:
+        if tag is None:
+            continue
+        for cls in _classes(tag):
+            prefix, _, rest = cls.partition("-")
+            if prefix in ("language", "lang") and rest or prefix == "highlight" and rest not in ("", "default", "none"):
+                return re.sub(r"[^\w+#.-].*", "", rest)
+    for tag in candidates[:2]:
+        if tag is not None:
+            known = [cls for cls in _classes(tag) if cls.lower() in _CODE_LANGUAGES]
+            if known:
+                return known[0].lower()
     return ""
 
 
@@ -357,19 +505,22 @@ def _join_blocks(blocks: list[str]) -> str:
     out: list[str] = []
     for block in blocks:
         if out:
-            out.append("\n" if block.startswith("- ") and out[-1].startswith("- ") else "\n\n")
+            out.append("\n" if _LIST_ITEM.match(block) and _LIST_ITEM.match(out[-1]) else "\n\n")
         out.append(block)
     return "".join(out)
+
+
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]")
 
 
 def _render_block(kind: str, text: str) -> str:
     if kind[0] == "h" and kind[1:].isdigit():
         return "#" * int(kind[1]) + " " + text
     if kind.startswith("pre"):
-        fence = "````" if "```" in text else "```"
+        fence = "`" * max(3, *(len(run) + 1 for run in re.findall(r"`{3,}", text))) if "```" in text else "```"
         return f"{fence}{kind[4:]}\n{text}\n{fence}"
-    if kind == "li":
-        return "- " + text
+    if kind.startswith("li "):
+        return kind[3:] + text
     if kind == "blockquote":
         return "> " + text
     return text
@@ -377,23 +528,39 @@ def _render_block(kind: str, text: str) -> str:
 
 # A cell this long means a page laid out with a table, not a table of data.
 _LAYOUT_CELL_CHARS = 2000
+# Highlighted code laid out as a table: a line-number column beside the code.
+_CODE_TABLES = frozenset({"highlighttable", "rouge-table", "linenotable"})
 
 
 def _html_table(table: Any) -> tuple[str, str] | None:
-    """``(caption, pipe table)`` for a data table; None for a layout table (read as ordinary blocks)."""
-    if table.get("role") in ("presentation", "none") or table.find("table") is not None:
+    """``(caption, pipe table)`` for a data table; None for a layout table (read as ordinary blocks).
+
+    A cell spanning rows (``rowspan``) is repeated in each of them, so every row reads whole; one
+    spanning columns adds empty cells.
+    """
+    if (table.get("role") in ("presentation", "none") or table.find("table") is not None
+            or not _CODE_TABLES.isdisjoint(_classes(table))):
         return None
     rows: list[list[str]] = []
+    spanned: dict[int, tuple[str, int]] = {}  # column -> (text, rows still to fill)
     for tr in table.find_all("tr"):
         cells: list[str] = []
+
         for cell in tr.find_all(("td", "th"), recursive=False):
+            _fill_spanned(cells, spanned)
+            if cell.find("pre") is not None and not {"linenos", "rouge-gutter"}.isdisjoint(_classes(cell)):
+                return None  # highlighted code with a line-number column
             text = _cell_text(cell)
             if len(text) > _LAYOUT_CELL_CHARS:
                 return None
+            down = cell.get("rowspan")
+            if isinstance(down, str) and down.strip().isdigit() and int(down) > 1:
+                spanned[len(cells)] = (text, min(int(down) - 1, 1000))
             cells.append(text)
             span = cell.get("colspan")
-            if isinstance(span, str) and span.isdigit():
+            if isinstance(span, str) and span.strip().isdigit():
                 cells.extend([""] * min(int(span) - 1, 50))
+        _fill_spanned(cells, spanned)
         if cells:
             rows.append(cells)
     if not rows:
@@ -401,6 +568,34 @@ def _html_table(table: Any) -> tuple[str, str] | None:
     caption_tag = table.find("caption")
     caption = _cell_text(caption_tag).replace("\\|", "|") if caption_tag is not None else ""
     return caption, _pipe_table(rows)
+
+
+def _fill_spanned(cells: list[str], spanned: dict[int, tuple[str, int]]) -> None:
+    """Repeat the cells above that span down into this row, at the columns they hold."""
+    while len(cells) in spanned:
+        column = len(cells)
+        text, left = spanned.pop(column)
+        cells.append(text)
+        if left > 1:
+            spanned[column] = (text, left - 1)
+
+
+def _grid_table(div: Any) -> tuple[str, str] | None:
+    """A table laid out as a grid of <div> cells (Javadoc's summaries), or None for any other <div>."""
+    from bs4.element import Tag
+
+    match = next((m for cls in _classes(div) if (m := _GRID_TABLE.fullmatch(cls))), None)
+    if match is None:
+        return None
+    children = [c for c in div.children if isinstance(c, Tag) and not _skip_html(c, True, True)]
+    caption = ""
+    if children and "caption" in _classes(children[0]):  # a caption before the cells
+        caption = _cell_text(children.pop(0)).replace("\\|", "|")
+    cells = [_cell_text(c) for c in children]
+    if not cells:
+        return None
+    width = _GRID_COLUMNS[match.group(1)]
+    return caption, _pipe_table([cells[i:i + width] for i in range(0, len(cells), width)])
 
 
 def _cell_text(cell: Any) -> str:

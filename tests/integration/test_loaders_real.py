@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from graphrag.ingest.chunk import Chunker, ChunkOptions, sentence_spans
-from graphrag.ingest.load import Found, load_file
+from graphrag.ingest.load import Found, LoadError, load_file
 from graphrag.ingest.pipeline import Ingestor
 from graphrag.models import Document
 from graphrag.runtime import Runtime
@@ -153,6 +153,91 @@ def test_html_table_becomes_a_pipe_table_in_document_order(tmp_path: Path) -> No
                         "| Hull | 1200 kg |  |\n| a \\| b | two paragraphs |  |\n\nAfter.")
 
 
+# A Javadoc class page (17+): members are list items holding a section with a heading, the signature
+# and the description; the method summary is a grid of <div>s.
+JAVADOC_PAGE = """<html><head><title>Range (Widgetry 3.1 API)</title></head><body><main role="main">
+<div class="header"><h1 title="Class Range" class="title">Class Range&lt;T&gt;</h1></div>
+<div class="sub-title"><span class="package-label-in-type">Package</span>&nbsp;<a href="p.html">org.widgetry.lang</a></div>
+<section class="summary"><ul class="summary-list"><li><section class="method-summary" id="method-summary">
+<h2>Method Summary</h2>
+<div class="summary-table three-column-summary">
+<div class="table-header col-first">Modifier and Type</div><div class="table-header col-second">Method</div>
+<div class="table-header col-last">Description</div>
+<div class="col-first even-row-color"><code>boolean</code></div>
+<div class="col-second even-row-color"><code><a href="#isAfter(T)">isAfter</a>(T&nbsp;element)</code></div>
+<div class="col-last even-row-color"><div class="block">Checks whether this range is after the element.</div></div>
+<div class="col-first odd-row-color"><code>boolean</code></div>
+<div class="col-second odd-row-color"><code><a href="#isBefore(T)">isBefore</a>(T&nbsp;element)</code></div>
+<div class="col-last odd-row-color"><div class="block">Checks whether this range is before the element.</div></div>
+</div></section></li></ul></section>
+<section class="details"><ul class="member-list">
+<li><section class="detail" id="isAfter(T)"><h3>isAfter</h3>
+<div class="member-signature"><span class="modifiers">public</span>&nbsp;<span class="return-type">boolean</span>&nbsp;<span class="element-name">isAfter</span>(T&nbsp;element)</div>
+<div class="block">Checks whether this range lies wholly after the quasiflange element.</div>
+<dl class="notes"><dt>Returns:</dt><dd>true if this range is after the element</dd></dl></section></li>
+<li><section class="detail" id="isBefore(T)"><h3>isBefore</h3>
+<div class="member-signature"><span class="modifiers">public</span>&nbsp;<span class="return-type">boolean</span>&nbsp;<span class="element-name">isBefore</span>(T&nbsp;element)</div>
+<div class="block">Checks whether this range lies wholly before the zorblet element.</div>
+<dl class="notes"><dt>Returns:</dt><dd>true if this range is before the element</dd></dl></section></li>
+</ul></section></main></body></html>"""
+
+
+def test_javadoc_members_keep_their_text_under_their_own_heading(tmp_path: Path) -> None:
+    path = tmp_path / "Range.html"
+    path.write_text(JAVADOC_PAGE)
+    doc = _load(path, "html")
+    assert doc.title == "Class Range<T>"
+    assert "Package org.widgetry.lang" in doc.text  # white space between inline tags separates words
+    assert ("| Modifier and Type | Method | Description |\n| --- | --- | --- |\n"
+            "| `boolean` | `isAfter(T element)` | Checks whether this range is after the element. |") in doc.text
+    after = doc.text.index("### isAfter")
+    before = doc.text.index("### isBefore")
+    assert after < doc.text.index("public boolean isAfter(T element)") < doc.text.index("quasiflange") < before
+    assert before < doc.text.index("public boolean isBefore(T element)") < doc.text.index("zorblet")
+    assert "Returns: true if this range is after the element" in doc.text  # a term and its definition, one line
+
+
+@pytest.mark.parametrize("html,expected", [
+    # a list item's text after its code block comes after the block, a parent's after its nested list
+    ("<ul><li>Response:<pre><code>{}</code></pre>Then returned.</li><li>Parent <ul><li>child</li></ul> goes on.</li></ul>",
+     "- Response:\n\n```\n{}\n```\n\nThen returned.\n\n- Parent\n  - child\n\ngoes on."),
+    ("<ol start='3'><li>Create.</li><li>Configure:<ol><li>name</li><li>size</li></ol></li></ol>",
+     "3. Create.\n4. Configure:\n   1. name\n   2. size"),
+    ("<blockquote><p>One.</p><p>Two.</p></blockquote>", "> One. Two."),
+    ("<div class='highlight-python notranslate'><div class='highlight'><pre><span class='linenos'>1</span>x = 1<br>"
+     "<span class='linenos'>2</span>y = 2</pre></div></div>", "```python\nx = 1\ny = 2\n```"),
+    ("<table class='highlighttable'><tr><td class='linenos'><div class='linenodiv'><pre>1\n2</pre></div></td>"
+     "<td class='code'><div class='highlight'><pre><code>a()\nb()</code></pre></div></td></tr></table>",
+     "```\na()\nb()\n```"),
+    ("<pre class='rust rust-example-rendered'><code>let x = 1;</code></pre>", "```rust\nlet x = 1;\n```"),
+    ("<table><tr><th>Region</th><th>Quarter</th><th>Sales</th></tr><tr><td rowspan='2'>North</td><td>Q1</td>"
+     "<td>100</td></tr><tr><td>Q2</td><td>150</td></tr></table>",
+     "| Region | Quarter | Sales |\n| --- | --- | --- |\n| North | Q1 | 100 |\n| North | Q2 | 150 |"),
+    ("<h2>Setup<a href='#setup' class='hash-link' aria-label='Direct link to Setup'>&#8203;</a></h2>"
+     "<p>Click <a href='/'>Home <span class='sr-only'>(current)</span></a> to go on&shy;wards.</p>",
+     "## Setup\n\nClick Home to go onwards."),
+    ("<p>Water boils at 100 degrees.<sup><a class='footnote-ref' href='#fn:1'>1</a></sup></p><div class='footnote'>"
+     "<ol><li id='fn:1'><p>At sea level.&#160;<a class='footnote-backref' href='#fnref:1'>&#8617;</a></p></li></ol></div>",
+     "Water boils at 100 degrees.[1]\n\n1. At sea level."),
+    ("<p>Write <code>`Rc&lt;T&gt;`</code> with backticks.</p>", "Write `` `Rc<T>` `` with backticks."),
+    ("<div><label>Python</label><label>Bash</label></div>", "Python\n\nBash"),
+])
+def test_html_structure_survives(tmp_path: Path, html: str, expected: str) -> None:
+    path = tmp_path / "page.html"
+    path.write_text(f"<html><body><main>{html}</main></body></html>")
+    assert _load(path, "html").text == expected
+
+
+def test_html_page_with_an_empty_main_has_no_text(tmp_path: Path) -> None:
+    """A search page filled in by script: its landmark is empty, and the links around it are no article."""
+    path = tmp_path / "search.html"
+    path.write_text("<html><body><a class='skip-to-content' href='#main'>Skip to content</a><div class='page'>"
+                    "<a class='back-to-top' href='#'>Back to top</a><main id='main'><noscript>Enable JavaScript."
+                    "</noscript><div id='search-results'></div></main></div></body></html>")
+    with pytest.raises(LoadError, match="search.html: no text content"):
+        _load(path, "html")
+
+
 def test_docx_table_becomes_a_pipe_table_in_document_order(tmp_path: Path) -> None:
     path = tmp_path / "specs.docx"
     make_table_docx(path)
@@ -240,3 +325,17 @@ async def test_abbreviation_rich_text_is_chunked_at_whole_sentences(
     rows = await runtime.postgres.pool.fetch(
         "SELECT content FROM chunks WHERE collection = $1 ORDER BY chunk_index", collection)
     assert [r["content"] for r in rows] == WHOLE_SENTENCES
+
+
+async def test_javadoc_page_chunks_keep_each_member_under_its_heading(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
+    (tmp_path / "Range.html").write_text(JAVADOC_PAGE)
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, [])
+    for term, member in [("quasiflange", "isAfter"), ("zorblet", "isBefore")]:
+        response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
+        [hit] = response["results"]
+        assert f"public boolean {member}(T element)" in hit["content"], hit
+        rows = await runtime.postgres.pool.fetch(
+            "SELECT heading_path FROM chunks WHERE collection = $1 AND content LIKE $2", collection, f"%{term}%")
+        assert [list(r["heading_path"])[-1] for r in rows] == [member]
