@@ -616,33 +616,47 @@ def _pipe_table(rows: list[list[str]]) -> str:
 
 
 def load_pdf(path: Path, data: bytes) -> list[Document]:
+    """A PDF's text page by page (pypdf), ruled tables as pipe tables in place (pdfplumber); ``pages``
+    holds each page's span of the text. A PDF locked only against copying or printing (an empty user
+    password) is read; one that needs a password to open is a :class:`LoadError`."""
     import io
 
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import DependencyError
 
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted:
-            raise LoadError(f"{path.name}: encrypted PDF (password protected)")
+            try:
+                opened = reader.decrypt("")
+            except DependencyError as exc:
+                raise LoadError(f"{path.name}: encrypted PDF that needs a cipher not installed ({exc})") from None
+            if not opened:
+                raise LoadError(f"{path.name}: encrypted PDF (password protected)")
+        if len(reader.pages) == 0:
+            raise LoadError(f"{path.name}: the PDF has no pages")
         parts: list[str] = []
         pages: list[tuple[int, int]] = []
         offset = 0
-        tables = _pdf_tables_by_page(data)
+        tables = _pdf_tables_by_page(_decrypted(reader) if reader.is_encrypted else data)
         for number, page in enumerate(reader.pages):
             text = tables.get(number) or (page.extract_text() or "").strip()
             pages.append((offset, offset + len(text)))
             parts.append(text)
             offset += len(text) + 2
         info = reader.metadata
-        title = str(info.title).strip() if info and info.title else ""
+        title = _pdf_title(str(info.title) if info and info.title else "")
         meta: dict[str, Any] = {"pages": len(pages)}
         if info and info.author:
-            meta["author"] = str(info.author)
+            meta["author"] = str(info.author).replace("\x00", "").strip()
     except LoadError:
         raise
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
-        raise LoadError(f"{path.name}: unreadable PDF ({type(exc).__name__}: {exc})") from None
+    except RecursionError:
+        raise LoadError(f"{path.name}: unreadable PDF (objects nested too deeply)") from None
+    # pypdf raises its own errors (PdfReadError, LimitReachedError...) and, on damaged files, plain
+    # Python ones from deep inside (AttributeError, IndexError): all of them mean the file cannot be read.
+    except Exception as exc:  # noqa: BLE001
+        raise LoadError(f"{path.name}: unreadable PDF ({type(exc).__name__}: {str(exc)[:200]})") from None
     body = "\n\n".join(parts)
     if not body.strip():
         raise LoadError(f"{path.name}: the PDF has no extractable text (scanned images need OCR)")
@@ -650,12 +664,50 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
                      pages=tuple(pages))]
 
 
+def _decrypted(reader: Any) -> bytes:
+    """An opened encrypted PDF written out plain, for the table finder (pdfminer fails on some locks
+    pypdf opens, such as a negative permissions value); b"" if that fails (pypdf's text then)."""
+    import io
+
+    from pypdf import PdfWriter
+
+    try:
+        out = io.BytesIO()
+        PdfWriter(clone_from=reader).write(out)
+        return out.getvalue()
+    except Exception as exc:  # noqa: BLE001 - the text is still read, without tables
+        log.debug("PDF not rewritten for table detection: %s: %s", type(exc).__name__, exc)
+        return b""
+
+
+# Titles that authoring tools write for a document nobody titled.
+_PLACEHOLDER_TITLES = frozenset({"untitled", "untitled document", "title", "document", "model", "slide 1",
+                                 "powerpoint presentation", "microsoft word document", "no title", "none"})
+_TITLE_TOOL_PREFIX = re.compile(r"^(?:Microsoft (?:Word|PowerPoint|Excel) - |Word - )", re.I)
+_TITLE_FILE_NAME = re.compile(r"^[\w .,()+-]*\.(?:docx?|rtf|odt|pptx?|xlsx?|pdf|txt|html?|exe|indd|ps|eps|tex|qxd|pub)$",
+                              re.I)
+
+
+def _pdf_title(raw: str) -> str:
+    """A PDF's metadata title, or "" where it is a placeholder or a file name (the file's name is used)."""
+    title = " ".join(_TITLE_TOOL_PREFIX.sub("", raw.replace("\x00", "")).split())
+    if _TITLE_FILE_NAME.match(title) or title.lower() in _PLACEHOLDER_TITLES:
+        return ""
+    if len(title) < 3 and not any(ord(c) > 0x2E80 for c in title):  # "x", "1"; one CJK character is a word
+        return ""
+    if not any(c.isalpha() for c in title):  # "88300 162..177"
+        return ""
+    return title
+
+
 def _pdf_tables_by_page(data: bytes) -> dict[int, str]:
     """Pages that hold ruled tables, as their text with each table as a Markdown pipe table in place.
 
     pypdf flattens a table into loose words ("Max pressure 42 bar"), losing which value is in which column;
     pdfplumber finds ruled tables from the page's lines. Only pages with a table are re-read this way, so
-    other pages keep pypdf's text. A PDF pdfplumber cannot parse simply keeps pypdf's text.
+    other pages keep pypdf's text, and so do pages where the tables would lose more than they give:
+    rotated pages, text in columns (pdfplumber reads lines straight across), and tables whose rows hold
+    several rows of values each. A PDF pdfplumber cannot parse simply keeps pypdf's text.
     """
     import io
 
@@ -663,33 +715,97 @@ def _pdf_tables_by_page(data: bytes) -> dict[int, str]:
 
     found: dict[int, str] = {}
     try:
+        if not data:
+            return {}
         with pdfplumber.open(io.BytesIO(data)) as pdf:
             for number, page in enumerate(pdf.pages):
-                tables = [t for t in page.find_tables() if len(t.rows) >= 2]
-                if tables:
-                    found[number] = _pdf_page_with_tables(page, tables)
+                if not (page.rotation or 0) % 360 and (page.lines or page.rects):
+                    text = _pdf_page_with_tables(page)
+                    if text is not None:
+                        found[number] = text
                 page.close()  # drop the page's parsed layout: long manuals stay in bounded memory
-    except Exception as exc:  # pdfminer raises many types on odd files; pypdf's text is still good
+    except Exception as exc:  # noqa: BLE001 - pdfminer raises many types on odd files; pypdf's text is still good
         log.debug("PDF table detection skipped: %s: %s", type(exc).__name__, exc)
         return {}
     return found
 
 
-def _pdf_page_with_tables(page: Any, tables: list[Any]) -> str:
-    """The page's text lines outside the tables, and the tables as pipe tables, in reading order by height."""
-    boxes = [t.bbox for t in tables]
+# A cell of more lines than this is a page laid out in boxes, not a table cell.
+_PDF_CELL_MAX_LINES = 12
+
+
+def _pdf_table_rows(table: Any) -> list[list[str]] | None:
+    """A table's rows for a pipe table, or None where it is no data table: one column (a frame around
+    the page) or a cell of a whole section. A row whose filled cells all hold the same number (3 or
+    more) of lines holds that many rows' values (ruling coarser than the text: "Alabama Alaska
+    Arizona | 18,870 209 2,303"): it becomes that many rows, line by line."""
+    raw = [[(cell or "").strip() for cell in row] for row in table.extract()]
+    raw = [row for row in raw if any(row)]
+    if len(raw) < 2 or max(len(row) for row in raw) < 2:
+        return None
+    rows: list[list[str]] = []
+    for row in raw:
+        lines = [cell.splitlines() for cell in row]
+        counts = {len(cell) for cell in lines if cell}
+        if max(counts) > _PDF_CELL_MAX_LINES:
+            return None
+        if len(counts) == 1 and (k := counts.pop()) >= 3 and sum(1 for cell in row if cell) >= 2:
+            rows += [[cell[i] if cell else "" for cell in lines] for i in range(k)]
+        else:
+            rows.append(row)
+    return [[" ".join(cell.split()).replace("|", "\\|") for cell in row] for row in rows]
+
+
+def _pdf_in_columns(page: Any, words: list[dict[str, Any]]) -> bool:
+    """Whether the page's text (outside its tables) runs in columns: a gutter no word crosses."""
+    lines = {round(w["top"]) for w in words}
+    if len(lines) < 15:
+        return False
+    width = float(page.width)
+    covered = bytearray(int(width) + 2)
+    for w in words:
+        start, end = max(0, int(w["x0"])), min(len(covered), int(w["x1"]) + 1)
+        covered[start:end] = b"\x01" * max(0, end - start)
+    lo, hi = int(width * 0.25), int(width * 0.75)
+    run = 0
+    for x in range(lo, hi):
+        run = run + 1 if not covered[x] else 0
+        if run >= 6:  # a gutter of 6 pt or more: columns
+            left = sum(1 for w in words if w["x1"] <= x)
+            right = sum(1 for w in words if w["x0"] >= x)
+            if left >= 20 and right >= 20:
+                return True
+    return False
+
+
+def _pdf_page_with_tables(page: Any) -> str | None:
+    """The page's text lines outside its tables, and the tables as pipe tables, in reading order by
+    height; None where the page has no data table or its text runs in columns."""
+    tables: list[tuple[Any, list[list[str]]]] = []
+    for table in page.find_tables():
+        rows = _pdf_table_rows(table)
+        if rows is not None:
+            tables.append((table, rows))
+    # A table inside another one's box (a frame drawn around tables) would repeat their text.
+    boxes = [t.bbox for t, _ in tables]
+    tables = [(t, rows) for t, rows in tables
+              if not any(b != t.bbox and b[0] <= t.bbox[0] and b[1] <= t.bbox[1] and b[2] >= t.bbox[2]
+                         and b[3] >= t.bbox[3] for b in boxes)]
+    if not tables:
+        return None
+    boxes = [t.bbox for t, _ in tables]
 
     def outside(obj: dict[str, Any]) -> bool:
         mid_x, mid_y = (obj["x0"] + obj["x1"]) / 2, (obj["top"] + obj["bottom"]) / 2
         return not any(x0 <= mid_x <= x1 and top <= mid_y <= bottom for x0, top, x1, bottom in boxes)
 
+    rest = page.filter(outside)
+    if _pdf_in_columns(page, rest.extract_words()):
+        return None
     blocks: list[tuple[float, str]] = [
-        (line["top"], line["text"]) for line in page.filter(outside).extract_text_lines() if line["text"].strip()]
-    for table in tables:
-        rows = [[" ".join((cell or "").split()).replace("|", "\\|") for cell in row] for row in table.extract()]
-        rows = [row for row in rows if any(row)]
-        if rows:
-            blocks.append((table.bbox[1], "\n" + _pipe_table(rows) + "\n"))
+        (line["top"], line["text"]) for line in rest.extract_text_lines() if line["text"].strip()]
+    for table, rows in tables:
+        blocks.append((table.bbox[1], "\n" + _pipe_table(rows) + "\n"))
     blocks.sort(key=lambda block: block[0])
     text = "\n".join(text for _, text in blocks)
     return re.sub(r"\n{3,}", "\n\n", text).strip()

@@ -339,3 +339,98 @@ async def test_javadoc_page_chunks_keep_each_member_under_its_heading(
         rows = await runtime.postgres.pool.fetch(
             "SELECT heading_path FROM chunks WHERE collection = $1 AND content LIKE $2", collection, f"%{term}%")
         assert [list(r["heading_path"])[-1] for r in rows] == [member]
+
+
+# -- PDFs as real ones come ------------------------------------------------------------------------------
+def _pdf_with_table(path: Path, cells: list[tuple[str, str]], *, columns: bool = False, title: str = "") -> None:
+    """A page with a ruled table (``cells``: its rows), optionally above 40 lines of two-column text."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    if title:
+        pdf.set_title(title)
+    pdf.set_font("helvetica", size=9)
+    pdf.add_page()
+    with pdf.table(width=120) as table:
+        for values in cells:
+            row = table.row()
+            for value in values:
+                row.cell(value)
+    if columns:  # written column after column, as typesetters do
+        top = pdf.get_y() + 5
+        for x, words in ((10, "Left column line {} about gearboxes."), (115, "Right column line {} about turbines.")):
+            for i in range(40):
+                pdf.set_xy(x, top + i * 5)
+                pdf.cell(85, 5, words.format(i))
+    pdf.output(str(path))
+
+
+def test_pdf_locked_only_against_copying_is_read(tmp_path: Path) -> None:
+    from pypdf import PdfReader, PdfWriter
+
+    plain = tmp_path / "plain.pdf"
+    _pdf_with_table(plain, [("Part", "Mass"), ("Hull", "1200 kg")])
+    writer = PdfWriter()
+    for page in PdfReader(str(plain)).pages:
+        writer.add_page(page)
+    writer.encrypt(user_password="", owner_password="owner-secret", permissions_flag=0)
+    locked = tmp_path / "locked.pdf"
+    with locked.open("wb") as handle:
+        writer.write(handle)
+    doc = _load(locked, "pdf")
+    assert "| Hull | 1200 kg |" in doc.text
+
+
+def test_pdf_table_rows_holding_several_rows_are_split_line_by_line(tmp_path: Path) -> None:
+    """Ruling coarser than the text: one table row holds three states and their counts; joined into
+    one cell each, which count is whose would be lost."""
+    path = tmp_path / "checks.pdf"
+    _pdf_with_table(path, [("State", "Checks"), ("Alabama\nAlaska\nArizona", "18,870\n209\n2,303"),
+                           ("Texas", "1,234")])
+    doc = _load(path, "pdf")
+    assert doc.text == ("| State | Checks |\n| --- | --- |\n| Alabama | 18,870 |\n| Alaska | 209 |\n"
+                        "| Arizona | 2,303 |\n| Texas | 1,234 |")
+
+
+def test_pdf_text_in_columns_is_not_read_across(tmp_path: Path) -> None:
+    path = tmp_path / "columns.pdf"
+    _pdf_with_table(path, [("Part", "Mass"), ("Hull", "1200 kg")], columns=True)
+    doc = _load(path, "pdf")
+    assert not [line for line in doc.text.splitlines() if "gearboxes" in line and "turbines" in line]
+    assert "Left column line 3 about gearboxes.\nLeft column line 4" in doc.text
+
+
+def test_pdf_title_placeholders_give_way_to_the_file_name(tmp_path: Path) -> None:
+    for title, expected in [("Microsoft Word - Pump Manual.doc", "manual"), ("Untitled document", "manual"),
+                            ("Microsoft Word - Pump Manual", "Pump Manual"), ("Zephyr Pump Manual", "Zephyr Pump Manual")]:
+        path = tmp_path / "manual.pdf"
+        _pdf_with_table(path, [("Part", "Mass"), ("Hull", "1200 kg")], title=title)
+        assert _load(path, "pdf").title == expected, title
+
+
+def test_pdf_without_pages_and_pdf_errors_are_load_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pypdf import PdfWriter
+
+    empty = tmp_path / "nopages.pdf"
+    with empty.open("wb") as handle:
+        PdfWriter().write(handle)
+    with pytest.raises(LoadError, match="nopages.pdf: the PDF has no pages"):
+        _load(empty, "pdf")
+    # pypdf raises plain Python errors from deep inside on damaged files (found by mutating real PDFs).
+    import pypdf
+
+    from fpdf import FPDF
+
+    path = tmp_path / "damaged.pdf"
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    pdf.add_page()
+    pdf.multi_cell(0, 8, "Plain text, no table.")
+    pdf.output(str(path))
+
+    def broken(self: Any, *args: Any, **kwargs: Any) -> str:
+        raise AttributeError("'DictionaryObject' object has no attribute 'get_data'")
+
+    monkeypatch.setattr(pypdf.PageObject, "extract_text", broken)
+    with pytest.raises(LoadError, match=r"damaged.pdf: unreadable PDF \(AttributeError: "):
+        _load(path, "pdf")
