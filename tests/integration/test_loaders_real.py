@@ -434,3 +434,159 @@ def test_pdf_without_pages_and_pdf_errors_are_load_errors(tmp_path: Path, monkey
     monkeypatch.setattr(pypdf.PageObject, "extract_text", broken)
     with pytest.raises(LoadError, match=r"damaged.pdf: unreadable PDF \(AttributeError: "):
         _load(path, "pdf")
+
+
+# -- Word documents as real ones come ------------------------------------------------------------------
+W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+FOOTNOTES_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/footnotes"
+
+
+def _docx_from_body(path: Path, body: str, footnotes: str = "") -> None:
+    """A DOCX (python-docx's template: its styles and numbering) whose body is ``body`` (WordprocessingML,
+    ``w:`` prefix), with a footnotes part when ``footnotes`` is given."""
+    import io
+    import zipfile
+
+    import docx
+
+    buf = io.BytesIO()
+    docx.Document().save(buf)
+    source = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
+    out = zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED)
+    ns = (f'xmlns:w="{W_NS}" xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" '
+          'xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math"')
+    for item in source.infolist():
+        data = source.read(item.filename)
+        if item.filename == "word/document.xml":
+            data = f'<?xml version="1.0" encoding="UTF-8"?><w:document {ns}><w:body>{body}</w:body></w:document>'.encode()
+        elif footnotes and item.filename == "word/_rels/document.xml.rels":
+            data = data.replace(b"</Relationships>", f'<Relationship Id="rIdFn" Type="{FOOTNOTES_REL}" '
+                                                     'Target="footnotes.xml"/></Relationships>'.encode())
+        elif footnotes and item.filename == "[Content_Types].xml":
+            data = data.replace(b"</Types>", b'<Override PartName="/word/footnotes.xml" ContentType="application/'
+                                             b'vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml"/></Types>')
+        out.writestr(item, data)
+    if footnotes:
+        out.writestr("word/footnotes.xml", f'<?xml version="1.0"?><w:footnotes {ns}>{footnotes}</w:footnotes>')
+    out.close()
+
+
+def _p(text: str, style: str = "", num: tuple[int, int] | None = None) -> str:
+    props = (f'<w:pStyle w:val="{style}"/>' if style else "") + (
+        f'<w:numPr><w:ilvl w:val="{num[1]}"/><w:numId w:val="{num[0]}"/></w:numPr>' if num else "")
+    return f"<w:p><w:pPr>{props}</w:pPr><w:r><w:t xml:space=\"preserve\">{text}</w:t></w:r></w:p>"
+
+
+def test_docx_text_in_revisions_controls_fields_boxes_and_notes_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "manual.docx"
+    body = (
+        _p("Pump Manual", "Title")
+        # a tracked insertion and deletion: the inserted text is the document's, the deleted is not
+        + '<w:p><w:r><w:t xml:space="preserve">The limit is </w:t></w:r><w:ins w:id="1" w:author="a"><w:r>'
+          '<w:t>42</w:t></w:r></w:ins><w:del w:id="2" w:author="a"><w:r><w:delText>40</w:delText></w:r></w:del>'
+          '<w:r><w:t xml:space="preserve"> glorbars.</w:t></w:r></w:p>'
+        # content controls: a block one, an inline one; a simple field; a symbol
+        + '<w:sdt><w:sdtPr/><w:sdtContent>' + _p("The warranty lasts 24 months.") + '</w:sdtContent></w:sdt>'
+        + '<w:p><w:r><w:t xml:space="preserve">Customer: </w:t></w:r><w:sdt><w:sdtContent><w:r><w:t>ACME Corp</w:t>'
+          '</w:r></w:sdtContent></w:sdt><w:r><w:t xml:space="preserve">, see section </w:t></w:r>'
+          '<w:fldSimple w:instr=" REF sec "><w:r><w:t>4.2 Pressure</w:t></w:r></w:fldSimple>'
+          '<w:r><w:t xml:space="preserve"> at 90</w:t></w:r><w:r><w:sym w:font="Symbol" w:char="F0B0"/></w:r></w:p>'
+        # a text box, once as a drawing and once as its VML fallback: read once
+        + '<w:p><w:r><w:t>Figure:</w:t></w:r><w:r><mc:AlternateContent><mc:Choice Requires="wps"><w:drawing>'
+          '<w:txbxContent>' + _p("Datum plane") + '</w:txbxContent></w:drawing></mc:Choice><mc:Fallback>'
+          '<w:pict><w:txbxContent>' + _p("Datum plane") + '</w:txbxContent></w:pict></mc:Fallback>'
+          '</mc:AlternateContent></w:r></w:p>'
+        + '<w:p><w:r><w:t>Water boils at 100 degrees.</w:t></w:r><w:r><w:footnoteReference w:id="1"/></w:r></w:p>'
+    )
+    footnotes = ('<w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:footnote>'
+                 '<w:footnote w:id="1">' + _p("At sea level.") + '</w:footnote>')
+    _docx_from_body(path, body, footnotes)
+    doc = _load(path, "docx")
+    assert doc.title == "Pump Manual"
+    assert doc.text == ("# Pump Manual\n\nThe limit is 42 glorbars.\n\nThe warranty lasts 24 months.\n\n"
+                        "Customer: ACME Corp, see section 4.2 Pressure at 90°\n\nFigure:\n\nDatum plane\n\n"
+                        "Water boils at 100 degrees.[1]\n\n[1] At sea level.")
+
+
+def test_docx_lists_headings_and_tables_keep_their_structure(tmp_path: Path) -> None:
+    path = tmp_path / "steps.docx"
+    row = "<w:tr>{}</w:tr>"
+    cell = "<w:tc><w:tcPr>{}</w:tcPr>{}</w:tc>"
+    inner = ("<w:tbl>" + "".join(row.format(cell.format("", _p(f"r{r}c1")) + cell.format("", _p(f"r{r}c2")))
+                                 for r in (1, 2)) + "</w:tbl>")
+    table = ("<w:tbl>" + row.format(cell.format("", _p("Region")) + cell.format("", _p("Part")))
+             + row.format(cell.format('<w:vMerge w:val="restart"/>', _p("North")) + cell.format("", _p("Valve")))
+             + "<w:sdt><w:sdtContent>" + row.format(cell.format("<w:vMerge/>", _p("")) + cell.format("", _p("Pump")))
+             + "</w:sdtContent></w:sdt>"
+             + row.format(cell.format("", _p("Nested")) + cell.format("", _p("before") + inner + _p("after")))
+             + "</w:tbl>")
+    body = (_p("Setup", "Heading1")
+            + '<w:p><w:pPr><w:outlineLvl w:val="1"/></w:pPr><w:r><w:t>Outline heading</w:t><w:br/>'
+              '<w:t>on two lines</w:t></w:r></w:p>'
+            + _p("Open the valve.", "ListNumber") + _p("Check the gauge.", "ListNumber")
+            + _p("# not a heading") + _p("- not a list")
+            + table)
+    _docx_from_body(path, body)
+    doc = _load(path, "docx")
+    assert doc.text == ("# Setup\n\n## Outline heading on two lines\n\n1. Open the valve.\n2. Check the gauge.\n\n"
+                        "\\# not a heading\n\n\\- not a list\n\n| Region | Part |\n| --- | --- |\n| North | Valve |\n"
+                        "| North | Pump |\n| Nested | before r1c1 r1c2 r2c1 r2c2 after |")
+
+
+@pytest.mark.parametrize("name,mangle,message", [
+    ("deflate64", "method", "unreadable DOCX \\(NotImplementedError: That compression method is not supported"),
+    ("encrypted", "flag", "unreadable DOCX \\(RuntimeError: File 'word/document.xml' is encrypted"),
+    ("macro", "content-type", "unreadable DOCX \\(not a Word document: content type application/vnd.ms-word"),
+])
+def test_docx_zip_and_type_errors_are_one_line_load_errors(tmp_path: Path, name: str, mangle: str, message: str) -> None:
+    import struct
+
+    path = tmp_path / f"{name}.docx"
+    _docx_from_body(path, _p("Text."))
+    data = bytearray(path.read_bytes())
+    if mangle == "content-type":  # a macro-enabled document renamed to .docx
+        import io
+        import zipfile
+
+        source = zipfile.ZipFile(io.BytesIO(path.read_bytes()))
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as out:
+            for item in source.infolist():
+                body = source.read(item.filename)
+                if item.filename == "[Content_Types].xml":
+                    body = body.replace(b"application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
+                                        b"application/vnd.ms-word.document.macroEnabled.main+xml")
+                out.writestr(item, body)
+        data = bytearray(buf.getvalue())
+    else:
+        # In word/document.xml's central directory entry: the compression method (9 = Deflate64), or
+        # the "encrypted" flag bit.
+        at = data.find(b"PK\x01\x02")
+        while at >= 0:
+            name_len = struct.unpack_from("<H", data, at + 28)[0]
+            if data[at + 46:at + 46 + name_len] == b"word/document.xml":
+                if mangle == "method":
+                    struct.pack_into("<H", data, at + 10, 9)
+                else:
+                    struct.pack_into("<H", data, at + 8, struct.unpack_from("<H", data, at + 8)[0] | 1)
+                break
+            at = data.find(b"PK\x01\x02", at + 4)
+    path.write_bytes(bytes(data))
+    with pytest.raises(LoadError, match=f"^{name}.docx: {message}"):
+        _load(path, "docx")
+
+
+async def test_docx_content_controls_and_revisions_are_searchable(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    body = ('<w:sdt><w:sdtContent>' + _p("The warranty covers the quasiflange for 24 months.") + '</w:sdtContent></w:sdt>'
+            + '<w:p><w:r><w:t xml:space="preserve">Rated at </w:t></w:r><w:ins w:id="1" w:author="a"><w:r>'
+              '<w:t>42 zorbars</w:t></w:r></w:ins><w:del w:id="2" w:author="a"><w:r><w:delText>40 blimbars</w:delText>'
+              '</w:r></w:del></w:p>')
+    _docx_from_body(tmp_path / "warranty.docx", body)
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, [])
+    for term in ("quasiflange", "zorbars"):
+        response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
+        assert [r["title"] for r in response["results"]] == ["warranty"], term
+    response = await rest_search(router, "blimbars", mode="keyword", limit=3, collections=[collection])
+    assert response["results"] == []  # deleted text is not the document's
