@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from graphrag.errors import InvalidInput
+from graphrag.ingest.textprep import HEADING_LINE, SETEXT_UNDERLINE, fence_closes, fence_open, heading_text
 from graphrag.models import Chunk, Document
 
 CHUNKERS = ("markdown", "sentence", "paragraph", "page", "semantic", "whole")
@@ -38,8 +39,6 @@ _NUMBER_ABBREVIATIONS = frozenset({
     "no", "nos", "p", "pp", "ch", "chap", "col", "cols", "vol", "vols", "sec", "secs", "sect", "para", "art",
     "tab", "ex", "op",
 })
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
-_HEADING_LINE = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
 
 
 class TokenCounter(Protocol):
@@ -233,15 +232,20 @@ class Chunker:
         counts = [known[s, e] for s, e, _, _ in pieces]
         # Exact counts can exceed the estimate (tokens merge differently at joins): split those.
         final: list[tuple[int, int, tuple[str, ...], dict, int]] = []
+        code_pieces: set[int] = set()  # pieces of a code block over the model limit: all code
         for (s, e, path, meta), n in zip(pieces, counts, strict=True):
             if n <= self.counter.max_tokens:
                 final.append((s, e, path, meta, n))
             else:
+                line_end = text.find("\n", s, e)
+                in_code = fence_open(text[s:line_end if line_end >= 0 else e]) is not None
                 for a, b in self._hard_split(text, s, e):
+                    if in_code:
+                        code_pieces.add(len(final))
                     final.append((a, b, path, meta, self.counter.count([text[a:b]])[0]))
         return [
             Chunk(index=i, text=text[s:e], char_start=s, char_end=e, heading_path=path, token_count=n,
-                  has_code="```" in text[s:e] or "~~~" in text[s:e], metadata=meta)
+                  has_code=i in code_pieces or "```" in text[s:e] or "~~~" in text[s:e], metadata=meta)
             for i, (s, e, path, meta, n) in enumerate(final)
         ]
 
@@ -351,18 +355,40 @@ class Chunker:
                 spans.append(_Span(block_start, block_end, "text", current_path()))
                 block_start = None
 
+        in_comment = False
         while i < len(lines):
             line = lines[i]
             stripped = line.strip()
-            fence = _FENCE.match(line)
-            heading = _HEADING_LINE.match(line.rstrip("\r\n"))
+            opens_comment = not in_comment and "<!--" in line and "-->" not in line.split("<!--", 1)[1]
+            if in_comment or opens_comment:
+                # Inside an HTML comment: text, never a heading or a fence ("# TODO" notes).
+                in_comment = opens_comment or "-->" not in line
+                if block_start is None:
+                    block_start = pos
+                block_end = pos + len(line)
+                pos += len(line)
+                i += 1
+                continue
+            fence = fence_open(line)
+            heading = HEADING_LINE.match(line)
+            if heading is None and block_start is None and stripped and i + 1 < len(lines) and not fence \
+                    and not stripped.startswith(("|", "-", "*", "+", ">")) \
+                    and (underline := SETEXT_UNDERLINE.match(lines[i + 1])) is not None:
+                # A setext heading: one line of text over "===" (level 1) or "---" (level 2).
+                level = 1 if underline.group(1)[0] == "=" else 2
+                while path and path[-1][0] >= level:
+                    path.pop()
+                path.append((level, heading_text(stripped)))
+                end = pos + len(line) + len(lines[i + 1])
+                spans.append(_Span(pos, end, "heading", current_path()))
+                pos, i = end, i + 2
+                continue
             if fence:
                 close_text()
-                marker = fence.group(1)
                 start = pos
                 pos += len(line)
                 i += 1
-                while i < len(lines) and not lines[i].strip().startswith(marker[0] * len(marker)):
+                while i < len(lines) and not fence_closes(lines[i], fence):
                     pos += len(lines[i])
                     i += 1
                 if i < len(lines):  # closing fence
@@ -372,7 +398,7 @@ class Chunker:
                 continue
             if heading:
                 close_text()
-                level, title = len(heading.group(1)), heading.group(2).strip()
+                level, title = len(heading.group(1)), heading_text(heading.group(2))
                 while path and path[-1][0] >= level:
                     path.pop()
                 path.append((level, title))

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from graphrag.ingest.fast_ruler import FastAttributeRuler
-from graphrag.ingest.textprep import IDENTIFIER, Prose, code_name, identifier_shaped, prose_view, reject_name
+from graphrag.ingest.textprep import IDENTIFIER, Prose, code_name, identifier_shaped, prose_views, reject_name
 from graphrag.models import Entity, Extraction, Relation
 
 log = logging.getLogger(__name__)
@@ -278,7 +278,7 @@ class SpacyExtractor:
     def extract(self, chunk_texts: Sequence[str], into: Extraction | None = None, first_index: int = 0) -> Extraction:
         """Entities, mentions and relations of one document's chunks (chunk i has index first_index+i)."""
         state = _DocState()
-        views = [prose_view(t) for t in chunk_texts]
+        views = prose_views(chunk_texts)
         for offset, (doc, view) in enumerate(zip(self.parse(v.text for v in views), views, strict=True)):
             self._one(doc, view, first_index + offset, state)
         result = self._finish(state)
@@ -292,7 +292,7 @@ class SpacyExtractor:
 
     def extract_many(self, documents: Sequence[Sequence[str]]) -> list[Extraction]:
         """One :class:`Extraction` per document, all chunks of all documents in one ``nlp.pipe`` stream."""
-        flat = [(d, i, prose_view(text)) for d, texts in enumerate(documents) for i, text in enumerate(texts)]
+        flat = [(d, i, view) for d, texts in enumerate(documents) for i, view in enumerate(prose_views(texts))]
         states = [_DocState() for _ in documents]
         docs = self.parse(v.text for _, _, v in flat)
         for (d, i, view), doc in zip(flat, docs, strict=True):

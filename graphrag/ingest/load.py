@@ -17,17 +17,21 @@ from typing import Any
 import yaml
 
 from graphrag.errors import InvalidInput
+from graphrag.ingest.textprep import heading_text, markdown_title
 from graphrag.models import Document
 
 log = logging.getLogger(__name__)
 
 TYPES: dict[str, str] = {
-    ".md": "md", ".markdown": "md", ".txt": "txt", ".text": "txt", ".html": "html", ".htm": "html",
-    ".pdf": "pdf", ".docx": "docx", ".jsonl": "jsonl",
+    ".md": "md", ".markdown": "md", ".mkd": "md", ".mdown": "md", ".txt": "txt", ".text": "txt",
+    ".html": "html", ".htm": "html", ".pdf": "pdf", ".docx": "docx", ".jsonl": "jsonl",
 }
+# Files without an extension that projects keep as plain text.
+TEXT_NAMES = frozenset({"readme", "license", "licence", "copying", "changelog", "changes", "history", "news",
+                        "authors", "contributors", "notice", "install", "contributing", "todo", "faq"})
 IGNORED_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", "dist", "build"}
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
-_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S | re.M)
+_TOML_FRONT_MATTER = re.compile(r"\A\+\+\+[ \t]*\r?\n(.*?)(?:\r?\n)?^\+\+\+[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 
 
 class LoadError(InvalidInput):
@@ -50,7 +54,11 @@ class Found:
 
 
 def file_type(path: Path) -> str | None:
-    return TYPES.get(path.suffix.lower())
+    """The loader for a file by its extension; README, LICENSE, CHANGELOG... without one are text."""
+    kind = TYPES.get(path.suffix.lower())
+    if kind is None and not path.suffix and path.name.lower() in TEXT_NAMES:
+        return "txt"
+    return kind
 
 
 def discover(paths: Iterable[Path], file_types: set[str] | None = None) -> tuple[list[Found], list[dict[str, str]]]:
@@ -98,15 +106,28 @@ def _decode(data: bytes, path: Path) -> str:
 
 
 def _front_matter(text: str, path: Path) -> tuple[dict[str, Any], str]:
+    """Front matter (YAML between ``---`` lines, or TOML between ``+++``) as metadata, and the text with
+    it blanked. Front matter that does not parse to a mapping (a thematic break opening the file, a
+    colon in an unquoted value) is left in the text, with a warning: the document is still read."""
     match = _FRONT_MATTER.match(text)
+    toml = match is None
+    if toml:
+        match = _TOML_FRONT_MATTER.match(text)
     if not match:
         return {}, text
     try:
-        data = yaml.safe_load(match.group(1)) or {}
-    except yaml.YAMLError as exc:
-        raise LoadError(f"{path.name}: invalid YAML front matter: {str(exc).splitlines()[0]}") from None
+        if toml:
+            import tomllib
+
+            data: Any = tomllib.loads(match.group(1))
+        else:
+            data = yaml.safe_load(match.group(1)) or {}
+    except (yaml.YAMLError, ValueError) as exc:
+        log.warning("%s: front matter not read, kept as text (%s)", path.name, str(exc).splitlines()[0])
+        return {}, text
     if not isinstance(data, dict):
-        raise LoadError(f"{path.name}: front matter must be a mapping")
+        log.warning("%s: front matter is not a mapping, kept as text", path.name)
+        return {}, text
     # Blank out the front matter instead of cutting it, so chunk offsets still index the file text.
     return _jsonable(data), re.sub(r"[^\n]", " ", text[:match.end()]) + text[match.end():]
 
@@ -116,22 +137,38 @@ def _jsonable(value: Any) -> Any:
 
 
 def _title_from_markdown(text: str) -> str | None:
-    match = _HEADING.search(text)
-    return match.group(1).strip() if match else None
+    return markdown_title(text)
+
+
+def _front_matter_title(meta: dict[str, Any]) -> str:
+    """A front matter ``title`` as text: one string (a mapping of translations gives its first)."""
+    title = meta.pop("title", "")
+    if isinstance(title, dict):
+        title = next((v for v in title.values() if isinstance(v, str)), "")
+    return heading_text(title) if isinstance(title, str) else ""
+
+
+def _file_title(path: Path) -> str:
+    """A title from the file name: its stem, or the folder's name for a README or an index page."""
+    if path.stem.lower() in ("readme", "index") and path.parent.name not in ("", ".", "/"):
+        return path.parent.name
+    return path.stem
 
 
 def load_markdown(path: Path, data: bytes) -> list[Document]:
     text = _decode(data, path)
     meta, body = _front_matter(text, path)
-    title = str(meta.pop("title", "") or _title_from_markdown(body) or path.stem)
+    title = _front_matter_title(meta) or _title_from_markdown(body) or _file_title(path)
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
 
 
 def load_text(path: Path, data: bytes) -> list[Document]:
     text = _decode(data, path)
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    # A short first line that is not a sentence reads as a title; otherwise the file name.
-    title = first if 0 < len(first) <= 80 and not first.endswith((".", ",", ";", ":")) else path.stem
+    # A short first line that is not a sentence reads as a title (rules of "=" or "-" and the columns
+    # of an RFC header are not one); otherwise the file name.
+    first = next((ln.strip() for ln in text.splitlines() if re.search(r"\w", ln)), "")
+    first = re.split(r"\s{3,}", first)[0]
+    title = first if 0 < len(first) <= 80 and not first.endswith((".", ",", ";", ":")) else _file_title(path)
     return [Document(source=str(path), title=title, text=text, kind="text")]
 
 
@@ -214,7 +251,7 @@ def load_html(path: Path, data: bytes) -> list[Document]:
     body = _join_blocks([_render_block(kind, text) for kind, text in blocks])
     if not body.strip() and not landmark:
         body = soup.get_text("\n", strip=True)
-    title = _html_title(page_title, blocks) or _title_from_markdown(body) or path.stem
+    title = _html_title(page_title, blocks) or _title_from_markdown(body) or _file_title(path)
     meta = {}
     for m in soup.find_all("meta"):
         name, content = m.get("name"), m.get("content")
@@ -869,7 +906,7 @@ def load_docx(path: Path, data: bytes) -> list[Document]:
         meta = {"author": props.author} if props.author else {}
     except Exception as exc:  # noqa: BLE001
         log.debug("DOCX core properties skipped: %s: %s", type(exc).__name__, exc)
-    title = title or _title_from_markdown(body) or path.stem
+    title = title or _title_from_markdown(body) or _file_title(path)
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
 
 
@@ -1246,5 +1283,5 @@ def load_text_document(text: str, *, source: str, title: str | None = None, kind
     """A document from text handed in directly (REST, agent), parsed like a Markdown file."""
     meta, body = _front_matter(text, Path(source))
     merged = {**meta, **(metadata or {})}
-    return Document(source=source, title=title or str(merged.pop("title", "") or _title_from_markdown(body) or source),
+    return Document(source=source, title=title or _front_matter_title(merged) or _title_from_markdown(body) or source,
                     text=body, kind=kind, metadata=_jsonable(merged))

@@ -15,31 +15,119 @@
 
 from __future__ import annotations
 
+import html
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+# --- Markdown structure (shared by the loaders, the chunker and the prose view) ---------------------
+
+Fence = tuple[int, str]  # an open code fence: its indentation (columns) and marker ("```", "~~~~")
+
+_FENCE_OPEN = re.compile(r"^([ \t]*)(`{3,}|~{3,})([^\r\n]*)")
+_FENCE_CLOSE = re.compile(r"^([ \t]*)(`{3,}|~{3,})[ \t]*\r?\n?$")
+# ATX headings; closing #s only after white space ("# Using C#" is about C#).
+HEADING_LINE = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*\r?\n?$")
+SETEXT_UNDERLINE = re.compile(r"^[ \t]{0,3}(=+|-+)[ \t]*\r?\n?$")
+_HTML_H1 = re.compile(r"^[ \t]*<h1\b[^>]*>(.*?)</h1>", re.I | re.S)
+# A heading's attribute list: "{#id}", "{ #id .class }" (Python-Markdown, pandoc, MkDocs).
+_HEADING_ATTRS = re.compile(r"\s*\{\s*[#.][^{}]*\}\s*$")
+
+
+def fence_open(line: str) -> Fence | None:
+    """The fence a line opens, at any indentation (code in list items, admonitions and tabs is
+    indented); a backtick fence's info string holds no backtick (that is inline code)."""
+    m = _FENCE_OPEN.match(line)
+    if m is None or (m.group(2)[0] == "`" and "`" in m.group(3)):
+        return None
+    return len(m.group(1).expandtabs(4)), m.group(2)
+
+
+def fence_closes(line: str, fence: Fence) -> bool:
+    """Whether ``line`` closes ``fence``: the same character, at least as many, nothing after them,
+    indented at most 3 columns more than the opening (a fence shown inside the block is deeper)."""
+    m = _FENCE_CLOSE.match(line)
+    return bool(m and m.group(2)[0] == fence[1][0] and len(m.group(2)) >= len(fence[1])
+                and len(m.group(1).expandtabs(4)) <= fence[0] + 3)
+
+
+def heading_text(raw: str) -> str:
+    """A heading's words without markup: attribute lists, links (their text), images, HTML tags,
+    emphasis and code backticks (``## `async` and **await**`` -> "async and await")."""
+    text = _HEADING_ATTRS.sub("", raw)
+    text = _IMAGE.sub(lambda m: m.group(1), text)
+    text = _LINK.sub(lambda m: m.group(1), text)
+    text = _TAG.sub(" ", text)
+    text = _CODE_SPAN.sub(lambda m: m.group(2).strip(), text)
+    text = re.sub(r"(?<![\w*])(\*{1,3}|_{1,3})(?=\S)(.+?)(?<=\S)\1(?![\w*])", r"\2", text)
+    return " ".join(html.unescape(text).split())
+
+
+def markdown_title(text: str) -> str | None:
+    """The document's title: its first level-1 heading (``# T``, ``T`` over ``===``, or an HTML
+    ``<h1>``), else a first heading of any level that comes before any other text; never a line
+    inside a code block or an HTML comment."""
+    first: str | None = None
+    seen_text = False
+    fence: Fence | None = None
+    in_comment = False
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if fence is not None:
+            if fence_closes(line, fence):
+                fence = None
+            continue
+        if in_comment:
+            in_comment = "-->" not in line
+            continue
+        if (opened := fence_open(line)) is not None:
+            fence = opened
+            continue
+        if "<!--" in line and "-->" not in line.split("<!--", 1)[1]:
+            in_comment = True
+            continue
+        level, title = 0, ""
+        if (m := HEADING_LINE.match(line)) is not None:
+            level, title = len(m.group(1)), m.group(2)
+        elif (h1 := _HTML_H1.match(line)) is not None:
+            level, title = 1, h1.group(1)
+        elif (line.strip() and i + 1 < len(lines) and (u := SETEXT_UNDERLINE.match(lines[i + 1])) is not None
+              and not (i > 0 and lines[i - 1].strip()) and not _TABLE_RULE.match(line)):
+            level, title = (1 if u.group(1)[0] == "=" else 2), line
+        title = heading_text(title) if level else ""
+        if title and level == 1:
+            return title
+        if title and first is None and not seen_text:
+            first = title
+        elif line.strip() and not level and not _TAG.fullmatch(line.strip()):
+            seen_text = seen_text or bool(re.search(r"\w{3,}", _TAG.sub(" ", _IMAGE.sub(" ", line))))
+    return first
+
 
 # --- prose view ------------------------------------------------------------------------------
 
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
-_HEADING = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
-_SETEXT = re.compile(r"^[ \t]{0,3}(=+|-+)[ \t]*$")
-_HEADING_ATTRS = re.compile(r"\s*\{[#.][^}]*\}\s*$")
-_REF_DEF = re.compile(r"^[ \t]{0,3}\[[^\]]+\]:\s*\S+.*$")
+_REF_DEF = re.compile(r"^[ \t]{0,3}\[(?!\^)[^\]]+\]:\s*\S+.*$")
+_FOOTNOTE_DEF = re.compile(r"^[ \t]{0,3}\[\^[^\]]+\]:[ \t]*")
+_FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]+\]")
 _TABLE_RULE = re.compile(r"^[\s|:\-+]+$")
-_ADMONITION = re.compile(r'^[ \t]*(?:!!!|\?\?\?\+?)\s*[\w-]+(?:\s+"([^"]*)")?\s*$')
+_ADMONITION = re.compile(r'^[ \t]*(?:!!!|\?\?\?\+?)\s*[\w-]+(?:[ \t]+[\w-]+)*(?:\s+"([^"]*)")?\s*$')
+_CONTAINER = re.compile(r"^[ \t]*(?::{3,}[ \t]*[\w-]*[ \t]*(.*)|===[+!]?[ \t]+\"([^\"]*)\"[ \t]*)$")  # ":::tip T", '=== "pip"'
+_QUOTE = re.compile(r"^(?:[ \t]{0,3}>[ \t]?)+(?:\[![A-Za-z]+\][ \t]*)?")  # "> ", GitHub's "> [!NOTE]"
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
-_HTML_TAGS = ("a|abbr|b|br|code|dd|del|details|div|dl|dt|em|figcaption|figure|h[1-6]|hr|i|img|input|ins|kbd|li|"
-              "ol|p|pre|s|samp|section|small|span|strong|sub|summary|sup|table|tbody|td|th|thead|tr|u|ul|var|"
-              "video|source|iframe|Listing|center|font")
+_HTML_TAGS = ("a|abbr|b|br|code|dd|del|details|dfn|div|dl|dt|em|figcaption|figure|h[1-6]|hr|i|img|input|ins|"
+              "kbd|li|mark|ol|p|picture|pre|q|s|samp|section|small|span|strong|sub|summary|sup|table|tbody|td|"
+              "th|thead|tr|u|ul|var|video|source|iframe|Listing|center|font")
 _TAG = re.compile(rf"</?(?:{_HTML_TAGS})(?:\s(?:\"[^\"]*\"|'[^']*'|[^>\"'])*)?/?>", re.I)
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-# [text](url), [text][ref], [text][] -- the text stays (it may hold inline code)
-_LINK = re.compile(r"\[((?:[^\[\]]|\[[^\]]*\])*)\](?:\((?:[^()\s]|\([^)]*\))*(?:\s+\"[^\"]*\")?\)|\[[^\]]*\])")
+_IMAGE = re.compile(r"!\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])")
+# [text](url), [text](<url>), [text](url 'title'), [text][ref], [text][] -- the text stays (it may hold code)
+_LINK = re.compile(r"\[((?:[^\[\]]|\[[^\]]*\])*)\](?:\((?:<[^>]*>|(?:[^()\s]|\([^)]*\))*)"
+                   r"(?:\s+(?:\"[^\"]*\"|'[^']*'))?\)|\[[^\]]*\])")
+_AUTOLINK = re.compile(r"<(?:(?:https?|ftp|mailto):[^>\s]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)>")
 _URL = re.compile(r"(?:https?|ftp)://[^\s)>\]]+|www\.[^\s)>\]]+")
 _CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _EMPHASIS = re.compile(r"(?<![\w*])[*_]{1,3}(?=[^\s*_])|(?<=[^\s*_])[*_]{1,3}(?![\w*])")
 _ANNOTATION = re.compile(r"\s\(\d+\)!")
-_ENTITY_REF = re.compile(r"&(?:[a-z]+|#\d+);")
+_STASHED = re.compile(r"\x00(\d+)\x00")
 
 
 @dataclass
@@ -49,24 +137,37 @@ class Prose:
     text: str
     code_spans: list[tuple[int, int, str]] = field(default_factory=list)  # start, end in text, raw content
     code_blocks: list[str] = field(default_factory=list)
+    open_fence: Fence | None = None  # the chunk ends inside this code block (a long block cut in pieces)
 
 
 def _inline(line: str, out: list[str], pos: int, spans: list[tuple[int, int, str]]) -> int:
-    """Append one line of prose without markup; inline code content stays, its position is recorded."""
+    """Append one line of prose without markup; inline code content stays, its position is recorded.
+
+    Code spans are set aside first, so nothing meant for prose touches them (``Option<S>`` keeps
+    its ``<S>``, ``http://localhost`` its URL)."""
+    codes: list[str] = []
+
+    def stash(m: re.Match[str]) -> str:
+        codes.append(m.group(2).strip())
+        return f"\x00{len(codes) - 1}\x00"
+
+    line = _CODE_SPAN.sub(stash, line.replace("\x00", " "))
     line = _COMMENT.sub(" ", line)
     line = _IMAGE.sub(lambda m: " ", line)
+    line = _FOOTNOTE_REF.sub(" ", line)
     for _ in range(2):  # a link inside a link's text is rare but exists
         line = _LINK.sub(lambda m: m.group(1), line)
+    line = _AUTOLINK.sub(" ", line)
     line = _TAG.sub(" ", line)
     line = _URL.sub(" ", line)
     line = _ANNOTATION.sub(" ", line)
-    line = _ENTITY_REF.sub(" ", line)
+    line = html.unescape(line)  # "AT&amp;T" -> "AT&T", "&#x27;" -> "'"
     last = 0
-    for m in _CODE_SPAN.finditer(line):
+    for m in _STASHED.finditer(line):
         before = _EMPHASIS.sub(" ", line[last:m.start()])
         out.append(before + " ")
         pos += len(before) + 1
-        content = m.group(2).strip()
+        content = codes[int(m.group(1))]
         out.append(content)
         spans.append((pos, pos + len(content), content))
         pos += len(content)
@@ -79,26 +180,31 @@ def _inline(line: str, out: list[str], pos: int, spans: list[tuple[int, int, str
 
 
 def _drop_tag(m: re.Match[str]) -> str:
-    # A tag may span lines (an <img> with a long alt text); one that would swallow a fence is not a tag.
+    # A tag spanning lines (an <img> with a long alt text) goes before the text is read line by line;
+    # one that would swallow a fence is not a tag.
     tag = m.group(0)
-    return tag if "```" in tag or "~~~" in tag else " " + "\n" * tag.count("\n")
+    if "\n" not in tag or "```" in tag or "~~~" in tag:
+        return tag
+    return " " + "\n" * tag.count("\n")
 
 
-def prose_view(text: str) -> Prose:
-    """The prose of a chunk for NER, with inline code positions and the code blocks set aside."""
+def prose_view(text: str, open_fence: Fence | None = None) -> Prose:
+    """The prose of a chunk for NER, with inline code positions and the code blocks set aside.
+
+    ``open_fence``: the chunk starts inside this code block (the previous piece of a long block ended
+    in it), so its lines are code until the block closes."""
     text = _TAG.sub(_drop_tag, text)
     out: list[str] = []
     spans: list[tuple[int, int, str]] = []
     blocks: list[str] = []
     pos = 0
-    fence: str | None = None
+    fence: Fence | None = open_fence
     block: list[str] = []
     in_comment = False
     lines = text.split("\n")
     for i, line in enumerate(lines):
         if fence is not None:
-            stripped = line.strip()
-            if stripped.startswith(fence) and set(stripped) <= {fence[0]}:
+            if fence_closes(line, fence):
                 blocks.append("\n".join(block))
                 fence, block = None, []
             else:
@@ -110,36 +216,53 @@ def prose_view(text: str) -> Prose:
                 line = line.split("-->", 1)[1]
             else:
                 continue
-        m = _FENCE.match(line)
-        if m:
-            fence = m.group(1)
+        opened = fence_open(line)
+        if opened is not None:
+            fence = opened
             continue
         if "<!--" in line and "-->" not in line.split("<!--", 1)[1]:
             in_comment = True
             line = line.split("<!--", 1)[0]
-        if _REF_DEF.match(line) or (line.strip() and _TABLE_RULE.match(line) and "-" in line):
+        if _REF_DEF.match(line) or (line.strip() and _TABLE_RULE.match(line) and "-" in line) or SETEXT_UNDERLINE.match(line):
             out.append("\n")
             pos += 1
             continue
-        if i + 1 < len(lines) and _SETEXT.match(lines[i + 1]) and line.strip() and not _TABLE_RULE.match(line):
-            line = "# " + line  # setext heading: the underline is dropped by the table-rule check
-        heading = _HEADING.match(line)
+        if i + 1 < len(lines) and SETEXT_UNDERLINE.match(lines[i + 1]) and line.strip() and not _TABLE_RULE.match(line):
+            line = "# " + line  # setext heading: its underline is dropped above
+        line = _QUOTE.sub("", line)
+        line = _FOOTNOTE_DEF.sub("", line)
+        heading = HEADING_LINE.match(line)
         admonition = _ADMONITION.match(line)
+        container = _CONTAINER.match(line) if not heading and not admonition else None
         if heading:
             line = _HEADING_ATTRS.sub("", heading.group(2))
         elif admonition:
             line = admonition.group(1) or ""
+        elif container:
+            line = container.group(1) or container.group(2) or ""
         if "|" in line:
             line = line.replace("\\|", " ").replace("|", " ; ")
         pos = _inline(line, out, pos, spans)
-        if (heading or admonition) and line.strip() and line.rstrip()[-1] not in ".!?:":
+        if (heading or admonition or container) and line.strip() and line.rstrip()[-1] not in ".!?:":
             out.append(".")
             pos += 1
         out.append("\n")
         pos += 1
     if fence is not None and block:
         blocks.append("\n".join(block))
-    return Prose("".join(out), spans, blocks)
+    return Prose("".join(out), spans, blocks, fence)
+
+
+def prose_views(texts: Sequence[str]) -> list[Prose]:
+    """:func:`prose_view` of one document's chunks in order: a chunk that starts inside a code block
+    left open by the chunk before (pieces of a block over the model limit) reads as code."""
+    views: list[Prose] = []
+    carry: Fence | None = None
+    for text in texts:
+        view = prose_view(text, carry)
+        carry = view.open_fence
+        views.append(view)
+    return views
 
 
 # --- code identifiers ------------------------------------------------------------------------

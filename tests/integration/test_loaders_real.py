@@ -590,3 +590,122 @@ async def test_docx_content_controls_and_revisions_are_searchable(
         assert [r["title"] for r in response["results"]] == ["warranty"], term
     response = await rest_search(router, "blimbars", mode="keyword", limit=3, collections=[collection])
     assert response["results"] == []  # deleted text is not the document's
+
+
+# -- Markdown as real projects write it ----------------------------------------------------------------
+def _md(tmp_path: Path, text: str, name: str = "page.md") -> Document:
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return _load(path, "md")
+
+
+def test_markdown_front_matter_that_does_not_parse_keeps_the_document(tmp_path: Path) -> None:
+    doc = _md(tmp_path, "---\ntitle: Broken: colon\ntags: [a, b\n---\n# Real Heading\n\nValuable body text.\n")
+    assert doc.title == "Real Heading" and "Valuable body text." in doc.text and doc.metadata == {}
+    doc = _md(tmp_path, "---\n\nA file that opens with a thematic break.\n\n---\n\n# Section\n")
+    assert "opens with a thematic break" in doc.text
+    doc = _md(tmp_path, '+++\ntitle = "Toml Title"\ndraft = false\n+++\nBody.\n')
+    assert (doc.title, doc.metadata, doc.text.strip()) == ("Toml Title", {"draft": False}, "Body.")
+    doc = _md(tmp_path, "---\n---\n# Empty Front Matter\n")
+    assert doc.title == "Empty Front Matter" and "---" not in doc.text
+    doc = _md(tmp_path, "---\ntitle:\n  en: English Title\n  fr: Titre\n---\nBody.\n")
+    assert doc.title == "English Title"
+
+
+@pytest.mark.parametrize("text,title", [
+    ('<h1 align="center">Acme CLI</h1>\n\nInstall:\n\n```bash\n# install with pip\npip install acme\n```\n', "Acme CLI"),
+    ("Project Title\n=============\n\nText.\n\n## Usage\n", "Project Title"),
+    ("# Dependencies { #dependencies }\n", "Dependencies"),
+    ("# `async` and **await** with [asyncio](https://docs.python.org)\n", "async and await with asyncio"),
+    ("# Using C#\n", "Using C#"),
+    ("<!--\n# TODO rewrite\n-->\n# Kept Title\n", "Kept Title"),
+    # no level-1 heading, and text before the first one: the folder's name (a README)
+    ('<p align="center"><img src="logo.svg" alt="Widgetry"></p>\n\nWidgetry renders widgets fast.\n\n## Sponsors\n',
+     "widgetry"),
+])
+def test_markdown_titles(tmp_path: Path, text: str, title: str) -> None:
+    assert _md(tmp_path, text, "widgetry/README.md").title == title
+
+
+def test_markdown_chunks_keep_code_whole_and_headings_clean(tmp_path: Path, models: Any) -> None:
+    text = ("# Install { #install }\n\nIntro.\n\n"
+            '=== "pip"\n\n    ```bash\n    # Create a virtual environment first\n    pip install widgetry\n    ```\n\n'
+            '``` title="Example"\n    ``` c\n    int main(void);\n    ```\n\n# not a heading inside the outer block\n```\n\n'
+            "<!--\n## Old notes\n-->\n\n"
+            "Setext Section\n--------------\n\nAfter the comment.\n\n## `Client` and **Server**\n\nLast.\n")
+    doc = _md(tmp_path, text)
+    chunks = Chunker(models.counter, ChunkOptions(budget=20, overlap_tokens=0)).chunk(doc)
+    paths = {c.heading_path for c in chunks}
+    assert paths == {("Install",), ("Install", "Setext Section"), ("Install", "Client and Server")}
+    [pip] = [c.text for c in chunks if "pip install widgetry" in c.text]  # the indented block stays whole
+    assert pip.count("```") == 2 and "Create a virtual environment" in pip
+    for chunk in chunks:  # no chunk ends inside a fenced block it opened
+        opened = [line for line in chunk.text.splitlines() if line.strip().startswith("```")]
+        assert len(opened) % 2 == 0, chunk.text
+
+
+def test_pieces_of_a_code_block_over_the_model_limit_are_code_not_prose(tmp_path: Path, models: Any) -> None:
+    from graphrag.ingest.textprep import prose_views
+
+    body = "\n".join(f"def function_number_{i}(argument_{i}):\n    return compute(argument_{i})" for i in range(60))
+    doc = _md(tmp_path, f"# Big code\n\nIntro paragraph.\n\n```python\n{body}\n```\n\nAfter.\n")
+    chunks = Chunker(models.counter, ChunkOptions()).chunk(doc)
+    pieces = [c for c in chunks if "function_number" in c.text]
+    assert len(pieces) >= 3 and all(c.has_code for c in pieces)
+    views = prose_views([c.text for c in chunks])
+    for chunk, view in zip(chunks, views, strict=True):
+        if chunk in pieces:
+            assert not view.text.strip() and view.code_blocks, chunk.text[:80]
+    assert views[-1].text.strip() == "After."
+
+
+@pytest.mark.parametrize("line,prose,codes", [
+    ("Set `{\"http://\": proxy}` at `http://localhost:8000`; use `<details>` and `Option<S>`.",
+     'Set  {"http://": proxy}  at  http://localhost:8000 ; use  <details>  and  Option<S> .',
+     ['{"http://": proxy}', "http://localhost:8000", "<details>", "Option<S>"]),
+    ("Written at AT&amp;T &mdash; the &#x27;first&#x27;[^1].", "Written at AT&T — the 'first' .", []),
+    ("> [!NOTE]\n> Requires **Node** 18.", "\nRequires  Node  18.", []),
+    (":::tip Pro tip\nColons.\n:::", "Pro tip.\nColons.\n", []),
+    ("See <https://example.com/guide> or <team@example.com>.", "See   or  .", []),
+    ("[^1]: Ada wrote the first algorithm.", "Ada wrote the first algorithm.", []),
+])
+def test_prose_view_reads_markup_as_a_reader_would(line: str, prose: str, codes: list[str]) -> None:
+    from graphrag.ingest.textprep import prose_view
+
+    view = prose_view(line)
+    assert view.text.rstrip("\n") == prose.rstrip("\n")
+    assert [c for _, _, c in view.code_spans] == codes
+    assert [view.text[a:b] for a, b, _ in view.code_spans] == codes
+
+
+def test_extensionless_project_files_and_markdown_extensions_are_read(tmp_path: Path) -> None:
+    from graphrag.ingest.load import discover
+
+    for name in ("README", "LICENSE", "CHANGELOG", "notes.mkd", "Makefile"):
+        (tmp_path / name).write_text("Some text.\n")
+    found, skipped = discover([tmp_path])
+    assert sorted((f.path.name, f.file_type) for f in found) == [
+        ("CHANGELOG", "txt"), ("LICENSE", "txt"), ("README", "txt"), ("notes.mkd", "md")]
+    assert [s["path"].rsplit("/", 1)[-1] for s in skipped] == ["Makefile"]
+
+
+def test_text_titles_skip_rules_and_columns(tmp_path: Path) -> None:
+    (tmp_path / "rst.txt").write_text("=========\nWidgetry\n=========\n\nText.\n")
+    (tmp_path / "rfc.txt").write_text("Network Working Group            J. Postel\nRequest for Comments: 791\n")
+    assert _load(tmp_path / "rst.txt", "txt").title == "Widgetry"
+    assert _load(tmp_path / "rfc.txt", "txt").title == "Network Working Group"
+
+
+async def test_markdown_with_broken_front_matter_is_ingested_and_found(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
+    (tmp_path / "notes.md").write_text("---\ntitle: Broken: colon\n---\n# Quasiflange `Setup` { #setup }\n\n"
+                                       "The quasiflange needs calibrating.\n")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, [])
+    response = await rest_search(router, "calibrating", mode="keyword", limit=3, collections=[collection])
+    [hit] = response["results"]
+    assert hit["title"] == "Quasiflange Setup"
+    rows = await runtime.postgres.pool.fetch(
+        "SELECT heading_path FROM chunks WHERE collection = $1 AND content LIKE '%calibrating%'", collection)
+    assert [list(r["heading_path"]) for r in rows] == [["Quasiflange Setup"]]
