@@ -57,7 +57,11 @@ def display_name(name: str) -> str:
     """A clean surface form for display (possessive, leading article and stray quotes removed)."""
     text = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", name)).strip().strip("\"'“”‘’")
     text = _POSSESSIVE.sub("", text).strip()
-    return _ARTICLES.sub("", text).strip()
+    text = _ARTICLES.sub("", text).strip()
+    last = text.rsplit(" ", 1)[-1]
+    if last.endswith(".") and len(last) > 4 and "." not in last[:-1]:  # a sentence's full stop ("Graphics."), not "Inc." or "U.S."
+        text = text[:-1]
+    return text
 
 
 def entity_key(name: str, label: str) -> str:

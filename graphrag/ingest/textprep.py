@@ -218,7 +218,9 @@ def prose_view(text: str, open_fence: Fence | None = None) -> Prose:
                 continue
         opened = fence_open(line)
         if opened is not None:
-            fence = opened
+            # A chunk's text starts trimmed: a fence on its first line may have lost its indentation,
+            # so any closing fence of its kind closes it.
+            fence = (1 << 16, opened[1]) if i == 0 else opened
             continue
         if "<!--" in line and "-->" not in line.split("<!--", 1)[1]:
             in_comment = True

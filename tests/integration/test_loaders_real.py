@@ -709,3 +709,13 @@ async def test_markdown_with_broken_front_matter_is_ingested_and_found(
     rows = await runtime.postgres.pool.fetch(
         "SELECT heading_path FROM chunks WHERE collection = $1 AND content LIKE '%calibrating%'", collection)
     assert [list(r["heading_path"]) for r in rows] == [["Quasiflange Setup"]]
+
+
+def test_a_fence_opening_a_trimmed_chunk_closes_at_any_indentation() -> None:
+    """A chunk's text starts trimmed, so a fence indented in the document (in a definition list)
+    opens it at column 0 while its closing fence keeps its indentation."""
+    from graphrag.ingest.textprep import prose_view
+
+    view = prose_view("~~~~~~{.javascript}\n    let total = 1;\n    ~~~~~~~~\n\nAfter the block.")
+    assert view.text.strip() == "After the block." and view.code_blocks == ["    let total = 1;"]
+    assert view.open_fence is None
