@@ -35,6 +35,7 @@ _ABBREVIATIONS = frozenset({
     "vs", "dr", "mr", "mrs", "ms", "prof", "sr", "jr", "st", "mt",
 })
 # ... and those that are one only before a number ("No. 5", "p. 12"; but "the answer is no. Then").
+_INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
 _NUMBER_ABBREVIATIONS = frozenset({
     "no", "nos", "p", "pp", "ch", "chap", "col", "cols", "vol", "vols", "sec", "secs", "sect", "para", "art",
     "tab", "ex", "op",
@@ -125,10 +126,14 @@ def _sentencizer() -> Any:
 
 
 def _sentence_starts(doc: Any) -> list[int]:
-    """Character offsets (in ``doc.text``) where a sentence starts, after the abbreviation rule."""
+    """Character offsets (in ``doc.text``) where a sentence starts, after the abbreviation rule; never
+    inside an inline code span (`` `httpx.PoolLimits()` ``)."""
     starts: list[int] = []
+    code = [(m.start(), m.end()) for m in _INLINE_CODE.finditer(doc.text)] if "`" in doc.text else []
     for sent in doc.sents:
         first = sent[0]
+        if any(a < first.idx < b for a, b in code):
+            continue
         if starts and first.i >= 2 and doc[first.i - 1].text == ".":
             word, nxt = doc[first.i - 2], first.text
             glued = word.idx + len(word.text) == doc[first.i - 1].idx  # "Fig." not "end ."
@@ -311,7 +316,10 @@ class Chunker:
         return self._pack(text, spans)
 
     def _pack(self, text: str, spans: list[_Span]) -> list[tuple[int, int, tuple[str, ...], dict]]:
-        """Pack consecutive blocks of one heading path up to the budget; oversize blocks stand alone."""
+        """Pack consecutive blocks of one heading path up to the budget; oversize blocks stand alone.
+
+        Headings with nothing under them yet (a chapter heading straight above a section heading) go
+        with what follows instead of making chunks of their own."""
         counts = self.counter.count([text[s.start:s.end] for s in spans])
         groups: list[tuple[int, int, tuple[str, ...], dict]] = []
         cur: list[_Span] = []
@@ -320,11 +328,13 @@ class Chunker:
         def flush() -> None:
             nonlocal cur, cur_tokens
             if cur:
-                groups.append((cur[0].start, cur[-1].end, cur[0].heading_path, {}))
+                groups.append((cur[0].start, cur[-1].end, cur[-1].heading_path, {}))
             cur, cur_tokens = [], 0
 
         for span, n in zip(spans, counts, strict=True):
-            if cur and (span.heading_path != cur[0].heading_path or cur_tokens + n > self.budget):
+            only_headings = all(c.kind == "heading" for c in cur)
+            if cur and (cur_tokens + n > self.budget or (
+                    span.heading_path != cur[-1].heading_path and not (only_headings and n <= self.budget))):
                 flush()
             if n > self.budget:
                 if span.kind == "text":

@@ -100,7 +100,7 @@ def markdown_title(text: str) -> str | None:
         if title and first is None and not seen_text:
             first = title
         elif line.strip() and not level and not _TAG.fullmatch(line.strip()):
-            seen_text = seen_text or bool(re.search(r"\w{3,}", _TAG.sub(" ", _IMAGE.sub(" ", line))))
+            seen_text = seen_text or bool(re.search(r"\w{3,}", _TAG.sub(" ", _IMAGE.sub(" ", _COMMENT.sub(" ", line)))))
     return first
 
 

@@ -620,6 +620,7 @@ def test_markdown_front_matter_that_does_not_parse_keeps_the_document(tmp_path: 
     ("# `async` and **await** with [asyncio](https://docs.python.org)\n", "async and await with asyncio"),
     ("# Using C#\n", "Using C#"),
     ("<!--\n# TODO rewrite\n-->\n# Kept Title\n", "Kept Title"),
+    ('<!-- Old headings. Do not remove. -->\n\n<a id="closures-old"></a>\n\n## Closures\n\nText.\n', "Closures"),
     # no level-1 heading, and text before the first one: the folder's name (a README)
     ('<p align="center"><img src="logo.svg" alt="Widgetry"></p>\n\nWidgetry renders widgets fast.\n\n## Sponsors\n',
      "widgetry"),
@@ -719,3 +720,17 @@ def test_a_fence_opening_a_trimmed_chunk_closes_at_any_indentation() -> None:
     view = prose_view("~~~~~~{.javascript}\n    let total = 1;\n    ~~~~~~~~\n\nAfter the block.")
     assert view.text.strip() == "After the block." and view.code_blocks == ["    let total = 1;"]
     assert view.open_fence is None
+
+
+def test_sentences_never_end_inside_inline_code() -> None:
+    text = "Use `httpx.PoolLimits()` instead. Then call `client.close()`. Done."
+    assert [text[a:b] for a, b in sentence_spans(text)] == [
+        "Use `httpx.PoolLimits()` instead.", "Then call `client.close()`.", "Done."]
+
+
+def test_a_heading_with_nothing_under_it_goes_with_the_next_section(tmp_path: Path, models: Any) -> None:
+    doc = _md(tmp_path, "# Changelog\n\n## 0.27.2\n\n### Fixed\n\n- The pool no longer leaks.\n\n## 0.27.1\n\nA fix.\n")
+    chunks = Chunker(models.counter, ChunkOptions(budget=40, overlap_tokens=0)).chunk(doc)
+    assert [(c.text, c.heading_path) for c in chunks] == [
+        ("# Changelog\n\n## 0.27.2\n\n### Fixed\n\n- The pool no longer leaks.", ("Changelog", "0.27.2", "Fixed")),
+        ("## 0.27.1\n\nA fix.", ("Changelog", "0.27.1"))]
