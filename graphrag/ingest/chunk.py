@@ -8,6 +8,7 @@ over the model limit), ``sentence`` (window with a token budget and overlap), ``
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Callable, Sequence
@@ -19,6 +20,7 @@ import numpy as np
 
 from graphrag.errors import InvalidInput
 from graphrag.ingest.textprep import HEADING_LINE, SETEXT_UNDERLINE, fence_closes, fence_open, heading_text
+from graphrag.ingest.textprep import opens_comment as opens_comment_on
 from graphrag.models import Chunk, Document
 
 CHUNKERS = ("markdown", "sentence", "paragraph", "page", "semantic", "whole")
@@ -113,6 +115,16 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 @functools.cache
+def _fence_line_start(text: str, start: int, end: int) -> int:
+    """``start``, or the start of its line when the chunk opens with an indented code fence: the fence's
+    indentation tells which later fence closes it (one indented deeper is shown inside the block)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if line_start == start or text[line_start:start].strip(" \t"):
+        return start
+    line_end = text.find("\n", start, end)
+    return line_start if fence_open(text[start:line_end if line_end >= 0 else end]) else start
+
+
 def _sentencizer() -> Any:
     """spaCy's rule-based sentencizer on a blank English pipeline: a tokenizer and no model to load."""
     import spacy
@@ -130,9 +142,11 @@ def _sentence_starts(doc: Any) -> list[int]:
     inside an inline code span (`` `httpx.PoolLimits()` ``)."""
     starts: list[int] = []
     code = [(m.start(), m.end()) for m in _INLINE_CODE.finditer(doc.text)] if "`" in doc.text else []
+    code_starts = [a for a, _ in code]
     for sent in doc.sents:
         first = sent[0]
-        if any(a < first.idx < b for a, b in code):
+        k = bisect.bisect_left(code_starts, first.idx) - 1  # the last span starting before it
+        if k >= 0 and first.idx < code[k][1]:
             continue
         if starts and first.i >= 2 and doc[first.i - 1].text == ".":
             word, nxt = doc[first.i - 2], first.text
@@ -230,7 +244,7 @@ class Chunker:
         for s, e, path, meta in groups:
             s, e = _trim(text, s, e)
             if e > s:
-                pieces.append((s, e, path, meta))
+                pieces.append((_fence_line_start(text, s, e), e, path, meta))
         known = known or {}
         unknown = [(s, e) for s, e, _, _ in pieces if (s, e) not in known]
         known.update(zip(unknown, self.counter.count([text[s:e] for s, e in unknown]), strict=True))
@@ -245,6 +259,7 @@ class Chunker:
                 line_end = text.find("\n", s, e)
                 in_code = fence_open(text[s:line_end if line_end >= 0 else e]) is not None
                 for a, b in self._hard_split(text, s, e):
+                    a = _fence_line_start(text, a, b)
                     if in_code:
                         code_pieces.add(len(final))
                     final.append((a, b, path, meta, self.counter.count([text[a:b]])[0]))
@@ -369,7 +384,7 @@ class Chunker:
         while i < len(lines):
             line = lines[i]
             stripped = line.strip()
-            opens_comment = not in_comment and "<!--" in line and "-->" not in line.split("<!--", 1)[1]
+            opens_comment = not in_comment and opens_comment_on(line)
             if in_comment or opens_comment:
                 # Inside an HTML comment: text, never a heading or a fence ("# TODO" notes).
                 in_comment = opens_comment or "-->" not in line

@@ -37,6 +37,9 @@ _SUFFIXES = re.compile(
     r"[\s,]+(?:inc|incorporated|corp|corporation|co|company|ltd|limited|llc|plc|gmbh|ag|sa|s\.a|n\.v|nv)\.?$", re.I
 )
 _PUNCT = re.compile(r"[^\w\s&+\-./]")
+# Words written with a full stop of their own.
+_ABBREVIATED = frozenset({"inc", "corp", "co", "ltd", "llc", "bros", "jr", "sr", "dr", "mr", "mrs", "ms", "prof",
+                          "st", "mt", "no", "vs", "etc", "dept", "univ", "assn", "intl", "govt", "gen", "col", "capt"})
 _SUBJECTS = {"nsubj", "nsubjpass"}
 _OBJECTS = {"dobj", "attr", "oprd", "dative"}
 
@@ -59,7 +62,9 @@ def display_name(name: str) -> str:
     text = _POSSESSIVE.sub("", text).strip()
     text = _ARTICLES.sub("", text).strip()
     last = text.rsplit(" ", 1)[-1]
-    if last.endswith(".") and len(last) > 4 and "." not in last[:-1]:  # a sentence's full stop ("Graphics."), not "Inc." or "U.S."
+    # A sentence's full stop ("Turtle Graphics.", "Node.js."), not an abbreviation's ("Inc.", "U.S.").
+    if (last.endswith(".") and len(last) > 2 and last[:-1].lower() not in _ABBREVIATED
+            and not re.fullmatch(r"(?:[A-Za-z]\.)+", last)):
         text = text[:-1]
     return text
 

@@ -122,18 +122,41 @@ def _front_matter(text: str, path: Path) -> tuple[dict[str, Any], str]:
             data: Any = tomllib.loads(match.group(1))
         else:
             data = yaml.safe_load(match.group(1)) or {}
-    except (yaml.YAMLError, ValueError) as exc:
-        log.warning("%s: front matter not read, kept as text (%s)", path.name, str(exc).splitlines()[0])
-        return {}, text
-    if not isinstance(data, dict):
-        log.warning("%s: front matter is not a mapping, kept as text", path.name)
+        if not isinstance(data, dict):
+            raise ValueError("not a mapping")
+        meta = _jsonable(data)
+    except (yaml.YAMLError, ValueError, RecursionError) as exc:
+        reason = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+        log.warning("%s: front matter not read, kept as text (%s)", path.name, reason)
         return {}, text
     # Blank out the front matter instead of cutting it, so chunk offsets still index the file text.
-    return _jsonable(data), re.sub(r"[^\n]", " ", text[:match.end()]) + text[match.end():]
+    return meta, re.sub(r"[^\n]", " ", text[:match.end()]) + text[match.end():]
+
+
+# Front matter larger than this (YAML aliases can expand a few hundred bytes into millions of nodes)
+# is not metadata.
+_MAX_METADATA_NODES = 10_000
+_MAX_METADATA_DEPTH = 20
 
 
 def _jsonable(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))
+    """``value`` as JSON data: keys as strings, dates and other scalars as strings; ValueError past
+    :data:`_MAX_METADATA_NODES` nodes or :data:`_MAX_METADATA_DEPTH` levels."""
+    budget = [_MAX_METADATA_NODES]
+
+    def convert(item: Any, depth: int) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0 or depth > _MAX_METADATA_DEPTH:
+            raise ValueError("metadata too large or too deeply nested")
+        if isinstance(item, dict):
+            return {str(k): convert(v, depth + 1) for k, v in item.items()}
+        if isinstance(item, (list, tuple, set)):
+            return [convert(v, depth + 1) for v in item]
+        if item is None or isinstance(item, (bool, int, float, str)):
+            return item
+        return str(item)
+
+    return json.loads(json.dumps(convert(value, 0)))
 
 
 def _title_from_markdown(text: str) -> str | None:
@@ -289,6 +312,13 @@ def _main_content(soup: Any) -> tuple[Any, bool]:
     return (articles[0] if len(articles) == 1 else root), True
 
 
+def _count(value: Any, default: int, limit: int) -> int:
+    """An attribute's small count (``start``, ``rowspan``, ``w:val``): ASCII digits only, at most ``limit``."""
+    if isinstance(value, str) and re.fullmatch(r"[0-9]{1,7}", value.strip()):
+        return min(int(value), limit)
+    return default
+
+
 def _classes(node: Any) -> list[str]:
     value = node.attrs.get("class") or ()
     return [value] if isinstance(value, str) else list(value)
@@ -336,13 +366,14 @@ class _Block:
     """A block of the output being collected. Once a nested block has been put after it (a code block
     in a list item), it is *sealed*: the rest of its text goes to a continuation block after that one."""
 
-    __slots__ = ("kind", "parts", "sealed", "then")
+    __slots__ = ("kind", "parts", "sealed", "then", "tail")
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self.parts: list[str] = []
         self.sealed = False
         self.then: _Block | None = None
+        self.tail: _Block = self  # on a chain's first block: its last one seen (walks stay short)
 
 
 class _Frame:
@@ -381,19 +412,23 @@ def _html_blocks(root: Any, landmark: bool) -> list[tuple[str, str]]:
 
     def target(block: _Block) -> _Block:
         """Where text for ``block`` goes now: the block, or the continuation after its nested blocks."""
+        head, block = block, block.tail
         while block.sealed:
             if block.then is None:
-                block.then = _Block("blockquote" if block.kind == "blockquote" else "p")
+                block.then = _Block("blockquote" if head.kind == "blockquote" else "p")
                 out.append(block.then)
             block = block.then
+        head.tail = block
         return block
 
     def start(block: _Block, parent: _Block | None) -> None:
         """Put ``block`` next; a block it is nested in continues after it."""
-        while parent is not None:
-            if parent.then is None:
-                parent.sealed = True
-            parent = parent.then
+        if parent is not None:
+            last = parent.tail
+            while last.then is not None:
+                last = last.then
+            parent.tail = last
+            last.sealed = True
         out.append(block)
 
     stack = [_Frame(iter(root.contents), None, False, False, False, None, "")]
@@ -430,8 +465,7 @@ def _html_blocks(root: Any, landmark: bool) -> list[tuple[str, str]]:
             child = _Frame(iter(node.contents), current, in_pre or name == "pre", frame.in_owner or name in _HTML_OWNERS,
                            frame.in_article or name in ("article", "section"), frame.list, frame.indent)
             if name in ("ul", "ol") and not in_pre:
-                first = node.get("start") if name == "ol" else None
-                number = int(first) - 1 if isinstance(first, str) and first.strip().isdigit() else 0
+                number = _count(node.get("start"), 1, 10**6) - 1 if name == "ol" else 0
                 child.list = [name == "ol", number, frame.indent]
             if not in_pre and name in _HTML_BLOCKS and (not frame.in_owner or name not in ("p", "blockquote")):
                 kind = name
@@ -556,11 +590,31 @@ def _render_block(kind: str, text: str) -> str:
     if kind.startswith("pre"):
         fence = "`" * max(3, *(len(run) + 1 for run in re.findall(r"`{3,}", text))) if "```" in text else "```"
         return f"{fence}{kind[4:]}\n{text}\n{fence}"
+    if kind == "table":
+        return text
+    text = _escape_markdown(text)
     if kind.startswith("li "):
         return kind[3:] + text
     if kind == "blockquote":
         return "> " + text
     return text
+
+
+_MARKDOWN_START = re.compile(r"(?:#{1,6}(?:\s|$)|[-*+]\s|>|```|~~~|\|)")
+_ORDERED_START = re.compile(r"(\d{1,9})([.)]\s)")
+
+
+def _escape_markdown(text: str) -> str:
+    """Text whose lines would read as Markdown structure ("# not a heading", "- not a list",
+    "1. not a list") escaped with a backslash, as Markdown escapes punctuation."""
+    lines = []
+    for line in text.split("\n"):
+        if _MARKDOWN_START.match(line):
+            line = "\\" + line
+        elif (ordered := _ORDERED_START.match(line)) is not None:
+            line = ordered.group(1) + "\\" + line[len(ordered.group(1)):]
+        lines.append(line)
+    return "\n".join(lines)
 
 
 # A cell this long means a page laid out with a table, not a table of data.
@@ -590,13 +644,13 @@ def _html_table(table: Any) -> tuple[str, str] | None:
             text = _cell_text(cell)
             if len(text) > _LAYOUT_CELL_CHARS:
                 return None
-            down = cell.get("rowspan")
-            if isinstance(down, str) and down.strip().isdigit() and int(down) > 1:
-                spanned[len(cells)] = (text, min(int(down) - 1, 1000))
+            down = _count(cell.get("rowspan"), 1, 1000)
+            across = _count(cell.get("colspan"), 1, 50)
+            if down > 1:  # each column the cell covers is filled in the rows below
+                for k in range(max(across, 1)):
+                    spanned[len(cells) + k] = (text if k == 0 else "", down - 1)
             cells.append(text)
-            span = cell.get("colspan")
-            if isinstance(span, str) and span.strip().isdigit():
-                cells.extend([""] * min(int(span) - 1, 50))
+            cells.extend([""] * (across - 1))
         _fill_spanned(cells, spanned)
         if cells:
             rows.append(cells)
@@ -622,8 +676,8 @@ def _grid_table(div: Any) -> tuple[str, str] | None:
     from bs4.element import Tag
 
     match = next((m for cls in _classes(div) if (m := _GRID_TABLE.fullmatch(cls))), None)
-    if match is None:
-        return None
+    if match is None or div.find(lambda t: t.name == "div" and any(_GRID_TABLE.fullmatch(c) for c in _classes(t))):
+        return None  # not a grid, or grids in a grid: read as ordinary blocks (and never recursively)
     children = [c for c in div.children if isinstance(c, Tag) and not _skip_html(c, True, True)]
     caption = ""
     if children and "caption" in _classes(children[0]):  # a caption before the cells
@@ -933,9 +987,6 @@ _DOCX_WRAPPERS = frozenset({_W + "sdt", _W + "sdtContent", _W + "customXml", _W 
 # Never text: deleted and moved-away runs, properties, a field's code, the VML copy of a drawing.
 _DOCX_SKIP = frozenset({_W + "del", _W + "moveFrom", _W + "pPr", _W + "rPr", _W + "sdtPr", _W + "sdtEndPr",
                         _W + "instrText", _W + "delInstrText", _MC_FALLBACK, _W + "commentReference"})
-_MARKDOWN_START = re.compile(r"(?:#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s|>|```|~~~|\|)")
-
-
 class _DocxReader:
     """Walks a python-docx document's XML in document order."""
 
@@ -972,7 +1023,7 @@ class _DocxReader:
             level = outline.get(_W + "val") if outline is not None else None
             out[sid] = ((name_el.get(_W + "val") or "") if name_el is not None else "",
                         (based_el.get(_W + "val") or "") if based_el is not None else "",
-                        int(level) if level is not None and level.isdigit() else None,
+                        (value if (value := _count(level, -1, 9)) >= 0 else None),
                         ppr.find(_W + "numPr") if ppr is not None else None)
         return out
 
@@ -988,9 +1039,9 @@ class _DocxReader:
                 fmt, start = lvl.find(_W + "numFmt"), lvl.find(_W + "start")
                 ilvl = lvl.get(_W + "ilvl") or "0"
                 first = start.get(_W + "val") if start is not None else "1"
-                levels[int(ilvl) if ilvl.isdigit() else 0] = (
+                levels[_count(ilvl, 0, 8)] = (
                     (fmt.get(_W + "val") or "decimal") if fmt is not None else "decimal",
-                    int(first) if first and first.isdigit() else 1)
+                    _count(first, 1, 10**6))
             abstract[node.get(_W + "abstractNumId") or ""] = levels
         out: dict[str, dict[int, tuple[str, int]]] = {}
         for num in root.iter(_W + "num"):
@@ -1085,9 +1136,8 @@ class _DocxReader:
         marker = self._list_marker(ppr, style_id)
         if marker is not None:
             return marker + " ".join(text.split())
-        text = "\n".join(line.strip() for line in text.splitlines())
         # Plain text that would read as Markdown structure ("# not a heading", "- literal dash") is escaped.
-        return "\\" + text if _MARKDOWN_START.match(text) else text
+        return _escape_markdown("\n".join(line.strip() for line in text.splitlines()))
 
     def _style_chain(self, style_id: str) -> Iterator[tuple[str, str, int | None, Any]]:
         seen: set[str] = set()
@@ -1100,18 +1150,18 @@ class _DocxReader:
     def _heading_level(self, ppr: Any, style_id: str) -> int | None:
         """1-6 for a heading: a Title or "Heading N" style (or one based on it), or an outline level."""
         outline = ppr.find(_W + "outlineLvl") if ppr is not None else None
-        if outline is not None and (value := outline.get(_W + "val") or "").isdigit() and int(value) < 9:
-            return min(int(value) + 1, 6)
+        if outline is not None and 0 <= (value := _count(outline.get(_W + "val"), -1, 9)) < 9:
+            return min(value + 1, 6)
         for name, _, level, _ in self._style_chain(style_id):
             lowered = name.lower()
             if lowered == "title":
                 return 1
-            if lowered.startswith("heading ") and lowered[8:].strip().isdigit():
-                return min(int(lowered[8:]), 6)
+            if lowered.startswith("heading ") and _count(lowered[8:], 0, 9) > 0:
+                return min(_count(lowered[8:], 0, 9), 6)
             if level is not None and level < 9:
                 return min(level + 1, 6)
-        if not self.styles and style_id.lower().startswith("heading") and style_id[7:].isdigit():
-            return min(int(style_id[7:]), 6)  # no styles part: Word's own style ids
+        if not self.styles and style_id.lower().startswith("heading") and _count(style_id[7:], 0, 9) > 0:
+            return min(_count(style_id[7:], 0, 9), 6)  # no styles part: Word's own style ids
         return None
 
     def _list_marker(self, ppr: Any, style_id: str) -> str | None:
@@ -1126,7 +1176,7 @@ class _DocxReader:
             num_id_el, ilvl_el = num.find(_W + "numId"), num.find(_W + "ilvl")
             num_id = (num_id_el.get(_W + "val") or "") if num_id_el is not None else ""
             raw_level = (ilvl_el.get(_W + "val") or "0") if ilvl_el is not None else "0"
-            level = min(int(raw_level), 8) if raw_level.isdigit() else 0
+            level = _count(raw_level, 0, 8)
             if num_id and num_id != "0":
                 fmt, start = self.numbering.get(num_id, {}).get(level, ("bullet", 1))
                 for key in [k for k in self.counters if k[0] == num_id and k[1] > level]:
@@ -1172,7 +1222,7 @@ class _DocxReader:
                 above[len(cells)] = text
                 cells.append(text)
                 span = (span_el.get(_W + "val") or "1") if span_el is not None else "1"
-                cells.extend([""] * (min(int(span), 50) - 1 if span.isdigit() and int(span) > 1 else 0))
+                cells.extend([""] * (_count(span, 1, 50) - 1))
             if any(cells):
                 rows.append(cells)
         return rows

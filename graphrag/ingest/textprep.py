@@ -51,10 +51,24 @@ def fence_closes(line: str, fence: Fence) -> bool:
                 and len(m.group(1).expandtabs(4)) <= fence[0] + 3)
 
 
+def opens_comment(line: str) -> bool:
+    """Whether an HTML comment starts on ``line`` and does not end there (a ``<!--`` in inline code
+    is no comment)."""
+    if "<!--" not in line:
+        return False
+    plain = _CODE_SPAN.sub(" ", line)
+    return "<!--" in plain and "-->" not in plain.split("<!--", 1)[1]
+
+
+# Past this length a line is no heading or title; the markup rules below are quadratic on crafted
+# lines ("<a <a <a ..."), so they never see more.
+_MAX_HEADING_CHARS = 500
+
+
 def heading_text(raw: str) -> str:
     """A heading's words without markup: attribute lists, links (their text), images, HTML tags,
     emphasis and code backticks (``## `async` and **await**`` -> "async and await")."""
-    text = _HEADING_ATTRS.sub("", raw)
+    text = _HEADING_ATTRS.sub("", raw[:_MAX_HEADING_CHARS])
     text = _IMAGE.sub(lambda m: m.group(1), text)
     text = _LINK.sub(lambda m: m.group(1), text)
     text = _TAG.sub(" ", text)
@@ -83,9 +97,10 @@ def markdown_title(text: str) -> str | None:
         if (opened := fence_open(line)) is not None:
             fence = opened
             continue
-        if "<!--" in line and "-->" not in line.split("<!--", 1)[1]:
+        if opens_comment(line):
             in_comment = True
             continue
+        line = line[:_MAX_HEADING_CHARS]
         level, title = 0, ""
         if (m := HEADING_LINE.match(line)) is not None:
             level, title = len(m.group(1)), m.group(2)
@@ -117,8 +132,8 @@ _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _HTML_TAGS = ("a|abbr|b|br|code|dd|del|details|dfn|div|dl|dt|em|figcaption|figure|h[1-6]|hr|i|img|input|ins|"
               "kbd|li|mark|ol|p|picture|pre|q|s|samp|section|small|span|strong|sub|summary|sup|table|tbody|td|"
               "th|thead|tr|u|ul|var|video|source|iframe|Listing|center|font")
-_TAG = re.compile(rf"</?(?:{_HTML_TAGS})(?:\s(?:\"[^\"]*\"|'[^']*'|[^>\"'])*)?/?>", re.I)
-_IMAGE = re.compile(r"!\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])")
+_TAG = re.compile(rf"</?(?:{_HTML_TAGS})(?:\s(?:\"[^\"]*\"|'[^']*'|[^<>\"'])*)?/?>", re.I)
+_IMAGE = re.compile(r"!\[([^\[\]]*)\](?:\([^()]*\)|\[[^\[\]]*\])")
 # [text](url), [text](<url>), [text](url 'title'), [text][ref], [text][] -- the text stays (it may hold code)
 _LINK = re.compile(r"\[((?:[^\[\]]|\[[^\]]*\])*)\](?:\((?:<[^>]*>|(?:[^()\s]|\([^)]*\))*)"
                    r"(?:\s+(?:\"[^\"]*\"|'[^']*'))?\)|\[[^\]]*\])")
@@ -218,11 +233,9 @@ def prose_view(text: str, open_fence: Fence | None = None) -> Prose:
                 continue
         opened = fence_open(line)
         if opened is not None:
-            # A chunk's text starts trimmed: a fence on its first line may have lost its indentation,
-            # so any closing fence of its kind closes it.
-            fence = (1 << 16, opened[1]) if i == 0 else opened
+            fence = opened
             continue
-        if "<!--" in line and "-->" not in line.split("<!--", 1)[1]:
+        if opens_comment(line):
             in_comment = True
             line = line.split("<!--", 1)[0]
         if _REF_DEF.match(line) or (line.strip() and _TABLE_RULE.match(line) and "-" in line) or SETEXT_UNDERLINE.match(line):
@@ -255,15 +268,45 @@ def prose_view(text: str, open_fence: Fence | None = None) -> Prose:
     return Prose("".join(out), spans, blocks, fence)
 
 
+def _overlap_at(previous: str, text: str) -> int | None:
+    """Where in ``previous`` the start of ``text`` begins when ``text`` repeats its end (sentence
+    windows repeat their last sentences), else None."""
+    probe = text[:16]
+    at = previous.find(probe) if probe else -1
+    while at >= 0:
+        if text.startswith(previous[at:]):
+            return at
+        at = previous.find(probe, at + 1)
+    return None
+
+
+def _fence_after(text: str, fence: Fence | None) -> Fence | None:
+    """The code fence open at the end of ``text``, read from a start inside ``fence`` (or outside any)."""
+    for line in text.split("\n"):
+        if fence is not None:
+            if fence_closes(line, fence):
+                fence = None
+        else:
+            fence = fence_open(line)
+    return fence
+
+
 def prose_views(texts: Sequence[str]) -> list[Prose]:
-    """:func:`prose_view` of one document's chunks in order: a chunk that starts inside a code block
-    left open by the chunk before (pieces of a block over the model limit) reads as code."""
+    """:func:`prose_view` of one document's chunks in order, each read from the code-block state where
+    it starts: inside a block left open by the chunk before (pieces of a block over the model limit),
+    or, for a chunk that repeats the end of the one before (overlapping sentence windows), the state
+    at the point of that chunk where it starts."""
     views: list[Prose] = []
+    previous, previous_start = "", None
     carry: Fence | None = None
     for text in texts:
-        view = prose_view(text, carry)
-        carry = view.open_fence
+        start = carry
+        at = _overlap_at(previous, text) if previous else None
+        if at is not None:
+            start = _fence_after(previous[:at], previous_start)
+        view = prose_view(text, start)
         views.append(view)
+        previous, previous_start, carry = text, start, view.open_fence
     return views
 
 

@@ -712,14 +712,18 @@ async def test_markdown_with_broken_front_matter_is_ingested_and_found(
     assert [list(r["heading_path"]) for r in rows] == [["Quasiflange Setup"]]
 
 
-def test_a_fence_opening_a_trimmed_chunk_closes_at_any_indentation() -> None:
-    """A chunk's text starts trimmed, so a fence indented in the document (in a definition list)
-    opens it at column 0 while its closing fence keeps its indentation."""
-    from graphrag.ingest.textprep import prose_view
+def test_a_chunk_opening_with_an_indented_fence_keeps_its_indentation(tmp_path: Path, models: Any) -> None:
+    """A fence indented in the document (under a definition) opens a chunk: the chunk keeps the
+    indentation, so the block's indented closing fence closes it and the prose after it is read."""
+    from graphrag.ingest.textprep import prose_views
 
-    view = prose_view("~~~~~~{.javascript}\n    let total = 1;\n    ~~~~~~~~\n\nAfter the block.")
-    assert view.text.strip() == "After the block." and view.code_blocks == ["    let total = 1;"]
-    assert view.open_fence is None
+    doc = _md(tmp_path, "# Glossary\n\n" + "A definition of terms. " * 12 + "\n\n"
+                        "    ~~~~~~{.javascript}\n    let total = 1;\n    ~~~~~~~~\n\nAfter the block.\n")
+    chunks = Chunker(models.counter, ChunkOptions(budget=30, overlap_tokens=0)).chunk(doc)
+    [code] = [c for c in chunks if "let total" in c.text]
+    assert code.text.startswith("    ~~~~~~{.javascript}") and doc.text[code.char_start:code.char_end] == code.text
+    prose = " ".join(v.text for v in prose_views([c.text for c in chunks]))
+    assert "After the block." in prose and "let total" not in prose
 
 
 def test_sentences_never_end_inside_inline_code() -> None:
@@ -734,3 +738,77 @@ def test_a_heading_with_nothing_under_it_goes_with_the_next_section(tmp_path: Pa
     assert [(c.text, c.heading_path) for c in chunks] == [
         ("# Changelog\n\n## 0.27.2\n\n### Fixed\n\n- The pool no longer leaks.", ("Changelog", "0.27.2", "Fixed")),
         ("## 0.27.1\n\nA fix.", ("Changelog", "0.27.1"))]
+
+
+# -- found by review: odd and hostile inputs -------------------------------------------------------------
+@pytest.mark.parametrize("html,expected", [
+    ("<table><tr><td rowspan=2 colspan=2>A</td><td>B</td></tr><tr><td>C</td></tr></table>",
+     "| A |  | B |\n| --- | --- | --- |\n| A |  | C |"),
+    # counts that are not small ASCII numbers are ignored, not a crash
+    ("<ol start='²'><li>a</li></ol><table><tr><td rowspan='²' colspan='9999999999'>x</td><td>y</td></tr></table>",
+     "1. a\n\n| x | y |\n| --- | --- |"),
+    ("<p># apt install nginx</p><p>1. not a list</p>", "\\# apt install nginx\n\n1\\. not a list"),
+    ('<div class="two-column-summary">' * 300 + "deep" + "</div>" * 300, "deep"),
+])
+def test_html_odd_attributes_and_markdown_looking_text(tmp_path: Path, html: str, expected: str) -> None:
+    path = tmp_path / "odd.html"
+    path.write_text(f"<html><body><main>{html}</main></body></html>")
+    assert _load(path, "html").text == expected
+
+
+def test_list_item_with_many_nested_blocks_loads_in_linear_time(tmp_path: Path) -> None:
+    path = tmp_path / "chain.html"
+    path.write_text("<ul><li>" + "<pre>c</pre>t" * 20_000 + "</li></ul>")
+    import time
+
+    started = time.process_time()
+    doc = _load(path, "html")
+    assert doc.text.count("```") == 40_000 and doc.text.endswith("```\n\nt")
+    assert time.process_time() - started < 30  # quadratic took minutes; not a speed target
+
+
+def test_inline_code_comment_marker_is_no_comment(tmp_path: Path, models: Any) -> None:
+    from graphrag.ingest.textprep import prose_view
+
+    text = "# Guide\n\nUse `<!--` to open a comment.\n\n## Installation\n\nKubernetes needs Docker.\n"
+    doc = _md(tmp_path, text)
+    chunks = Chunker(models.counter, ChunkOptions(budget=12, overlap_tokens=0)).chunk(doc)
+    assert ("Guide", "Installation") in {c.heading_path for c in chunks}
+    assert "Kubernetes needs Docker." in prose_view(text).text
+
+
+def test_front_matter_with_date_keys_deep_nesting_or_alias_bombs_is_handled(tmp_path: Path) -> None:
+    doc = _md(tmp_path, "---\n2020-01-01: release\n---\n# T\n")
+    assert doc.metadata == {"2020-01-01": "release"}
+    doc = _md(tmp_path, "---\na: " + "[" * 3000 + "\n---\n# Deep\n")
+    assert doc.title == "Deep" and doc.metadata == {}
+    bomb = "---\na: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"{n}: &{n} [{','.join(['*' + p] * 10)}]\n" for p, n in zip("abcdef", "bcdefg", strict=True)) + "---\n# Bomb\n"
+    doc = _md(tmp_path, bomb)
+    assert doc.title == "Bomb" and doc.metadata == {}
+
+
+def test_docx_line_breaks_inside_a_paragraph_are_escaped_too(tmp_path: Path) -> None:
+    path = tmp_path / "breaks.docx"
+    _docx_from_body(path, '<w:p><w:r><w:t>Run these:</w:t><w:br/><w:t>```</w:t><w:br/><w:t># not a heading</w:t>'
+                          '</w:r></w:p>' + _p("Kubernetes runs the cluster."))
+    assert _load(path, "docx").text == "Run these:\n\\```\n\\# not a heading\n\nKubernetes runs the cluster."
+
+
+def test_overlapping_windows_read_code_from_where_they_start(models: Any) -> None:
+    from graphrag.ingest.textprep import prose_views
+
+    text = ("Intro about Kubernetes.\n\nInstall the tool with pip first.\n\n```\nimport foo\n"
+            "foo.configure(alpha=1, beta=2, gamma=3)\n\nfoo.run(delta=4, epsilon=5, zeta=6, eta=7)\n"
+            "foo.stop(theta=8, iota=9)\n```\n\nThen Docker Compose starts Redis and PostgreSQL for the operator.")
+    doc = Document(source="README", title="README", text=text, kind="text")
+    chunks = Chunker(models.counter, ChunkOptions(budget=30, overlap_tokens=20)).chunk(doc)
+    prose = " ".join(v.text for v in prose_views([c.text for c in chunks]))
+    assert "foo." not in prose and "Then Docker Compose starts Redis" in prose
+
+
+def test_display_names_keep_abbreviations_and_drop_full_stops() -> None:
+    from graphrag.ingest.extract import display_name
+
+    assert [display_name(n) for n in ("Turtle Graphics.", "Node.js.", "Acme Corp.", "U.S.", "Ms.", "Warner Bros.")] == [
+        "Turtle Graphics", "Node.js", "Acme Corp.", "U.S.", "Ms.", "Warner Bros."]
