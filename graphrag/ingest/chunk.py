@@ -114,7 +114,6 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-@functools.cache
 def _fence_line_start(text: str, start: int, end: int) -> int:
     """``start``, or the start of its line when the chunk opens with an indented code fence: the fence's
     indentation tells which later fence closes it (one indented deeper is shown inside the block)."""
@@ -125,6 +124,7 @@ def _fence_line_start(text: str, start: int, end: int) -> int:
     return line_start if fence_open(text[start:line_end if line_end >= 0 else end]) else start
 
 
+@functools.cache
 def _sentencizer() -> Any:
     """spaCy's rule-based sentencizer on a blank English pipeline: a tokenizer and no model to load."""
     import spacy
