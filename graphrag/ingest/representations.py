@@ -49,7 +49,7 @@ LLM_DOCUMENT_CHARS = 8000
 
 _FENCE = re.compile(r"^\s*(```|~~~).*?^\s*\1\s*$", re.M | re.S)
 _TABLE_LINE = re.compile(r"^\s*\|.*$", re.M)
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+", re.M)
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s.*$", re.M)
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+", re.M)
 _CLAUSE_BREAK = re.compile(r";\s+|,\s+(?=(?:and|but|whereas|while|although|though|yet|so)\s)", re.I)
 _LEADING_CONJUNCTION = re.compile(r"^(?:and|but|whereas|while|although|though|yet|so|however),?\s+", re.I)
@@ -88,10 +88,11 @@ def words(text: str) -> int:
 
 
 def prose(text: str) -> str:
-    """The text without code blocks, table rows, heading and list markers."""
+    """The text without code blocks, table rows and headings (a heading is no statement, and joined
+    to the heading under it or to the next line it would read as one), and without list markers."""
     text = _FENCE.sub(" ", text)
     text = _TABLE_LINE.sub(" ", text)
-    text = _HEADING.sub("", text)
+    text = _HEADING.sub("\n", text)
     return _LIST_MARK.sub("", text)
 
 
