@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from graphrag.errors import InvalidInput
-from graphrag.ingest.textprep import HEADING_LINE, SETEXT_UNDERLINE, fence_closes, fence_open, heading_text
+from graphrag.ingest.textprep import CODE_SPAN, HEADING_LINE, SETEXT_UNDERLINE, fence_closes, fence_open, heading_text
 from graphrag.ingest.textprep import opens_comment as opens_comment_on
 from graphrag.models import Chunk, Document
 
@@ -37,7 +37,6 @@ _ABBREVIATIONS = frozenset({
     "vs", "dr", "mr", "mrs", "ms", "prof", "sr", "jr", "st", "mt",
 })
 # ... and those that are one only before a number ("No. 5", "p. 12"; but "the answer is no. Then").
-_INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
 _NUMBER_ABBREVIATIONS = frozenset({
     "no", "nos", "p", "pp", "ch", "chap", "col", "cols", "vol", "vols", "sec", "secs", "sect", "para", "art",
     "tab", "ex", "op",
@@ -141,7 +140,7 @@ def _sentence_starts(doc: Any) -> list[int]:
     """Character offsets (in ``doc.text``) where a sentence starts, after the abbreviation rule; never
     inside an inline code span (`` `httpx.PoolLimits()` ``)."""
     starts: list[int] = []
-    code = [(m.start(), m.end()) for m in _INLINE_CODE.finditer(doc.text)] if "`" in doc.text else []
+    code = [(m.start(), m.end()) for m in CODE_SPAN.finditer(doc.text)] if "`" in doc.text else []
     code_starts = [a for a, _ in code]
     for sent in doc.sents:
         first = sent[0]

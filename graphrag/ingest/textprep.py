@@ -56,7 +56,7 @@ def opens_comment(line: str) -> bool:
     is no comment)."""
     if "<!--" not in line:
         return False
-    plain = _CODE_SPAN.sub(" ", line)
+    plain = CODE_SPAN.sub(" ", line)
     return "<!--" in plain and "-->" not in plain.split("<!--", 1)[1]
 
 
@@ -72,7 +72,7 @@ def heading_text(raw: str) -> str:
     text = _IMAGE.sub(lambda m: m.group(1), text)
     text = _LINK.sub(lambda m: m.group(1), text)
     text = _TAG.sub(" ", text)
-    text = _CODE_SPAN.sub(lambda m: m.group(2).strip(), text)
+    text = CODE_SPAN.sub(lambda m: m.group(2).strip(), text)
     text = re.sub(r"(?<![\w*])(\*{1,3}|_{1,3})(?=\S)(.+?)(?<=\S)\1(?![\w*])", r"\2", text)
     return " ".join(html.unescape(text).split())
 
@@ -139,7 +139,7 @@ _LINK = re.compile(r"\[((?:[^\[\]]|\[[^\]]*\])*)\](?:\((?:<[^>]*>|(?:[^()\s]|\([
                    r"(?:\s+(?:\"[^\"]*\"|'[^']*'))?\)|\[[^\]]*\])")
 _AUTOLINK = re.compile(r"<(?:(?:https?|ftp|mailto):[^>\s]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)>")
 _URL = re.compile(r"(?:https?|ftp)://[^\s)>\]]+|www\.[^\s)>\]]+")
-_CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _EMPHASIS = re.compile(r"(?<![\w*])[*_]{1,3}(?=[^\s*_])|(?<=[^\s*_])[*_]{1,3}(?![\w*])")
 _ANNOTATION = re.compile(r"\s\(\d+\)!")
 _STASHED = re.compile(r"\x00(\d+)\x00")
@@ -166,7 +166,7 @@ def _inline(line: str, out: list[str], pos: int, spans: list[tuple[int, int, str
         codes.append(m.group(2).strip())
         return f"\x00{len(codes) - 1}\x00"
 
-    line = _CODE_SPAN.sub(stash, line.replace("\x00", " "))
+    line = CODE_SPAN.sub(stash, line.replace("\x00", " "))
     line = _COMMENT.sub(" ", line)
     line = _IMAGE.sub(lambda m: " ", line)
     line = _FOOTNOTE_REF.sub(" ", line)
