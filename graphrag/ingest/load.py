@@ -159,10 +159,6 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(convert(value, 0)))
 
 
-def _title_from_markdown(text: str) -> str | None:
-    return markdown_title(text)
-
-
 def _front_matter_title(meta: dict[str, Any]) -> str:
     """A front matter ``title`` as text: one string (a mapping of translations gives its first)."""
     title = meta.pop("title", "")
@@ -181,7 +177,7 @@ def _file_title(path: Path) -> str:
 def load_markdown(path: Path, data: bytes) -> list[Document]:
     text = _decode(data, path)
     meta, body = _front_matter(text, path)
-    title = _front_matter_title(meta) or _title_from_markdown(body) or _file_title(path)
+    title = _front_matter_title(meta) or markdown_title(body) or _file_title(path)
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
 
 
@@ -274,7 +270,7 @@ def load_html(path: Path, data: bytes) -> list[Document]:
     body = _join_blocks([_render_block(kind, text) for kind, text in blocks])
     if not body.strip() and not landmark:
         body = soup.get_text("\n", strip=True)
-    title = _html_title(page_title, blocks) or _title_from_markdown(body) or _file_title(path)
+    title = _html_title(page_title, blocks) or markdown_title(body) or _file_title(path)
     meta = {}
     for m in soup.find_all("meta"):
         name, content = m.get("name"), m.get("content")
@@ -960,7 +956,7 @@ def load_docx(path: Path, data: bytes) -> list[Document]:
         meta = {"author": props.author} if props.author else {}
     except Exception as exc:  # noqa: BLE001
         log.debug("DOCX core properties skipped: %s: %s", type(exc).__name__, exc)
-    title = title or _title_from_markdown(body) or _file_title(path)
+    title = title or markdown_title(body) or _file_title(path)
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
 
 
@@ -1333,5 +1329,5 @@ def load_text_document(text: str, *, source: str, title: str | None = None, kind
     """A document from text handed in directly (REST, agent), parsed like a Markdown file."""
     meta, body = _front_matter(text, Path(source))
     merged = {**meta, **(metadata or {})}
-    return Document(source=source, title=title or _front_matter_title(merged) or _title_from_markdown(body) or source,
+    return Document(source=source, title=title or _front_matter_title(merged) or markdown_title(body) or source,
                     text=body, kind=kind, metadata=_jsonable(merged))
