@@ -19,7 +19,15 @@ from typing import Any, Protocol
 import numpy as np
 
 from graphrag.errors import InvalidInput
-from graphrag.ingest.textprep import CODE_SPAN, HEADING_LINE, SETEXT_UNDERLINE, fence_closes, fence_open, heading_text
+from graphrag.ingest.textprep import (
+    CODE_SPAN,
+    HEADING_LINE,
+    SETEXT_UNDERLINE,
+    fence_closes,
+    fence_open,
+    heading_text,
+    table_starts,
+)
 from graphrag.ingest.textprep import opens_comment as opens_comment_on
 from graphrag.models import Chunk, Document
 
@@ -430,10 +438,15 @@ class Chunker:
                 pos += len(line)
                 i += 1
                 continue
-            if stripped.startswith("|"):
+            piped = stripped.startswith("|")
+            if piped or (i + 1 < len(lines) and table_starts(line, lines[i + 1])):
+                # A table, with leading pipes or without (GFM: "a | b" over "--- | ---", then its rows).
                 close_text()
                 start = pos
-                while i < len(lines) and lines[i].strip().startswith("|"):
+                pos += len(line) + (0 if piped else len(lines[i + 1]))
+                i += 1 if piped else 2
+                while i < len(lines) and (lines[i].strip().startswith("|") if piped
+                                          else lines[i].strip() and "|" in lines[i]):
                     pos += len(lines[i])
                     i += 1
                 spans.append(_Span(start, pos, "table", current_path()))

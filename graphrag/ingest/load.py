@@ -17,13 +17,14 @@ from typing import Any
 import yaml
 
 from graphrag.errors import InvalidInput
+from graphrag.ingest.mdx import mdx_to_markdown
 from graphrag.ingest.textprep import heading_text, markdown_title
 from graphrag.models import Document
 
 log = logging.getLogger(__name__)
 
 TYPES: dict[str, str] = {
-    ".md": "md", ".markdown": "md", ".mkd": "md", ".mdown": "md", ".txt": "txt", ".text": "txt",
+    ".md": "md", ".markdown": "md", ".mkd": "md", ".mdown": "md", ".mdx": "mdx", ".txt": "txt", ".text": "txt",
     ".html": "html", ".htm": "html", ".pdf": "pdf", ".docx": "docx", ".jsonl": "jsonl",
 }
 # Files without an extension that projects keep as plain text.
@@ -175,8 +176,11 @@ def _file_title(path: Path) -> str:
 
 
 def load_markdown(path: Path, data: bytes) -> list[Document]:
+    """A Markdown (or MDX) file: front matter as metadata, the rest as the text, blanked in place."""
     text = _decode(data, path)
     meta, body = _front_matter(text, path)
+    if path.suffix.lower() == ".mdx":
+        body = mdx_to_markdown(body)
     title = _front_matter_title(meta) or markdown_title(body) or _file_title(path)
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
 
@@ -1277,7 +1281,7 @@ def load_jsonl(path: Path, data: bytes) -> list[Document]:
     return docs
 
 
-LOADERS = {"md": load_markdown, "txt": load_text, "html": load_html, "pdf": load_pdf, "docx": load_docx,
+LOADERS = {"md": load_markdown, "mdx": load_markdown, "txt": load_text, "html": load_html, "pdf": load_pdf, "docx": load_docx,
            "jsonl": load_jsonl}
 
 

@@ -51,6 +51,23 @@ def fence_closes(line: str, fence: Fence) -> bool:
                 and len(m.group(1).expandtabs(4)) <= fence[0] + 3)
 
 
+# A GFM table's delimiter row: "--- | :---:", "|---|---|" (a pipe in it tells it from a setext underline).
+_DELIMITER_ROW = re.compile(r"^[ \t]{0,3}(?=[^\n]*\|)\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*\r?\n?$")
+
+
+def _cells(row: str) -> int:
+    row = row.strip()
+    row = row[1:] if row.startswith("|") else row
+    row = row[:-1] if row.endswith("|") and not row.endswith("\\|") else row
+    return len(re.split(r"(?<!\\)\|", CODE_SPAN.sub("x", row)))
+
+
+def table_starts(line: str, next_line: str) -> bool:
+    """Whether ``line`` is the header row of a GFM table, leading pipes or not ("a | b" over
+    "--- | ---"): the next line is a delimiter row with as many cells."""
+    return "|" in line and bool(_DELIMITER_ROW.match(next_line)) and _cells(line) == _cells(next_line)
+
+
 def opens_comment(line: str) -> bool:
     """Whether an HTML comment starts on ``line`` and does not end there (a ``<!--`` in inline code
     is no comment)."""

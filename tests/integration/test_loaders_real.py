@@ -818,3 +818,84 @@ def test_the_sentencizer_is_built_once() -> None:
     from graphrag.ingest.chunk import _sentencizer
 
     assert _sentencizer() is _sentencizer()
+
+
+# -- tables without leading pipes, MDX ---------------------------------------------------------------------
+def test_tables_without_leading_pipes_stay_whole(tmp_path: Path, models: Any) -> None:
+    from graphrag.ingest.textprep import table_starts
+
+    # Rows with sentences in them: read as prose, the table would be cut between its sentences.
+    rows = "\n".join(f"sprocket-{i} | {i * 7} mm | Hardened steel. Grade {i}." for i in range(12))
+    doc = _md(tmp_path, "# Parts\n\nThe parts list follows. It is long.\n\n"
+                        f"Part | Size | Material\n:--- | ---: | ---\n{rows}\n\nAfter the table.\n")
+    chunks = Chunker(models.counter, ChunkOptions(budget=40, overlap_tokens=0)).chunk(doc)
+    [table] = [c for c in chunks if "sprocket-0" in c.text]
+    assert table.text.startswith("Part | Size | Material") and table.text.endswith("Grade 11.")
+    assert "After the table." not in table.text and any("After the table." in c.text for c in chunks)
+    assert not table_starts("a | b", "--- | --- | ---")  # cell counts differ: no table
+    assert not table_starts("Heading", "---")  # a setext underline
+
+
+MDX_PAGE = """---
+title: Installing Widgetry
+sidebar_position: 2
+---
+import Tabs from '@theme/Tabs';
+import {
+  TabItem,
+} from '@theme/TabItem';
+export const registry = 'https://registry.quuxnet.example';
+
+The `<Tabs>` component below shows each package manager.
+
+<Tabs groupId="package-manager">
+  <TabItem value="pip" label="pip" default>
+
+```bash
+pip install widgetry  # <NotATag>
+```
+
+  </TabItem>
+  <TabItem
+    value="conda"
+    onClick={() => track({manager: 'conda'})}>
+Conda users install the frobnication toolkit from Zentrovia Labs.
+  </TabItem>
+</Tabs>
+
+{/* Reviewers: the Quuxbrand note below is temporary. */}
+<Admonition type="tip" title={<b>Quick</b>}>The Quuxbrand mirror is faster.</Admonition>
+"""
+
+
+def test_mdx_is_read_as_markdown_without_its_jsx(tmp_path: Path) -> None:
+    from graphrag.ingest.load import discover
+
+    doc = _md(tmp_path, MDX_PAGE, "install.mdx")
+    assert doc.kind == "markdown" and doc.title == "Installing Widgetry"
+    assert doc.metadata == {"sidebar_position": 2}
+    assert len(doc.text) == len(MDX_PAGE) and doc.text.count("\n") == MDX_PAGE.count("\n")  # offsets index the file
+    for gone in ("import", "@theme", "registry.quuxnet", "TabItem", "groupId", "onClick", "Reviewers", "Admonition"):
+        assert gone not in doc.text, gone
+    for kept in ("The `<Tabs>` component", "pip install widgetry  # <NotATag>", "Conda users install",
+                 "The Quuxbrand mirror is faster."):
+        assert kept in doc.text, kept
+    found, _ = discover([tmp_path / "install.mdx"])
+    assert [(f.path.name, f.file_type) for f in found] == [("install.mdx", "mdx")]
+
+
+async def test_mdx_page_is_searchable_and_its_jsx_stays_out_of_the_stores(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
+    (tmp_path / "install.mdx").write_text(MDX_PAGE)
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed, report.skipped) == (1, [], [])
+    for term in ("frobnication", "Quuxbrand"):
+        response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
+        assert [r["title"] for r in response["results"]] == ["Installing Widgetry"], term
+    for term in ("quuxnet", "Reviewers", "groupId"):
+        response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
+        assert response["results"] == [], term
+    rows, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (e:Entity {collection: $c}) RETURN e.name AS name", c=collection)
+    names = {r["name"] for r in rows}
+    assert "Zentrovia Labs" in names and not {"TabItem", "Admonition", "Tabs"} & names
