@@ -732,6 +732,9 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
         tables = _pdf_tables_by_page(_decrypted(reader) if reader.is_encrypted else data)
         for number, page in enumerate(reader.pages):
             text = tables.get(number) or (page.extract_text() or "").strip()
+            answers = _pdf_form_answers(page, text)
+            if answers:
+                text = f"{text}\n\n{answers}" if text else answers
             pages.append((offset, offset + len(text)))
             parts.append(text)
             offset += len(text) + 2
@@ -753,6 +756,70 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
         raise LoadError(f"{path.name}: the PDF has no extractable text (scanned images need OCR)")
     return [Document(source=str(path), title=title or path.stem, text=body, kind="pdf", metadata=meta,
                      pages=tuple(pages))]
+
+
+# A form with more fields on one page than this is not a form a person fills in.
+_PDF_MAX_FIELDS = 2_000
+
+
+def _pdf_field_value(value: Any, kind: Any) -> str:
+    """A form field's value as text: a text or choice field's text, a checked box's or a chosen radio
+    button's export name ("Yes", "Option2"); "" for unset, unchecked ("Off") and signatures."""
+    from pypdf.generic import ArrayObject, NameObject
+
+    if value is None or kind == "/Sig":
+        return ""
+    if isinstance(value, ArrayObject):  # a multiple-choice list
+        return ", ".join(v for v in (_pdf_field_value(v, kind) for v in value) if v)
+    if isinstance(value, NameObject):
+        name = str(value)[1:]
+        return "" if name.lower() == "off" else name
+    return " ".join(str(value).replace("\x00", "").split())
+
+
+def _pdf_field_label(name: str) -> str:
+    """A field's partial name as a label: "topmostSubform[0].Page1[0].full_name[0]" -> "full name"."""
+    last = re.sub(r"\[\d+\]", "", name).rsplit(".", 1)[-1]
+    return " ".join(last.replace("_", " ").split())
+
+
+def _pdf_form_answers(page: Any, text: str) -> str:
+    """The filled-in form fields on a page as "Label: value" lines. An interactive form keeps its answers
+    in field values, not in the page's text, so a filled-in application would otherwise read blank.
+    The label is the field's description (``/TU``) or its name; values already in the page's text (a
+    form printed flat) and empty fields are left out."""
+    lines: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    try:
+        annotations = page.get("/Annots") or []
+        annotations = annotations.get_object() if hasattr(annotations, "get_object") else annotations
+    except Exception:  # noqa: BLE001 - a damaged annotation list: the page's text is still read
+        return ""
+    for annotation in list(annotations)[:_PDF_MAX_FIELDS]:
+        try:
+            node = annotation.get_object()
+            if node.get("/Subtype") != "/Widget":
+                continue
+            # /T, /TU, /V and /FT are inherited: a widget of a radio group or of a field shown twice
+            # holds only its place on the page, and its parent field the rest.
+            found: dict[str, Any] = {}
+            for _ in range(16):
+                for key in ("/T", "/TU", "/V", "/FT"):
+                    if key not in found and key in node:
+                        found[key] = node[key]
+                parent = node.get("/Parent")
+                if parent is None:
+                    break
+                node = parent.get_object()
+            value = _pdf_field_value(found.get("/V"), found.get("/FT"))
+            label = " ".join(str(found.get("/TU") or "").split()) or _pdf_field_label(str(found.get("/T") or ""))
+        except Exception:  # noqa: BLE001 - one damaged field does not hide the others
+            continue
+        if not value or (len(value) >= 4 and value in text) or (label, value) in seen:
+            continue
+        seen.add((label, value))
+        lines.append(f"{label}: {value}" if label else value)
+    return "\n".join(lines)
 
 
 def _decrypted(reader: Any) -> bytes:

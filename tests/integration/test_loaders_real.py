@@ -899,3 +899,58 @@ async def test_mdx_page_is_searchable_and_its_jsx_stays_out_of_the_stores(
         "MATCH (e:Entity {collection: $c}) RETURN e.name AS name", c=collection)
     names = {r["name"] for r in rows}
     assert "Zentrovia Labs" in names and not {"TabItem", "Admonition", "Tabs"} & names
+
+
+# -- PDF forms -------------------------------------------------------------------------------------------
+def make_filled_form_pdf(path: Path) -> None:
+    """A one-page PDF form: a described text field, a checked box, a field whose value sits on its parent
+    (a widget shown under a field), an empty field and a signature field; the values only in the fields."""
+    import io
+
+    from fpdf import FPDF
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import ArrayObject, DictionaryObject, FloatObject, NameObject, TextStringObject
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=12)
+    pdf.cell(0, 10, "Mooring permit application. Applicant name: Vessel:")
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(bytes(pdf.output()))))
+
+    def obj(**entries: Any) -> DictionaryObject:
+        return DictionaryObject({NameObject(f"/{k}"): v for k, v in entries.items()})
+
+    def widget(**entries: Any) -> DictionaryObject:
+        return obj(Type=NameObject("/Annot"), Subtype=NameObject("/Widget"),
+                   Rect=ArrayObject([FloatObject(v) for v in (100, 700, 300, 720)]), **entries)
+
+    parent = writer._add_object(obj(FT=NameObject("/Tx"), T=TextStringObject("topmostSubform[0].vessel_name[0]"),
+                                    V=TextStringObject("MV Kestrel Dawn")))
+    kid = writer._add_object(widget(Parent=parent))
+    parent.get_object()[NameObject("/Kids")] = ArrayObject([kid])
+    annotations = [writer._add_object(w) for w in (
+        widget(FT=NameObject("/Tx"), T=TextStringObject("f1"), TU=TextStringObject("Applicant name"),
+               V=TextStringObject("Oriana Valcourt")),
+        widget(FT=NameObject("/Btn"), T=TextStringObject("insured"), V=NameObject("/Yes")),
+        widget(FT=NameObject("/Btn"), T=TextStringObject("pilot"), V=NameObject("/Off")),
+        widget(FT=NameObject("/Tx"), T=TextStringObject("notes")),
+        widget(FT=NameObject("/Sig"), T=TextStringObject("signature"), V=TextStringObject("signed blob")),
+    )] + [kid]
+    writer.pages[0][NameObject("/Annots")] = ArrayObject(annotations)
+    writer._root_object[NameObject("/AcroForm")] = obj(Fields=ArrayObject(annotations[:-1] + [parent]))
+    with path.open("wb") as out:
+        writer.write(out)
+
+
+async def test_a_filled_pdf_form_keeps_its_answers(tmp_path: Path, ingestor: Ingestor, router: SearchRouter,
+                                                   collection: str) -> None:
+    make_filled_form_pdf(tmp_path / "permit.pdf")
+    doc = _load(tmp_path / "permit.pdf", "pdf")
+    assert doc.text.endswith("\n\nApplicant name: Oriana Valcourt\ninsured: Yes\nvessel name: MV Kestrel Dawn")
+    assert "pilot" not in doc.text and "notes" not in doc.text and "signed blob" not in doc.text
+    assert doc.pages == ((0, len(doc.text)),)
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, [])
+    response = await rest_search(router, "Valcourt Kestrel", mode="keyword", limit=3, collections=[collection])
+    [hit] = response["results"]
+    assert hit["title"] == "permit" and "Oriana Valcourt" in hit["content"] and hit["metadata"]["page"] == 1
