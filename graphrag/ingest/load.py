@@ -1007,7 +1007,12 @@ def load_docx(path: Path, data: bytes) -> list[Document]:
             if info.file_size > 10_000_000 and info.file_size > DOCX_MAX_RATIO * max(info.compress_size, 1):
                 raise LoadError(f"{path.name}: DOCX entry {info.filename[:100]!r} expands {info.compress_size} "
                                 f"bytes to {info.file_size} (over {DOCX_MAX_RATIO}x; zip bomb guard)")
-        document = docx.Document(io.BytesIO(data))
+        try:
+            document = docx.Document(io.BytesIO(data))
+        except KeyError:
+            # A relationship to a part the archive lacks (a styles or numbering part dropped by a
+            # converter): Word repairs such a file, so the document is read without those parts.
+            document = docx.Document(io.BytesIO(_docx_without_dangling_relationships(data)))
         reader = _DocxReader(document)
         body = _join_blocks(reader.body_lines())
     except LoadError:
@@ -1029,6 +1034,37 @@ def load_docx(path: Path, data: bytes) -> list[Document]:
         log.debug("DOCX core properties skipped: %s: %s", type(exc).__name__, exc)
     title = title or markdown_title(body) or _file_title(path)
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
+
+
+def _docx_without_dangling_relationships(data: bytes) -> bytes:
+    """The DOCX package with each relationship to an internal part it does not hold taken out."""
+    import io
+    import posixpath
+    import zipfile
+
+    from lxml import etree
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as archive, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as repaired:
+        names = set(archive.namelist())
+        for info in archive.infolist():
+            content = archive.read(info)
+            if info.filename.endswith(".rels"):
+                # word/_rels/document.xml.rels holds the relationships of word/document.xml: targets
+                # are relative to word/ (or absolute from the package root with a leading "/").
+                base = posixpath.dirname(posixpath.dirname(info.filename))
+                tree = etree.fromstring(content, etree.XMLParser(resolve_entities=False, no_network=True))
+                for rel in list(tree):
+                    target = rel.get("Target") or ""
+                    if rel.get("TargetMode") == "External" or not target:
+                        continue
+                    part = target.lstrip("/") if target.startswith("/") else posixpath.normpath(
+                        posixpath.join(base, target))
+                    if part not in names:
+                        tree.remove(rel)
+                content = etree.tostring(tree, xml_declaration=True, encoding="UTF-8", standalone=True)
+            repaired.writestr(info, content)
+    return out.getvalue()
 
 
 def _docx_error(exc: Exception) -> str:

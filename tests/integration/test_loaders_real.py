@@ -954,3 +954,33 @@ async def test_a_filled_pdf_form_keeps_its_answers(tmp_path: Path, ingestor: Ing
     response = await rest_search(router, "Valcourt Kestrel", mode="keyword", limit=3, collections=[collection])
     [hit] = response["results"]
     assert hit["title"] == "permit" and "Oriana Valcourt" in hit["content"] and hit["metadata"]["page"] == 1
+
+
+def _without_parts(source: Path, target: Path, *parts: str) -> None:
+    import zipfile
+
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(target, "w") as zout:
+        for item in zin.infolist():
+            if item.filename not in parts:
+                zout.writestr(item, zin.read(item.filename))
+
+
+async def test_a_docx_missing_parts_its_relationships_name_is_read(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Harbour dues", 1)
+    document.add_paragraph("Dues are payable to the Quillmarsh port authority.", style="List Number")
+    document.save(tmp_path / "whole.docx")
+    (tmp_path / "in").mkdir()
+    _without_parts(tmp_path / "whole.docx", tmp_path / "in" / "dues.docx", "word/styles.xml", "word/numbering.xml")
+    doc = _load(tmp_path / "in" / "dues.docx", "docx")
+    assert doc.title == "Harbour dues" and "Quillmarsh port authority" in doc.text
+    _without_parts(tmp_path / "whole.docx", tmp_path / "nobody.docx", "word/document.xml")
+    with pytest.raises(LoadError, match="unreadable DOCX"):  # the body itself missing is no document
+        _load(tmp_path / "nobody.docx", "docx")
+    report = await ingestor.ingest_paths([tmp_path / "in"], collection=collection)
+    assert (report.ingested, report.failed) == (1, [])
+    response = await rest_search(router, "Quillmarsh", mode="keyword", limit=3, collections=[collection])
+    assert [r["title"] for r in response["results"]] == ["Harbour dues"]
