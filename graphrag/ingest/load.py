@@ -24,7 +24,8 @@ from graphrag.models import Document
 log = logging.getLogger(__name__)
 
 TYPES: dict[str, str] = {
-    ".md": "md", ".markdown": "md", ".mkd": "md", ".mdown": "md", ".mdx": "mdx", ".txt": "txt", ".text": "txt",
+    ".md": "md", ".markdown": "md", ".mkd": "md", ".mdown": "md", ".mdx": "mdx", ".rst": "rst", ".rest": "rst",
+    ".txt": "txt", ".text": "txt",
     ".html": "html", ".htm": "html", ".pdf": "pdf", ".docx": "docx", ".jsonl": "jsonl",
 }
 # Files without an extension that projects keep as plain text.
@@ -183,6 +184,22 @@ def load_markdown(path: Path, data: bytes) -> list[Document]:
         body = mdx_to_markdown(body)
     title = _front_matter_title(meta) or markdown_title(body) or _file_title(path)
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
+
+
+def load_rst(path: Path, data: bytes) -> list[Document]:
+    """A reStructuredText file (Sphinx docs, Python READMEs): docutils renders it, with Sphinx's roles and
+    directives read leniently (:mod:`graphrag.ingest.rst`), and the HTML loader reads the page."""
+    from graphrag.ingest.rst import rst_to_html
+
+    text = _decode(data, path)
+    try:
+        page = rst_to_html(text)
+    except RecursionError:
+        raise LoadError(f"{path.name}: unreadable reStructuredText (nested too deeply)") from None
+    except Exception as exc:  # noqa: BLE001 - docutils' own errors, and plain ones from odd input
+        raise LoadError(f"{path.name}: unreadable reStructuredText ({type(exc).__name__}: "
+                        f"{' '.join(str(exc).split())[:200]})") from None
+    return load_html(path, page.encode())
 
 
 def load_text(path: Path, data: bytes) -> list[Document]:
@@ -1384,7 +1401,7 @@ def load_jsonl(path: Path, data: bytes) -> list[Document]:
     return docs
 
 
-LOADERS = {"md": load_markdown, "mdx": load_markdown, "txt": load_text, "html": load_html, "pdf": load_pdf, "docx": load_docx,
+LOADERS = {"md": load_markdown, "mdx": load_markdown, "rst": load_rst, "txt": load_text, "html": load_html, "pdf": load_pdf, "docx": load_docx,
            "jsonl": load_jsonl}
 
 

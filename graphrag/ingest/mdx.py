@@ -1,10 +1,14 @@
-"""MDX (Markdown with JSX, as Docusaurus, Nextra and Storybook sites write their docs) read as Markdown.
+"""MDX (Markdown with JSX, as Docusaurus, Nextra, Astro and Mintlify sites write their docs) read as Markdown.
 
 What is not Markdown is blanked out with spaces, line breaks kept, so a chunk's offsets still index
-the file: ESM ``import``/``export`` blocks, JSX comments ``{/* ... */}`` and JSX component tags
-(``<Tabs>``, ``<TabItem value="pip" label="pip">``, ``<Figure src={img} />``, fragments ``<>``).
-A component's children are Markdown and stay. HTML tags (lower-case names) are left to the prose
-view like those of any Markdown file; code blocks and inline code are never touched.
+the file: ESM ``import``/``export`` blocks, ``{...}`` expressions (JSX comments ``{/* ... */}``
+included) and JSX component tags (``<Tabs>``, ``<TabItem value="pip">``, ``<Figure src={img} />``,
+fragments ``<>``). A component's children are Markdown and stay. HTML tags (lower-case names) are
+left to the prose view like those of any Markdown file; code blocks, inline code and escaped
+characters (``\\<``, ``\\{``) are never touched.
+
+One left-to-right scan, linear in the file: a brace or tag that never closes is read as text, and
+after one brace that never closes the rest of the file's braces are too (MDX would reject the file).
 """
 
 from __future__ import annotations
@@ -13,40 +17,189 @@ import re
 
 from graphrag.ingest.textprep import fence_closes, fence_open
 
-# An attribute value in braces may hold one level of nested braces and ">" ("onClick={() => go()}").
-_BRACES = r"\{(?:[^{}]|\{[^{}]*\})*\}"
-_JSX_TAG = re.compile(rf"</?(?:[A-Z][\w.]*|[a-z]+(?:\.[\w]+)+)?(?:\s(?:\"[^\"]*\"|'[^']*'|{_BRACES}|[^<>\"'{{}}])*)?/?>")
-_JSX_COMMENT = re.compile(r"\{/\*.*?\*/\}", re.S)
-# Inline code first, so a `<Tabs>` shown in a sentence is kept; then comments, then tags.
-_CODE = r"(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`)"
-_MARKUP = re.compile(rf"(?P<code>{_CODE})|(?P<comment>{_JSX_COMMENT.pattern})|(?P<tag>{_JSX_TAG.pattern})", re.S)
-_ESM = re.compile(r"^(?:import|export)\b(?![ \t]*[-:=])")
+_BLANK_LINE = re.compile(r"\n[ \t]*(?:\n|$)")
+# A component tag's start: "<Name", "</Name", "<a.b" (member names); "<>"/"</>" are checked apart.
+_TAG_START = re.compile(r"</?(?:[A-Z][\w.:-]*|[a-z][\w-]*(?:\.[\w-]+)+)(?=[\s/>{])")
+_ESM_START = re.compile(r"(?:import|export)[ \t]")
 
 
-def _blank(text: str) -> str:
-    return re.sub(r"[^\n]", " ", text)
+class _Scanner:
+    """Finds the ends of MDX constructs in one stretch of text outside code blocks."""
 
+    def __init__(self, text: str) -> None:
+        self.s = text
+        self.n = len(text)
+        self.braces_ok = True  # False after a brace that never closes: the rest are text
 
-def _drop_markup(m: re.Match[str]) -> str:
-    if m.group("code") is not None:
-        return m.group(0)
-    tag = m.group(0)
-    # "<>" and "</>" are fragments; a lone "<" or "< b" in prose ("a < b > c") is no tag.
-    if m.group("tag") is not None and not re.match(r"</?(?:[A-Za-z]|>|/?>)", tag):
-        return tag
-    return _blank(tag)
+    def string_end(self, i: int) -> int:
+        """After the string opening at ``i`` ('...', "...", `...` with ${...}); a quote that does
+        not close on its line (an apostrophe in JSX text) is just a character: ``i + 1``."""
+        s, quote = self.s, self.s[i]
+        j = i + 1
+        while j < self.n:
+            c = s[j]
+            if c == "\\":
+                j += 2
+                continue
+            if c == quote:
+                return j + 1
+            if quote == "`" and c == "$" and s.startswith("{", j + 1):
+                k = self.braces_end(j + 1)
+                if k is None:
+                    return i + 1
+                j = k
+                continue
+            if c == "\n" and quote != "`":
+                return i + 1
+            j += 1
+        return i + 1
+
+    def braces_end(self, i: int) -> int | None:
+        """After the ``}`` matching the ``{`` at ``i`` (strings, template literals and comments skipped),
+        or None if it never closes."""
+        if not self.braces_ok:
+            return None
+        s = self.s
+        depth, j = 0, i
+        while j < self.n:
+            c = s[j]
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    return j + 1
+            elif c in "\"'`":
+                j = self.string_end(j)
+                continue
+            elif c == "/" and s.startswith("*", j + 1):
+                k = s.find("*/", j + 2)
+                if k < 0:
+                    break
+                j = k + 2
+                continue
+            j += 1
+        self.braces_ok = False
+        return None
+
+    def tag_end(self, i: int) -> int | None:
+        """After the JSX tag opening at ``i``, or None if none does."""
+        s = self.s
+        if s.startswith(("<>", "</>"), i):
+            return i + (2 if s[i + 1] == ">" else 3)
+        m = _TAG_START.match(s, i)
+        if m is None:
+            return None
+        j = m.end()
+        while j < self.n:
+            c = s[j]
+            if c == ">":
+                return j + 1
+            if c == "{":
+                k = self.braces_end(j)
+                if k is None:
+                    return None
+                j = k
+                continue
+            if c in "\"'":
+                k = s.find(c, j + 1)
+                if k < 0 or _BLANK_LINE.search(s, j, k):
+                    return None
+                j = k + 1
+                continue
+            if c == "<" or (c == "\n" and _BLANK_LINE.match(s, j)):
+                return None  # no raw "<" and no blank line inside a tag
+            j += 1
+        return None
+
+    def esm_end(self, i: int) -> int:
+        """The end of the ESM block starting at ``i``: the first blank line outside brackets and
+        strings (``export function f() {`` ... blank lines ... ``}``), or, where brackets never
+        close, the first blank line."""
+        s = self.s
+        depth, j = 0, i
+        while j < self.n:
+            c = s[j]
+            if c in "{([":
+                depth += 1
+            elif c in "})]":
+                depth -= 1
+            elif c in "\"'`":
+                j = self.string_end(j)
+                continue
+            elif c == "\n" and depth <= 0 and _BLANK_LINE.match(s, j):
+                return j
+            j += 1
+        if depth > 0:
+            m = _BLANK_LINE.search(s, i)
+            return m.start() if m else self.n
+        return self.n
 
 
 def _prose(segment: str) -> str:
-    """One stretch of the file outside code blocks, without its ESM blocks and JSX."""
-    lines = segment.split("\n")
-    in_esm = False
-    for i, line in enumerate(lines):
-        if in_esm or _ESM.match(line):
-            # An ESM block runs to the next blank line (MDX 2's rule): a multi-line import included.
-            in_esm = bool(line.strip())
-            lines[i] = _blank(line)
-    return _MARKUP.sub(_drop_markup, "\n".join(lines))
+    """One stretch of the file outside code blocks, without its ESM blocks, expressions and JSX."""
+    scan = _Scanner(segment)
+    s, n = segment, len(segment)
+    out = list(segment)
+    unmatched_ticks: dict[int, int] = {}  # a backtick run of this length has no closer before this offset
+    line_start, after_blank = 0, True  # ESM starts a line after a blank line (or the file's first)
+    paragraph_end = -1  # inline code closes before this offset (a blank line)
+    i = 0
+    while i < n:
+        c = s[i]
+        end: int | None = None
+        if i == line_start and after_blank and _ESM_START.match(s, i):
+            end = scan.esm_end(i)
+        elif c == "\n":
+            after_blank = not s[line_start:i].strip()
+            line_start = i + 1
+        elif c == "\\" and s[i + 1:i + 2] != "\n":
+            i += 1  # an escaped character is text
+        elif c == "`":
+            if i >= paragraph_end:
+                found = _BLANK_LINE.search(s, i)
+                paragraph_end = found.start() if found else n
+            run = _run(s, i)
+            closer = None if unmatched_ticks.get(run, -1) > i else _code_close(s, i + run, run, paragraph_end)
+            if closer is None:
+                unmatched_ticks[run] = paragraph_end
+                i += run - 1
+            else:
+                i = closer - 1  # inline code is kept as it is
+        elif c == "{":
+            end = scan.braces_end(i)
+        elif c == "<":
+            end = scan.tag_end(i)
+        if end is None:
+            i += 1
+            continue
+        for k in range(i, end):
+            if out[k] != "\n":
+                out[k] = " "
+        last_newline = s.rfind("\n", i, end)
+        if last_newline >= 0:
+            line_start, after_blank = last_newline + 1, False
+        i = end
+    return "".join(out)
+
+
+def _run(s: str, i: int) -> int:
+    j = i
+    while j < len(s) and s[j] == "`":
+        j += 1
+    return j - i
+
+
+def _code_close(s: str, start: int, run: int, stop: int) -> int | None:
+    """After the backtick run of length ``run`` that closes inline code opened before ``start``, before
+    ``stop`` (the paragraph's end); None if there is none."""
+    j = s.find("`", start, stop)
+    while j >= 0:
+        length = _run(s, j)
+        if length == run:
+            return j + run
+        j = s.find("`", j + length, stop)
+    return None
 
 
 def mdx_to_markdown(text: str) -> str:

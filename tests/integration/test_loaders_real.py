@@ -884,6 +884,37 @@ def test_mdx_is_read_as_markdown_without_its_jsx(tmp_path: Path) -> None:
     assert [(f.path.name, f.file_type) for f in found] == [("install.mdx", "mdx")]
 
 
+@pytest.mark.parametrize("source,expected", [
+    # an ESM block runs past blank lines inside its braces
+    ("export const C = () => {\n  const n = 1\n\n  return <b onClick={go}>{n}</b>\n}\n\n# Title\n", "# Title"),
+    # "import" inside a paragraph is prose
+    ("The parser expects an import or\nexport statement here.\n", "The parser expects an import or export statement here."),
+    # expressions go, nested braces and template literals included; escaped characters stay
+    ("In {year}, {`a ${b}`} it was {props.amount} cm.\n", "In , it was cm."),
+    ('<Card icon={<svg style={{ fill: "#7" }} />}>\nBody\n</Card>\n', "Body"),
+    ("Type: Promise\\<Response\\> or \\{x\\}.\n", "Type: Promise\\<Response\\> or \\{x\\}."),
+    # a stray backtick does not pair with one in another paragraph
+    ("A lone ` backtick.\n\n<Note>Hi</Note>\n\nThen `<Code>`.\n", "A lone ` backtick. Hi Then `<Code>`."),
+    # a comment that never closes leaves the text as it is
+    ("{/* open\nText <Tag>after</Tag>.\n", "{/* open Text after ."),
+])
+def test_mdx_syntax_is_blanked_where_mdx_reads_it(source: str, expected: str) -> None:
+    from graphrag.ingest.mdx import mdx_to_markdown
+
+    out = mdx_to_markdown(source)
+    assert len(out) == len(source) and out.count("\n") == source.count("\n")
+    assert " ".join(out.split()) == expected
+
+
+@pytest.mark.timeout(60)  # a hang guard: the first, quadratic scan took 20 s and more on each of these
+@pytest.mark.parametrize("hostile", ["{/* a\n" * 20_000, "`` a\n" * 20_000, "<A b={x " * 20_000, "<A <A " * 20_000])
+def test_mdx_scan_reads_hostile_input(hostile: str) -> None:
+    from graphrag.ingest.mdx import mdx_to_markdown
+
+    out = mdx_to_markdown(hostile)
+    assert len(out) == len(hostile) and out.count("\n") == hostile.count("\n")
+
+
 async def test_mdx_page_is_searchable_and_its_jsx_stays_out_of_the_stores(
         tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
     (tmp_path / "install.mdx").write_text(MDX_PAGE)
@@ -984,3 +1015,106 @@ async def test_a_docx_missing_parts_its_relationships_name_is_read(
     assert (report.ingested, report.failed) == (1, [])
     response = await rest_search(router, "Quillmarsh", mode="keyword", limit=3, collections=[collection])
     assert [r["title"] for r in response["results"]] == ["Harbour dues"]
+
+
+# -- reStructuredText ----------------------------------------------------------------------------------
+RST_PAGE = """:orphan:
+
+.. _sessions:
+
+Session Objects
+===============
+
+A :class:`~quill.sessions.Session` keeps cookies; see :ref:`the advanced guide <advanced>` and
+:pep:`8`.
+
+.. currentmodule:: quill
+
+Sending requests
+----------------
+
+.. code-block:: python
+
+   import quill
+   s = quill.Session()
+
+.. function:: fetch(url, retries=3)
+
+   Fetches *url* from the Vantorel mirror.
+
+   :param url: where to fetch from.
+
+.. versionadded:: 2.1
+   Retries.
+
+.. note:: Sessions are not thread-safe.
+
++----------+-----------+
+| Setting  | Default   |
++==========+===========+
+| timeout  | 30 s      |
++----------+-----------+
+
+.. toctree::
+
+   user/install
+
+.. autoclass:: quill.Session
+   :members:
+
+.. include:: /etc/hostname
+
+.. raw:: html
+
+   <script>alert("raw")</script>
+
+.. tab:: Unix
+
+   Run it under Grelmont shell.
+
+Literal block::
+
+    $ quill get https://example.com
+"""
+
+
+def test_rst_reads_sphinx_markup_as_text(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.rst"
+    path.write_text(RST_PAGE)
+    doc = _load(path, "rst")
+    assert doc.title == "Session Objects" and doc.kind == "markdown"
+    text = doc.text
+    for kept in ("A `Session` keeps cookies; see the advanced guide and PEP 8.", "## Sending requests",
+                 "```python\nimport quill\ns = quill.Session()\n```", "`fetch(url, retries=3)`",
+                 "Fetches url from the Vantorel mirror.", "param url: where to fetch from.",
+                 "Version added: 2.1 Retries.", "Sessions are not thread-safe.", "| timeout | 30 s |",
+                 "Run it under Grelmont shell.", "$ quill get https://example.com"):
+        assert kept in text, kept
+    for gone in (":class:", ":ref:", "orphan", "..", "user/install", "members", "script", "alert", "hostname"):
+        assert gone not in text, gone
+
+
+def test_rst_that_docutils_cannot_read_is_a_load_error(tmp_path: Path) -> None:
+    from graphrag.ingest.load import discover
+
+    path = tmp_path / "deep.rst"
+    path.write_text("".join(f"{'  ' * i}- item {i}\n\n" for i in range(3000)))
+    with pytest.raises(LoadError, match="deep.rst: unreadable reStructuredText"):
+        _load(path, "rst")
+    found, _ = discover([tmp_path])
+    assert [(f.path.name, f.file_type) for f in found] == [("deep.rst", "rst")]
+
+
+async def test_rst_page_is_searchable_with_its_api_signature(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
+    (tmp_path / "sessions.rst").write_text(RST_PAGE)
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, [])
+    response = await rest_search(router, "Vantorel mirror", mode="keyword", limit=3, collections=[collection])
+    [hit] = response["results"]
+    assert hit["title"] == "Session Objects" and "fetch(url, retries=3)" in hit["content"]
+    assert hit["heading_path"] == ["Session Objects", "Sending requests"]
+    rows, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (e:Entity {collection: $c}) RETURN e.name AS name, e.label AS label", c=collection)
+    found = {r["name"]: r["label"] for r in rows}
+    assert found.get("Session") == "CODE" and not any(":" in name for name in found)
