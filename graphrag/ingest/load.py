@@ -1,4 +1,4 @@
-"""Loaders: files (md, txt, html, pdf, docx, jsonl) to :class:`Document`, and directory walking.
+"""Loaders: files (md, mdx, rst, ipynb, txt, html, pdf, docx, jsonl) to :class:`Document`, and directory walking.
 
 Parsing is done by well-kept libraries (PyYAML, BeautifulSoup, pypdf, python-docx); HTML and DOCX
 are turned into Markdown-like text (``#`` headings) so the markdown chunker keeps their structure.
@@ -24,7 +24,7 @@ from graphrag.models import Document
 log = logging.getLogger(__name__)
 
 TYPES: dict[str, str] = {
-    ".md": "md", ".markdown": "md", ".mkd": "md", ".mdown": "md", ".mdx": "mdx", ".rst": "rst", ".rest": "rst",
+    ".md": "md", ".markdown": "md", ".mkd": "md", ".mdown": "md", ".mdx": "mdx", ".rst": "rst", ".rest": "rst", ".ipynb": "ipynb",
     ".txt": "txt", ".text": "txt",
     ".html": "html", ".htm": "html", ".pdf": "pdf", ".docx": "docx", ".jsonl": "jsonl",
 }
@@ -200,6 +200,19 @@ def load_rst(path: Path, data: bytes) -> list[Document]:
         raise LoadError(f"{path.name}: unreadable reStructuredText ({type(exc).__name__}: "
                         f"{' '.join(str(exc).split())[:200]})") from None
     return load_html(path, page.encode())
+
+
+def load_notebook(path: Path, data: bytes) -> list[Document]:
+    """A Jupyter notebook: Markdown cells and code cells (fenced, in the kernel's language) as Markdown;
+    outputs and raw cells left out (:mod:`graphrag.ingest.notebook`)."""
+    from graphrag.ingest.notebook import notebook_markdown
+
+    try:
+        body, meta = notebook_markdown(data)
+    except InvalidInput as exc:
+        raise LoadError(f"{path.name}: {exc}") from None
+    return [Document(source=str(path), title=markdown_title(body) or _file_title(path), text=body, kind="markdown",
+                     metadata=meta)]
 
 
 def load_text(path: Path, data: bytes) -> list[Document]:
@@ -1401,8 +1414,8 @@ def load_jsonl(path: Path, data: bytes) -> list[Document]:
     return docs
 
 
-LOADERS = {"md": load_markdown, "mdx": load_markdown, "rst": load_rst, "txt": load_text, "html": load_html, "pdf": load_pdf, "docx": load_docx,
-           "jsonl": load_jsonl}
+LOADERS = {"md": load_markdown, "mdx": load_markdown, "rst": load_rst, "ipynb": load_notebook, "txt": load_text,
+           "html": load_html, "pdf": load_pdf, "docx": load_docx, "jsonl": load_jsonl}
 
 
 def load_file(found: Found, max_bytes: int) -> list[Document]:

@@ -1118,3 +1118,55 @@ async def test_rst_page_is_searchable_with_its_api_signature(
         "MATCH (e:Entity {collection: $c}) RETURN e.name AS name, e.label AS label", c=collection)
     found = {r["name"]: r["label"] for r in rows}
     assert found.get("Session") == "CODE" and not any(":" in name for name in found)
+
+
+# -- Jupyter notebooks -----------------------------------------------------------------------------------
+def _notebook(cells: list[dict[str, Any]], **metadata: Any) -> str:
+    import json
+
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": metadata, "cells": cells})
+
+
+NOTEBOOK = _notebook([
+    {"cell_type": "markdown", "metadata": {}, "source": ["# Tidal forecasts\n", "\n", "Fit the Marrowgate tide model.\n"]},
+    {"cell_type": "code", "metadata": {}, "execution_count": 1, "source": "import tides\nmodel = tides.fit('```')",
+     "outputs": [{"output_type": "stream", "name": "stdout", "text": ["Zyxquart residual 0.3\n"]},
+                 {"output_type": "display_data", "data": {"image/png": "iVBORw0KGgo="}}]},
+    {"cell_type": "raw", "metadata": {}, "source": ".. raw latex"},
+    {"cell_type": "markdown", "metadata": {}, "source": "## Results\n\nThe fit holds for Quellport."},
+], language_info={"name": "python"}, kernelspec={"language": "python", "name": "python3"})
+
+
+def test_notebook_cells_are_read_in_order_without_outputs(tmp_path: Path) -> None:
+    (tmp_path / "tides.ipynb").write_text(NOTEBOOK)
+    doc = _load(tmp_path / "tides.ipynb", "ipynb")
+    assert (doc.title, doc.kind, doc.metadata) == ("Tidal forecasts", "markdown", {"language": "python"})
+    assert doc.text == ("# Tidal forecasts\n\nFit the Marrowgate tide model.\n\n"
+                        "````python\nimport tides\nmodel = tides.fit('```')\n````\n\n"
+                        "## Results\n\nThe fit holds for Quellport.\n")
+    for bad, message in (("{", "invalid JSON at line 1"), ("[1]", "no cells"), ('{"cells": 3}', "no cells")):
+        (tmp_path / "bad.ipynb").write_text(bad)
+        with pytest.raises(LoadError, match=f"bad.ipynb: not a Jupyter notebook \\({message}"):
+            _load(tmp_path / "bad.ipynb", "ipynb")
+    v3 = {"nbformat": 3, "metadata": {}, "worksheets": [{"cells": [
+        {"cell_type": "heading", "level": 1, "source": ["Old notebook"]},
+        {"cell_type": "code", "language": "python", "input": ["x = 1"], "outputs": []}]}]}
+    (tmp_path / "old.ipynb").write_text(__import__("json").dumps(v3))
+    old = _load(tmp_path / "old.ipynb", "ipynb")
+    assert (old.title, old.text) == ("Old notebook", "# Old notebook\n\n```\nx = 1\n```\n")
+
+
+async def test_notebook_is_searchable_and_its_outputs_are_not(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
+    (tmp_path / "tides.ipynb").write_text(NOTEBOOK)
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, [])
+    response = await rest_search(router, "Quellport", mode="keyword", limit=3, collections=[collection])
+    [hit] = response["results"]
+    assert hit["title"] == "Tidal forecasts" and hit["heading_path"] == ["Tidal forecasts", "Results"]
+    for term in ("Zyxquart", "iVBORw0KGgo"):
+        response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
+        assert response["results"] == [], term
+    rows = await runtime.postgres.pool.fetch(
+        "SELECT has_code FROM chunks WHERE collection = $1 AND content LIKE '%tides.fit%'", collection)
+    assert [r["has_code"] for r in rows] == [True]
