@@ -22,6 +22,10 @@ def _text(source: Any) -> str:
     return source if isinstance(source, str) else ""
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _fenced(code: str, language: str) -> str:
     """``code`` in a backtick fence longer than any backtick run inside it."""
     longest = max((len(m) for m in re.findall(r"`+", code)), default=0)
@@ -47,9 +51,8 @@ def notebook_markdown(data: bytes) -> tuple[str, dict[str, Any]]:
         cells = [c for sheet in notebook["worksheets"] if isinstance(sheet, dict) for c in sheet.get("cells") or []]
     if not isinstance(cells, list):
         raise InvalidInput("not a Jupyter notebook (no cells)")
-    meta = notebook.get("metadata") if isinstance(notebook.get("metadata"), dict) else {}
-    info = meta.get("language_info") if isinstance(meta.get("language_info"), dict) else {}
-    kernel = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
+    meta = _mapping(notebook.get("metadata"))
+    info, kernel = _mapping(meta.get("language_info")), _mapping(meta.get("kernelspec"))
     language = str(info.get("name") or kernel.get("language") or "").strip().lower()
     language = language if re.fullmatch(r"[\w+#.-]{1,30}", language) else ""
     parts: list[str] = []
@@ -60,8 +63,9 @@ def notebook_markdown(data: bytes) -> tuple[str, dict[str, Any]]:
         if kind in ("markdown", "heading"):  # nbformat 3 kept headings as cells of their own
             text = _text(cell.get("source"))
             if kind == "heading":
-                level = cell.get("level") if isinstance(cell.get("level"), int) else 1
-                text = "#" * min(max(level, 1), 6) + " " + " ".join(text.split())
+                level = cell.get("level")
+                depth = min(max(level, 1), 6) if isinstance(level, int) else 1
+                text = "#" * depth + " " + " ".join(text.split())
             if text.strip():
                 parts.append(text.strip("\n"))
         elif kind == "code":
