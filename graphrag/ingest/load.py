@@ -10,7 +10,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -194,12 +194,17 @@ def load_rst(path: Path, data: bytes) -> list[Document]:
     text = _decode(data, path)
     try:
         page = rst_to_html(text)
+    except InvalidInput as exc:
+        raise LoadError(f"{path.name}: {exc}") from None
     except RecursionError:
         raise LoadError(f"{path.name}: unreadable reStructuredText (nested too deeply)") from None
     except Exception as exc:  # noqa: BLE001 - docutils' own errors, and plain ones from odd input
         raise LoadError(f"{path.name}: unreadable reStructuredText ({type(exc).__name__}: "
                         f"{' '.join(str(exc).split())[:200]})") from None
-    return load_html(path, page.encode())
+    docs = load_html(path, page.encode())
+    if "<title></title>" in page:  # no one top heading (a changelog, a PEP): the file names it
+        docs = [replace(d, title=_file_title(path)) for d in docs]
+    return docs
 
 
 def load_notebook(path: Path, data: bytes) -> list[Document]:
@@ -424,11 +429,12 @@ class _Frame:
         self.indent = indent  # where a list inside this element is indented to
 
 
-def _html_blocks(root: Any, landmark: bool) -> list[tuple[str, str]]:
+def _html_blocks(root: Any, landmark: bool, cell: bool = False) -> list[tuple[str, str]]:
     """``(kind, text)`` of each block of ``root``, in document order, in one pass over the tree.
 
     Kinds are the block tags (``h2``, ``p``, ``pre python``...), ``table`` (already a pipe table) and
-    ``li <indent><marker>`` (``li   2. ``). Each piece of text belongs to its innermost block only;
+    ``li <indent><marker>`` (``li   2. ``); in a table ``cell`` a block of symbols alone ("<>") is kept.
+    Each piece of text belongs to its innermost block only;
     loose text between blocks is a ``p`` of its own, and a block's text after a nested block (a list
     item's sentence after its code block) is a block of its own after that one. Inline tags add no
     spaces (``<em>a</em>, b`` stays "a, b"); inline code gets backticks.
@@ -542,8 +548,8 @@ def _html_blocks(root: Any, landmark: bool) -> list[tuple[str, str]]:
             text = parts[0]
         else:
             text = " ".join("".join(parts).split())
-        if not text.strip() or not (kind == "table" or kind.startswith("pre") or any(c.isalnum() for c in text)):
-            continue  # nothing, or only a separator left from furniture ("·", "|")
+        if not text.strip() or not (cell or kind == "table" or kind.startswith("pre") or any(c.isalnum() for c in text)):
+            continue  # nothing, or only a separator left from furniture ("·", "|"); in a table cell "<>" is a value
         if kind == "dd" and blocks and blocks[-1][0] == "dt":  # "Returns: true if ..." stays one line
             term = blocks.pop()[1]
             blocks.append(("p", term + (" " if term.endswith(":") else ": ") + text))
@@ -721,7 +727,7 @@ def _grid_table(div: Any) -> tuple[str, str] | None:
 
 def _cell_text(cell: Any) -> str:
     """A table cell's text on one line: nested blocks joined by spaces, inline code in backticks, pipes escaped."""
-    blocks = _html_blocks(cell, True)
+    blocks = _html_blocks(cell, True, cell=True)
     text = " ".join(text.replace("\n", " ") if not kind.startswith("pre") else " ".join(text.split())
                     for kind, text in blocks)
     return text.replace("|", "\\|")

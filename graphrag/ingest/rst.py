@@ -3,17 +3,21 @@
 Plain docutils knows none of Sphinx's roles and directives, and drops what it does not know: every
 ``:class:`Session``` would read as its markup and every ``.. versionadded::`` block vanish. So the
 roles and directives a document uses are looked up first, and the unknown ones registered for that
-parse (docutils keeps them in a registry of its own, per process):
+parse only (docutils keeps them in registries of its own, per process; they are restored after each
+parse, so a ``.. role::`` in one document never changes another):
 
 - roles: code-ish ones (``:class:``, ``:func:``, ``:py:meth:``, ...) become inline code of the target's
-  shown part (``~a.b.C`` -> ``C``, ``Title <label>`` -> ``Title``); the rest plain text;
-- directives: code blocks stay code (``sourcecode``, ``ipython``); ones whose content comes from
-  elsewhere or is site machinery (``toctree``, ``autoclass``, ``literalinclude``, ``index``) are dropped;
-  API descriptions (``.. function:: connect(host)``) give their signature as code, then their content;
-  any other (``versionadded``, ``seealso``, ``tab``, ``only``) gives its argument and its content.
+  shown part (``~a.b.C`` -> ``C``, ``Title <label>`` -> ``Title``); the rest plain text; ``:pep:`` and
+  ``:rfc:`` take a title (``:pep:`pattern matching <634>```);
+- directives: code blocks stay code whatever their options (``code-block`` with ``:caption:``,
+  ``sourcecode``, ``doctest``, ``math`` as LaTeX); ones whose content comes from elsewhere or is site
+  machinery (``toctree``, ``literalinclude``, ``index``, ``highlight``) are dropped; API descriptions
+  (``.. function:: connect(host)``, ``.. autoclass:: a.B``, Sphinx's ``.. class::``) give their
+  signature as code, then their content; ``autosummary`` its names as a list of code; ``only`` and
+  ``ifconfig`` their content; any other (``versionadded``, ``seealso``, ``tab``) its argument and content.
 
 Files are never read and raw HTML never passed through (``include``, ``raw``, ``csv-table`` with a file
-are off): an upload names no file on the server.
+and images embedded with ``:loading: embed`` are off): an upload names no file on the server.
 """
 
 from __future__ import annotations
@@ -22,37 +26,51 @@ import re
 import threading
 from typing import Any
 
-_ROLE = re.compile(r"(?<![\w`]):((?:[A-Za-z][\w.+-]*:)?[A-Za-z][\w.+-]*):`")
-_DIRECTIVE = re.compile(r"^[ \t]*\.\.[ \t]+((?:[A-Za-z][\w.+-]*:)?[A-Za-z][\w.+-]*)::", re.M)
+from graphrag.errors import InvalidInput
+
+_ROLE = re.compile(r"(?<![\w`]):((?:[A-Za-z][\w.+-]*:)*[A-Za-z][\w.+-]*):`")
+_DIRECTIVE = re.compile(r"^[ \t]*\.\.[ \t]+((?:[A-Za-z][\w.+-]*:)*[A-Za-z][\w.+-]*)::", re.M)
 # Roles whose text is code: Python/C/C++/JS domain objects, and options, environment variables, files.
 _CODE_ROLES = frozenset({
     "class", "func", "meth", "attr", "mod", "obj", "data", "const", "exc", "type", "member", "var", "macro",
     "struct", "union", "enum", "enumerator", "expr", "texpr", "envvar", "option", "command", "program", "file",
     "samp", "makevar", "keyword", "setting", "confval", "event", "directive", "role", "paramref", "meta"})
 _DROPPED_DIRECTIVES = frozenset({
-    "toctree", "index", "literalinclude", "include", "highlight", "currentmodule", "module", "automodule",
-    "autoclass", "autofunction", "automethod", "autoattribute", "autodata", "autoexception", "autosummary",
-    "autoprogram", "automodapi", "autoapimodule", "graphviz", "inheritance-diagram", "plot", "tabularcolumns",
-    "default-role", "default-domain", "sectionauthor", "moduleauthor", "codeauthor", "spelling:word-list",
-    "testsetup", "testcleanup", "jinja", "raw", "meta", "only-html"})
-_CODE_DIRECTIVES = frozenset({"sourcecode", "code-block", "ipython", "doctest", "testcode", "testoutput",
-                              "prompt", "jupyter-execute", "code-cell", "console"})
+    "toctree", "index", "literalinclude", "include", "highlight", "currentmodule", "module", "default-role",
+    "default-domain", "sectionauthor", "moduleauthor", "codeauthor", "spelling:word-list", "tabularcolumns",
+    "graphviz", "inheritance-diagram", "testsetup", "testcleanup", "jinja", "raw", "meta", "highlightlang"})
+# Code blocks, with the language a block has when its directive names none.
+_CODE_DIRECTIVES = {
+    "code-block": "", "sourcecode": "", "code": "", "ipython": "python", "doctest": "python", "testcode": "python",
+    "testoutput": "", "prompt": "", "jupyter-execute": "python", "code-cell": "", "console": "console",
+    "plot": "python", "math": "latex"}
 _DESCRIPTIONS = frozenset({
     "function", "class", "method", "attribute", "data", "exception", "decorator", "decoratormethod",
     "staticmethod", "classmethod", "property", "type", "member", "macro", "struct", "var", "enum", "envvar",
-    "option", "describe", "object", "program", "cmdoption", "confval", "setting", "event", "directive", "role"})
+    "option", "describe", "object", "program", "cmdoption", "confval", "setting", "event", "directive", "role",
+    "automodule", "autoclass", "autofunction", "automethod", "autoattribute", "autodata", "autoexception",
+    "autodecorator", "autoproperty", "autoprogram", "automodapi", "autoapimodule", "autotypeddict"})
+_HIDDEN_ARGUMENT = frozenset({"only", "ifconfig", "tab-set", "container"})
+# docutils has directives of these names, but Sphinx documents mean Sphinx's ("class" is a Python
+# class there; docutils' own is "rst-class"), or use options docutils rejects (":caption:").
+_OVERRIDDEN = frozenset({"code-block", "sourcecode", "code", "class", "math"})
+# Sphinx substitutions from the project's configuration, which a lone file does not have.
+_CONFIG_SUBSTITUTIONS = re.compile(r"\|(?:version|release|today)\|")
 _SETTINGS = {
     "report_level": 5, "halt_level": 5, "file_insertion_enabled": False, "raw_enabled": False,
-    "_disable_config": True, "output_encoding": "unicode", "embed_stylesheet": False, "stylesheet_path": "",
-    "syntax_highlight": "none", "doctitle_xform": True, "sectsubtitle_xform": False, "warning_stream": False,
-    "input_encoding": "unicode", "character_level_inline_markup": False, "line_length_limit": 100_000,
+    "image_loading": "link", "_disable_config": True, "output_encoding": "unicode", "embed_stylesheet": False,
+    "stylesheet_path": "", "syntax_highlight": "none", "doctitle_xform": True, "sectsubtitle_xform": False,
+    "warning_stream": False, "input_encoding": "unicode", "toc_backlinks": "none", "footnote_backlinks": False,
+    "math_output": "LaTeX", "character_level_inline_markup": False, "line_length_limit": 100_000,
 }
+# docutils slows down faster than the text grows (2 MB: about 20 s); past this a file is not rendered.
+MAX_RST_CHARS = 4_000_000
 # docutils' role and directive registries are per process; one parse at a time registers and reads them.
 _LOCK = threading.Lock()
 
 
 def _base(name: str) -> str:
-    return name.rsplit(":", 1)[-1]
+    return name.rsplit(":", 1)[-1].lower()
 
 
 def _shown(text: str) -> str:
@@ -68,20 +86,24 @@ def _shown(text: str) -> str:
     return text
 
 
-def _role(code: bool) -> Any:
+def _role(kind: str) -> Any:
+    """A role that shows its text as code (``kind`` "code"), as text, or as "PEP 8" / "RFC 2616"."""
     from docutils import nodes
 
     def role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
              options: Any = None, content: Any = None) -> tuple[list[Any], list[Any]]:
         shown = _shown(text)
-        node = nodes.literal(rawtext, shown) if code else nodes.Text(shown)
+        if kind in ("PEP", "RFC") and shown.strip().isdigit():
+            shown = f"{kind} {int(shown)}"
+        node = nodes.literal(rawtext, shown) if kind == "code" else nodes.Text(shown)
         return [node], []
 
     return role
 
 
 class _AnyOptions(dict[str, Any]):
-    """An option spec that takes every option (Sphinx directives have many; their values are not text)."""
+    """An option spec that takes every option (Sphinx directives have many; their values are not text).
+    It is never empty: docutils reads an empty spec as "no options" and the options as the argument."""
 
     def __contains__(self, key: object) -> bool:
         return True
@@ -90,6 +112,9 @@ class _AnyOptions(dict[str, Any]):
         from docutils.parsers.rst import directives
 
         return directives.unchanged
+
+    def __bool__(self) -> bool:
+        return True
 
 
 def _directive(name: str) -> Any:
@@ -107,20 +132,25 @@ def _directive(name: str) -> Any:
 
         def run(self) -> list[Any]:
             argument = " ".join(self.arguments[0].split()) if self.arguments else ""
-            if base in _DROPPED_DIRECTIVES or base.startswith("auto"):
+            if base in _DROPPED_DIRECTIVES:
                 return []
             if base in _CODE_DIRECTIVES:
-                block = nodes.literal_block("\n".join(self.content), "\n".join(self.content))
-                if argument:
-                    block["classes"] += ["code", argument.split()[0].lower()]
-                return [block]
+                code = "\n".join(self.content) if self.content else (argument if base == "math" else "")
+                language = (argument.split()[0].lower() if argument and base != "math" else "") or _CODE_DIRECTIVES[base]
+                block = nodes.literal_block(code, code)
+                block["classes"] += [f"language-{language}"] if language else []
+                caption = self.options.get("caption")
+                return ([nodes.paragraph("", caption)] if caption else []) + ([block] if code.strip() else [])
+            if base == "autosummary":
+                names = [line.strip() for line in self.content if line.strip() and not line.strip().startswith(":")]
+                items = [nodes.list_item("", nodes.paragraph("", "", nodes.literal(n, _shown(n)))) for n in names]
+                return [nodes.bullet_list("", *items)] if items else []
             out: list[Any] = []
             if base in _DESCRIPTIONS and argument:
                 out.append(nodes.paragraph("", "", nodes.literal(argument, argument)))
-            elif argument:
+            elif argument and base not in _HIDDEN_ARGUMENT:
                 if base.startswith(("versionadded", "versionchanged", "versionremoved", "deprecated")):
-                    label = base.replace("version", "version ").capitalize()
-                    argument = f"{label}: {argument}"
+                    argument = f"{base.replace('version', 'version ').capitalize()}: {argument}"
                 inline, _ = self.state.inline_text(argument, self.lineno)  # links and roles in it
                 out.append(nodes.paragraph("", "", *inline))
             if self.content:
@@ -133,37 +163,74 @@ def _directive(name: str) -> Any:
 
 
 def _register(text: str) -> None:
-    """Register the roles and directives ``text`` uses that docutils does not know."""
+    """Register the roles and directives ``text`` uses that docutils does not know (or, for a few,
+    knows differently from Sphinx)."""
     from docutils.parsers.rst import directives, languages, roles
     from docutils.utils import Reporter
 
-    language = languages.get_language("en", Reporter("", 5, 5))
+    quiet = Reporter("", 5, 5)
+    language = languages.get_language("en", quiet)
     for name in set(_ROLE.findall(text)):
-        known, _ = roles.role(name, language, 0, Reporter("", 5, 5))
+        base = _base(name)
+        if base in ("pep", "rfc"):
+            roles.register_local_role(name, _role(base.upper()))
+            continue
+        known, _ = roles.role(name, language, 0, quiet)
         if known is None:
-            roles.register_local_role(name, _role(_base(name) in _CODE_ROLES or name.startswith(("py:", "c:", "cpp:", "js:"))))
-    registered = getattr(directives, "_directives", {})
+            code = base in _CODE_ROLES or name.startswith(("py:", "c:", "cpp:", "js:"))
+            roles.register_local_role(name, _role("code" if code else "text"))
     for name in {n.lower() for n in _DIRECTIVE.findall(text)}:
         canonical = language.directives.get(name, name)
-        if name not in registered and canonical not in directives._directive_registry:
+        if name in _OVERRIDDEN or (name not in directives._directives
+                                   and canonical not in directives._directive_registry):
             directives.register_directive(name, _directive(name))
+
+
+# Inline literals are <span class="docutils literal">, with <span class="pre"> runs inside where the
+# literal has spaces or hyphens; as <code> the HTML loader keeps them as code.
+_LITERAL = re.compile(r'<span class="docutils literal">((?:[^<]|<span class="pre">[^<]*</span>)*)</span>')
+# ids and classes say nothing about the text here, and some would read as page furniture to the HTML
+# loader (a "Cookies" section's id "cookies", a sidebar's class); a code block's classes name its language.
+_ATTRIBUTE = re.compile(r'(<(?!pre\b|code\b)[a-z][a-z0-9]*\b[^<>]*?)\s(?:id|class)="[^"]*"')
+
+
+def rst_to_html(text: str) -> str:
+    """``text`` (reStructuredText) as an HTML5 page whose ``<main>`` is the document; InvalidInput when
+    it is too large to render."""
+    from docutils import nodes
+    from docutils.core import publish_doctree, publish_from_doctree
+    from docutils.parsers.rst import directives, roles
+    from docutils.writers.html5_polyglot import Writer
+
+    if len(text) > MAX_RST_CHARS:
+        raise InvalidInput(f"{len(text)} characters of reStructuredText is over the {MAX_RST_CHARS} "
+                           "that are rendered")
+    text = _FILE_FIELDS.sub(lambda m: "\n" * m.group(0).count("\n"), text.replace("\r\n", "\n"))
+    text = _CONFIG_SUBSTITUTIONS.sub(lambda m: "" if f".. {m.group(0)}" not in text else m.group(0), text)
+    with _LOCK:
+        saved = (dict(roles._roles), dict(directives._directives))
+        try:
+            _register(text)
+            doctree = publish_doctree(text, settings_overrides=_SETTINGS)
+            for image in doctree.findall(nodes.image):  # ":loading: embed" would read the image's file
+                image.attributes.pop("loading", None)
+            page = str(publish_from_doctree(doctree, writer=Writer(), settings_overrides=_SETTINGS))
+        finally:
+            roles._roles.clear()
+            roles._roles.update(saved[0])
+            directives._directives.clear()
+            directives._directives.update(saved[1])
+    # docutils writes a code block's language as lang="python"; the HTML loader reads language-* classes.
+    page = re.sub(r'<pre class="([^"]*)" lang="([\w+#.-]+)">', r'<pre class="\1 language-\2">', page)
+    page = _LITERAL.sub(lambda m: "<code>" + re.sub(r"</?span[^>]*>", "", m.group(1)) + "</code>", page)
+    while True:
+        stripped = _ATTRIBUTE.sub(r"\1", page)
+        if stripped == page:
+            break
+        page = stripped
+    # A file without one top heading has no title; docutils names it after its source, "<string>".
+    return page.replace("<title>&lt;string&gt;</title>", "<title></title>")
 
 
 # Sphinx reads a field list opening the file as the file's metadata (":orphan:", ":tocdepth: 2").
 _FILE_FIELDS = re.compile(r"\A(?:[ \t]*\n)*(?::[\w:-]+:(?:[ \t][^\n]*)?\n)+")
-
-
-def rst_to_html(text: str) -> str:
-    """``text`` (reStructuredText) as an HTML5 page whose ``<main>`` is the document."""
-    from docutils.core import publish_string
-    from docutils.writers.html5_polyglot import Writer
-
-    text = _FILE_FIELDS.sub(lambda m: "\n" * m.group(0).count("\n"), text.replace("\r\n", "\n"))
-    with _LOCK:
-        _register(text)
-        page = str(publish_string(text, writer=Writer(), settings_overrides=_SETTINGS))
-    # Inline literals are <span class="docutils literal">; as <code> the HTML loader keeps them as code.
-    return _LITERAL.sub(r"<code>\1</code>", page)
-
-
-_LITERAL = re.compile(r'<span class="docutils literal">([^<]*)</span>')

@@ -1094,6 +1094,103 @@ def test_rst_reads_sphinx_markup_as_text(tmp_path: Path) -> None:
         assert gone not in text, gone
 
 
+RST_REFERENCE = """API
+===
+
+.. role:: func(code)
+
+.. autoclass:: quill.Session
+   :members:
+
+   Holds cookies for the Brantwick pool.
+
+.. autosummary::
+   :toctree: generated
+
+   quill.get
+   ~quill.put
+
+.. code-block:: python
+   :caption: example.py
+   :linenos:
+
+   quill.get("x")
+
+.. class:: Pool(size)
+
+   A pool of connections.
+
+.. rst:directive:option:: timeout
+   :type: float
+
+   Seconds to wait.
+
+Cookies
+-------
+
+Cookie jars persist ``--no-cache`` settings; see :pep:`pattern matching <634>` and :rfc:`2616`.
+
+.. sidebar:: Aside
+
+   Sidebar text kept.
+
+.. math::
+   :label: area
+
+   A = \\pi r^2
+
+.. only:: html
+
+   Only-html text.
+
+======  ======
+Op      Meaning
+======  ======
+``<>``  differs
++, -    sum
+======  ======
+
+Release |version|.
+"""
+
+
+def test_rst_reference_pages_keep_signatures_code_and_sections(tmp_path: Path) -> None:
+    path = tmp_path / "api.rst"
+    path.write_text(RST_REFERENCE)
+    text = _load(path, "rst").text
+    for kept in ("`quill.Session`", "Holds cookies for the Brantwick pool.", "- `quill.get`", "- `put`",
+                 "example.py\n\n```python\nquill.get(\"x\")\n```", "`Pool(size)`", "A pool of connections.",
+                 "`timeout`", "Seconds to wait.", "## Cookies", "`--no-cache`", "pattern matching and RFC 2616.",
+                 "Sidebar text kept.", "```latex\nA = \\pi r^2\n```", "Only-html text.", "| `<>` | differs |",
+                 "| +, - | sum |", "Release ."):
+        assert kept in text, kept
+    for gone in ("members", "toctree", "linenos", ":type:", "html\n", "|version|", "label"):
+        assert gone not in text, gone
+    # The document's ".. role:: func(code)" was for it alone: the next document's :func: is Sphinx's.
+    (tmp_path / "next.rst").write_text("Next\n====\n\nCall :func:`~os.path.join` here.\n")
+    assert "Call `join` here." in _load(tmp_path / "next.rst", "rst").text
+
+
+def test_rst_never_reads_a_file_from_the_server(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("Zorblax-credential-42")
+    path = tmp_path / "page.rst"
+    path.write_text(f"Page\n====\n\n.. include:: {secret}\n\n.. image:: {secret}\n   :loading: embed\n\n"
+                    f".. csv-table:: Data\n   :file: {secret}\n\n.. raw:: html\n   :file: {secret}\n\n"
+                    f".. literalinclude:: {secret}\n\nBody text.\n")
+    doc = _load(path, "rst")
+    assert "Body text." in doc.text and "Zorblax" not in doc.text
+    from graphrag.ingest.rst import rst_to_html
+
+    assert "Zorblax" not in rst_to_html(path.read_text()) and "base64" not in rst_to_html(path.read_text())
+
+
+def test_rst_without_one_top_heading_is_titled_by_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "CHANGES.rst"
+    path.write_text("Version 2\n---------\n\nFixed.\n\nVersion 1\n---------\n\nFirst.\n")
+    assert _load(path, "rst").title == "CHANGES"
+
+
 def test_rst_that_docutils_cannot_read_is_a_load_error(tmp_path: Path) -> None:
     from graphrag.ingest.load import discover
 
