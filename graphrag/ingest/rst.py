@@ -55,7 +55,7 @@ _HIDDEN_ARGUMENT = frozenset({"only", "ifconfig", "tab-set", "container"})
 # class there; docutils' own is "rst-class"), or use options docutils rejects (":caption:").
 _OVERRIDDEN = frozenset({"code-block", "sourcecode", "code", "class", "math"})
 # Sphinx substitutions from the project's configuration, which a lone file does not have.
-_CONFIG_SUBSTITUTIONS = re.compile(r"\|(?:version|release|today)\|")
+_CONFIG_SUBSTITUTIONS = re.compile(r"(?<!`)\|(?:version|release|today)\|(?!`)")
 _SETTINGS = {
     "report_level": 5, "halt_level": 5, "file_insertion_enabled": False, "raw_enabled": False,
     "image_loading": "link", "_disable_config": True, "output_encoding": "unicode", "embed_stylesheet": False,
@@ -148,6 +148,11 @@ def _directive(name: str) -> Any:
             out: list[Any] = []
             if base in _DESCRIPTIONS and argument:
                 out.append(nodes.paragraph("", "", nodes.literal(argument, argument)))
+                # ":type: str", ":default: 'x'" say what the described thing is; flags (":noindex:") do not.
+                for key, value in self.options.items():
+                    if isinstance(value, str) and value.strip():
+                        inline, _ = self.state.inline_text(f"{key}: {' '.join(value.split())}", self.lineno)
+                        out.append(nodes.paragraph("", "", *inline))
             elif argument and base not in _HIDDEN_ARGUMENT:
                 if base.startswith(("versionadded", "versionchanged", "versionremoved", "deprecated")):
                     argument = f"{base.replace('version', 'version ').capitalize()}: {argument}"
