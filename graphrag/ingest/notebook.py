@@ -1,5 +1,7 @@
 """Jupyter notebooks (``.ipynb``) as Markdown: Markdown cells as they are, code cells as fenced code
-blocks in the kernel's language, in notebook order.
+blocks in the kernel's language (or a cell magic's: ``%%bash``), in notebook order. Each Markdown cell
+is closed where it leaves a code fence or a comment open (Jupyter renders cells one by one), images
+pasted in as data URIs are cut to ``data:``, and the toc2 extension's "Table of Contents" cell is left out.
 
 Outputs are left out: they are what the code printed or drew (tables of numbers, images as base64,
 tracebacks), not what the author wrote, and they can outweigh the notebook's prose many times over.
@@ -13,13 +15,69 @@ import re
 from typing import Any
 
 from graphrag.errors import InvalidInput
+from graphrag.ingest.textprep import fence_closes, fence_open, opens_comment
+
+# Images pasted into Markdown cells as data URIs: most of a document's characters, none of its words.
+_DATA_URI = re.compile(r"data:[\w/+.-]*;base64,[A-Za-z0-9+/=\s]+")
+# The "Table of Contents" cell the toc2 extension writes (its heading carries "tocSkip").
+_TOC_CELL = re.compile(r'class="toc"|tocSkip')
+# Cell magics that run the cell in another language.
+_MAGICS = {"bash": "bash", "sh": "bash", "script bash": "bash", "script sh": "bash", "javascript": "javascript",
+           "js": "javascript", "html": "html", "latex": "latex", "sql": "sql", "ruby": "ruby", "perl": "perl",
+           "markdown": "markdown", "svg": "svg", "writefile": "", "capture": None, "time": None, "timeit": None}
+# Kernel names that say the language (Colab writes {"name": "python3"} alone).
+_KERNELS = ((re.compile(r"python\d*|ipython\d*|conda-.*py.*"), "python"), (re.compile(r"ir|r"), "r"),
+            (re.compile(r"julia.*"), "julia"), (re.compile(r"bash"), "bash"), (re.compile(r"javascript|deno"), "javascript"))
 
 
-def _text(source: Any) -> str:
-    """A cell's source: a string, or a list of lines (nbformat 4 writes lists)."""
+def _text(source: Any, lines_end: bool = True) -> str:
+    """A cell's source: a string, or a list of lines (nbformat 3 and 4 end each with its line break,
+    nbformat 2 does not: ``lines_end`` False)."""
     if isinstance(source, list):
-        return "".join(s for s in source if isinstance(s, str))
+        return ("" if lines_end else "\n").join(s for s in source if isinstance(s, str))
     return source if isinstance(source, str) else ""
+
+
+def _closed(markdown: str) -> str:
+    """A Markdown cell with a code fence or an HTML comment it leaves open closed at its end: Jupyter
+    renders each cell alone, but here the cells run on, and the next cell would be read as inside it."""
+    fence = None
+    in_comment = False
+    for line in markdown.split("\n"):
+        if fence is not None:
+            fence = None if fence_closes(line, fence) else fence
+        elif in_comment:
+            in_comment = "-->" not in line
+        elif (opened := fence_open(line)) is not None:
+            fence = opened
+        else:
+            in_comment = opens_comment(line)
+    if fence is not None:
+        markdown += "\n" + " " * fence[0] + fence[1]
+    if in_comment:
+        markdown += "\n-->"
+    return markdown
+
+
+def _language(meta: dict[str, Any]) -> str:
+    """The notebook's language: its language_info, its kernel's language, or its kernel's name."""
+    info, kernel = _mapping(meta.get("language_info")), _mapping(meta.get("kernelspec"))
+    language = str(info.get("name") or kernel.get("language") or "").strip().lower()
+    if not language:
+        name = str(kernel.get("name") or "").strip().lower()
+        language = next((lang for pattern, lang in _KERNELS if pattern.fullmatch(name)), "")
+    return language if re.fullmatch(r"[\w+#.-]{1,30}", language) else ""
+
+
+def _code_language(code: str, cell: dict[str, Any], default: str) -> str:
+    """A code cell's language: a cell magic's (``%%bash``), the cell's own (nbformat 3), else the notebook's."""
+    magic = re.match(r"%%(script \w+|\w+)", code.lstrip())
+    if magic and magic.group(1) in _MAGICS and _MAGICS[magic.group(1)] is not None:
+        return str(_MAGICS[magic.group(1)])
+    own = cell.get("language")
+    if isinstance(own, str) and re.fullmatch(r"[\w+#.-]{1,30}", own.strip()):
+        return own.strip().lower()
+    return default
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -51,17 +109,19 @@ def notebook_markdown(data: bytes) -> tuple[str, dict[str, Any]]:
         cells = [c for sheet in notebook["worksheets"] if isinstance(sheet, dict) for c in sheet.get("cells") or []]
     if not isinstance(cells, list):
         raise InvalidInput("not a Jupyter notebook (no cells)")
-    meta = _mapping(notebook.get("metadata"))
-    info, kernel = _mapping(meta.get("language_info")), _mapping(meta.get("kernelspec"))
-    language = str(info.get("name") or kernel.get("language") or "").strip().lower()
-    language = language if re.fullmatch(r"[\w+#.-]{1,30}", language) else ""
+    language = _language(_mapping(notebook.get("metadata")))
+    version = notebook.get("nbformat")
+    lines_end = not (isinstance(version, int) and version < 3)
     parts: list[str] = []
     for cell in cells:
         if not isinstance(cell, dict):
             continue
         kind = cell.get("cell_type")
         if kind in ("markdown", "heading"):  # nbformat 3 kept headings as cells of their own
-            text = _text(cell.get("source"))
+            text = _text(cell.get("source"), lines_end)
+            if _TOC_CELL.search(text):
+                continue
+            text = _closed(_DATA_URI.sub("data:", text))
             if kind == "heading":
                 level = cell.get("level")
                 depth = min(max(level, 1), 6) if isinstance(level, int) else 1
@@ -69,7 +129,7 @@ def notebook_markdown(data: bytes) -> tuple[str, dict[str, Any]]:
             if text.strip():
                 parts.append(text.strip("\n"))
         elif kind == "code":
-            code = _text(cell.get("source", cell.get("input")))
+            code = _text(cell.get("source", cell.get("input")), lines_end)
             if code.strip():
-                parts.append(_fenced(code, language))
+                parts.append(_fenced(code, _code_language(code, cell, language)))
     return "\n\n".join(parts) + "\n", ({"language": language} if language else {})

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 # --- Markdown structure (shared by the loaders, the chunker and the prose view) ---------------------
@@ -30,8 +30,9 @@ _FENCE_CLOSE = re.compile(r"^([ \t]*)(`{3,}|~{3,})[ \t]*\r?\n?$")
 HEADING_LINE = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*\r?\n?$")
 SETEXT_UNDERLINE = re.compile(r"^[ \t]{0,3}(=+|-+)[ \t]*\r?\n?$")
 _HTML_H1 = re.compile(r"^[ \t]*<h1\b[^>]*>(.*?)</h1>", re.I | re.S)
-# A heading's attribute list: "{#id}", "{ #id .class }" (Python-Markdown, pandoc, MkDocs).
-_HEADING_ATTRS = re.compile(r"\s*\{\s*[#.][^{}]*\}\s*$")
+# A heading's attribute list: "{#id}", "{ #id .class }" (Python-Markdown, pandoc, MkDocs), or a Hugging
+# Face doc-builder anchor "[[automatic-speech-recognition]]".
+_HEADING_ATTRS = re.compile(r"\s*(?:\{\s*[#.][^{}]*\}|\[\[[\w.:-]+\]\])\s*$")
 
 
 def fence_open(line: str) -> Fence | None:
@@ -220,12 +221,36 @@ def _drop_tag(m: re.Match[str]) -> str:
     return " " + "\n" * tag.count("\n")
 
 
+def _outside_fences(text: str, fence: Fence | None, change: Callable[[str], str]) -> str:
+    """``text`` with ``change`` applied to each stretch outside code blocks (``fence``: it starts inside
+    one); ``change`` keeps the number of lines."""
+    out: list[str] = []
+    prose: list[str] = []
+    for line in text.split("\n"):
+        if fence is not None:
+            out.append(line)
+            fence = None if fence_closes(line, fence) else fence
+            continue
+        fence = fence_open(line)
+        if fence is None:
+            prose.append(line)
+            continue
+        if prose:
+            out.append(change("\n".join(prose)))
+            prose = []
+        out.append(line)
+    if prose:
+        out.append(change("\n".join(prose)))
+    return "\n".join(out)
+
+
 def prose_view(text: str, open_fence: Fence | None = None) -> Prose:
     """The prose of a chunk for NER, with inline code positions and the code blocks set aside.
 
     ``open_fence``: the chunk starts inside this code block (the previous piece of a long block ended
     in it), so its lines are code until the block closes."""
-    text = _TAG.sub(_drop_tag, text)
+    if "<" in text:
+        text = _outside_fences(text, open_fence, lambda prose: _TAG.sub(_drop_tag, prose))
     out: list[str] = []
     spans: list[tuple[int, int, str]] = []
     blocks: list[str] = []

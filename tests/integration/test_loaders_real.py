@@ -1250,7 +1250,37 @@ def test_notebook_cells_are_read_in_order_without_outputs(tmp_path: Path) -> Non
         {"cell_type": "code", "language": "python", "input": ["x = 1"], "outputs": []}]}]}
     (tmp_path / "old.ipynb").write_text(__import__("json").dumps(v3))
     old = _load(tmp_path / "old.ipynb", "ipynb")
-    assert (old.title, old.text) == ("Old notebook", "# Old notebook\n\n```\nx = 1\n```\n")
+    assert (old.title, old.text) == ("Old notebook", "# Old notebook\n\n```python\nx = 1\n```\n")  # the cell's language
+
+
+def test_notebook_cells_stand_alone_as_jupyter_renders_them(tmp_path: Path) -> None:
+    from graphrag.ingest.textprep import prose_view
+
+    def md(text: str) -> dict[str, Any]:
+        return {"cell_type": "markdown", "metadata": {}, "source": text}
+
+    def code(text: str) -> dict[str, Any]:
+        return {"cell_type": "code", "metadata": {}, "source": text, "outputs": []}
+
+    cells = [md('<h1>Table of Contents<span class="tocSkip"></span></h1><div class="toc">x</div>'),
+             md("# Dispatch[[dispatch]]\n\nIntro\n```\nfoo(y::String)"), code("x = 1"),
+             md("Important prose here. <!-- TODO"), md("![plot](data:image/png;base64,iVBORw0KGgo" + "A" * 5000 + ")"),
+             code("%%bash\nls -l"), code('html = """<div\n  style="x">hi</div>"""')]
+    (tmp_path / "nb.ipynb").write_text(_notebook(cells, kernelspec={"name": "julia-1.6"}))
+    doc = _load(tmp_path / "nb.ipynb", "ipynb")
+    assert doc.title == "Dispatch" and doc.metadata == {"language": "julia"}
+    assert "```\nfoo(y::String)\n```\n\n```julia\nx = 1\n```" in doc.text  # the open fence closed in its cell
+    assert "Important prose here. <!-- TODO\n-->" in doc.text and "![plot](data:)" in doc.text
+    assert "```bash\n%%bash\nls -l\n```" in doc.text and "Table of Contents" not in doc.text
+    view = prose_view(doc.text)
+    assert "Important prose here." in view.text and "x = 1" not in view.text
+    assert 'html = """<div\n  style="x">hi</div>"""' in view.code_blocks  # a tag in code is code
+    v2 = {"nbformat": 2, "metadata": {}, "worksheets": [{"cells": [
+        {"cell_type": "markdown", "source": ["An introduction", "", "Second paragraph."]},
+        {"cell_type": "code", "language": "python", "input": ["import os", "print(os.sep)"]}]}]}
+    (tmp_path / "v2.ipynb").write_text(__import__("json").dumps(v2))
+    assert _load(tmp_path / "v2.ipynb", "ipynb").text == (
+        "An introduction\n\nSecond paragraph.\n\n```python\nimport os\nprint(os.sep)\n```\n")
 
 
 async def test_notebook_is_searchable_and_its_outputs_are_not(
