@@ -159,6 +159,10 @@ from graphrag.ingest.embedders import Embedders
 assert "LRU_CACHE_CAPACITY" not in os.environ and "ONEDNN_PRIMITIVE_CACHE_CAPACITY" not in os.environ
 embedder = Embedders(Settings()).default
 def rss():
+    # Memory held, not heap the allocator keeps after a free: on CPUs without bfloat16 PyTorch embeds,
+    # and glibc's retained heap alone swings this reading by -55 to +290 MB between rounds.
+    import ctypes
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
     return int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) // 1024
 words = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
 def run(counts):  # batches of `count` texts of n words: a shape of their own each
