@@ -7,7 +7,8 @@ fragments ``<>``). A component's children are Markdown and stay. HTML tags (lowe
 left to the prose view like those of any Markdown file; code blocks, inline code and escaped
 characters (``\\<``, ``\\{``) are never touched.
 
-One left-to-right scan, linear in the file: a brace or tag that never closes is read as text, and
+A tag that opens a line with text after it on that line is blanked to a no-break space and spaces, so
+the text does not turn into a heading or a list item it never was. One left-to-right scan, linear in the file: a brace or tag that never closes is read as text, and
 after one brace that never closes the rest of the file's braces are too (MDX would reject the file).
 """
 
@@ -176,6 +177,10 @@ def _prose(segment: str) -> str:
         for k in range(i, end):
             if out[k] != "\n":
                 out[k] = " "
+        line_end = s.find("\n", end)
+        if i == line_start and "\n" not in s[i:end] and s[end:line_end if line_end >= 0 else n].strip():
+            # "<Tag># text": the text is inside JSX, no heading; blanked to spaces it would read as one.
+            out[i] = "\u00a0"
         last_newline = s.rfind("\n", i, end)
         if last_newline >= 0:
             line_start, after_blank = last_newline + 1, False

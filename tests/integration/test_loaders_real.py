@@ -895,15 +895,20 @@ def test_mdx_is_read_as_markdown_without_its_jsx(tmp_path: Path) -> None:
     ("Type: Promise\\<Response\\> or \\{x\\}.\n", "Type: Promise\\<Response\\> or \\{x\\}."),
     # a stray backtick does not pair with one in another paragraph
     ("A lone ` backtick.\n\n<Note>Hi</Note>\n\nThen `<Code>`.\n", "A lone ` backtick. Hi Then `<Code>`."),
+    # text inside a tag that opens a line is no heading once the tag is blanked
+    ("<A># Not a heading</A>\n", "# Not a heading"),
     # a comment that never closes leaves the text as it is
     ("{/* open\nText <Tag>after</Tag>.\n", "{/* open Text after ."),
 ])
 def test_mdx_syntax_is_blanked_where_mdx_reads_it(source: str, expected: str) -> None:
     from graphrag.ingest.mdx import mdx_to_markdown
 
+    from graphrag.ingest.textprep import markdown_title
+
     out = mdx_to_markdown(source)
     assert len(out) == len(source) and out.count("\n") == source.count("\n")
     assert " ".join(out.split()) == expected
+    assert markdown_title(out) in (None, "Title")  # only the first case has a heading
 
 
 @pytest.mark.timeout(60)  # a hang guard: the first, quadratic scan took 20 s and more on each of these
