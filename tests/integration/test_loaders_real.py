@@ -1200,9 +1200,13 @@ def test_rst_that_docutils_cannot_read_is_a_load_error(tmp_path: Path) -> None:
     from graphrag.ingest.load import discover
 
     path = tmp_path / "deep.rst"
-    path.write_text("".join(f"{'  ' * i}- item {i}\n\n" for i in range(3000)))
-    with pytest.raises(LoadError, match="deep.rst: unreadable reStructuredText"):
+    path.write_text("".join(f"{'  ' * i}- item {i}\n\n" for i in range(400)))
+    with pytest.raises(LoadError, match="deep.rst: unreadable reStructuredText \\(nested too deeply\\)"):
         _load(path, "rst")
+    (tmp_path / "huge.rst").write_text("Text.\n\n" * 600_000)
+    with pytest.raises(LoadError, match="huge.rst: 4200000 characters of reStructuredText is over the 4000000"):
+        _load(tmp_path / "huge.rst", "rst")
+    (tmp_path / "huge.rst").unlink()
     found, _ = discover([tmp_path])
     assert [(f.path.name, f.file_type) for f in found] == [("deep.rst", "rst")]
 
