@@ -10,7 +10,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -766,9 +766,10 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
         pages: list[tuple[int, int]] = []
         offset = 0
         tables = _pdf_tables_by_page(_decrypted(reader) if reader.is_encrypted else data)
+        widgets = _Widgets()
         for number, page in enumerate(reader.pages):
             text = tables.get(number) or (page.extract_text() or "").strip()
-            answers = _pdf_form_answers(page, text)
+            answers = _pdf_form_answers(page, text, widgets)
             if answers:
                 text = f"{text}\n\n{answers}" if text else answers
             pages.append((offset, offset + len(text)))
@@ -794,23 +795,37 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
                      pages=tuple(pages))]
 
 
-# A form with more fields on one page than this is not a form a person fills in.
+# A form with more fields than this is not a form a person fills in: the rest are not read.
 _PDF_MAX_FIELDS = 2_000
+
+
+@dataclass
+class _Widgets:
+    """Form widgets read so far in one PDF: each once (pages may share one annotation list), and no
+    more than :data:`_PDF_MAX_FIELDS` in all."""
+
+    seen: set[int] = field(default_factory=set)
+    read: int = 0
 
 
 def _pdf_field_value(value: Any, kind: Any) -> str:
     """A form field's value as text: a text or choice field's text, a checked box's or a chosen radio
-    button's export name ("Yes", "Option2"); "" for unset, unchecked ("Off") and signatures."""
-    from pypdf.generic import ArrayObject, NameObject
+    button's export name ("Yes", "Option2"), a number; "" for unset, unchecked ("Off"), signatures,
+    and anything else (a stream or dictionary is no answer)."""
+    from pypdf.generic import ArrayObject, FloatObject, NameObject, NumberObject, TextStringObject
 
     if value is None or kind == "/Sig":
         return ""
+    value = value.get_object() if hasattr(value, "get_object") else value
     if isinstance(value, ArrayObject):  # a multiple-choice list
-        return ", ".join(v for v in (_pdf_field_value(v, kind) for v in value) if v)
+        return ", ".join(v for v in (_pdf_field_value(v, kind) for v in value[:100] if not isinstance(
+            v.get_object() if hasattr(v, "get_object") else v, ArrayObject)) if v)
     if isinstance(value, NameObject):
         name = str(value)[1:]
         return "" if name.lower() == "off" else name
-    return " ".join(str(value).replace("\x00", "").split())
+    if isinstance(value, (TextStringObject, str, NumberObject, FloatObject)):
+        return " ".join(str(value).replace("\x00", "").split())
+    return ""
 
 
 def _pdf_field_label(name: str) -> str:
@@ -819,23 +834,35 @@ def _pdf_field_label(name: str) -> str:
     return " ".join(last.replace("_", " ").split())
 
 
-def _pdf_form_answers(page: Any, text: str) -> str:
+def _pdf_form_answers(page: Any, text: str, widgets: _Widgets) -> str:
     """The filled-in form fields on a page as "Label: value" lines. An interactive form keeps its answers
     in field values, not in the page's text, so a filled-in application would otherwise read blank.
     The label is the field's description (``/TU``) or its name; values already in the page's text (a
     form printed flat) and empty fields are left out."""
     lines: list[str] = []
     seen: set[tuple[str, str]] = set()
+    from pypdf.generic import ArrayObject, IndirectObject
+
     try:
         annotations = page.get("/Annots") or []
         annotations = annotations.get_object() if hasattr(annotations, "get_object") else annotations
+        if not isinstance(annotations, ArrayObject):
+            return ""
+        annotations = list(annotations)
     except Exception:  # noqa: BLE001 - a damaged annotation list: the page's text is still read
         return ""
-    for annotation in list(annotations)[:_PDF_MAX_FIELDS]:
+    for annotation in annotations:
+        if widgets.read >= _PDF_MAX_FIELDS:
+            break
+        if isinstance(annotation, IndirectObject):
+            if annotation.idnum in widgets.seen:
+                continue
+            widgets.seen.add(annotation.idnum)
         try:
             node = annotation.get_object()
             if node.get("/Subtype") != "/Widget":
                 continue
+            widgets.read += 1
             # /T, /TU, /V and /FT are inherited: a widget of a radio group or of a field shown twice
             # holds only its place on the page, and its parent field the rest.
             found: dict[str, Any] = {}
@@ -1077,12 +1104,13 @@ def _docx_without_dangling_relationships(data: bytes) -> bytes:
     import io
     import posixpath
     import zipfile
+    from urllib.parse import unquote
 
     from lxml import etree
 
     out = io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(data)) as archive, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as repaired:
-        names = set(archive.namelist())
+        names = {name.lower() for name in archive.namelist()}
         for info in archive.infolist():
             content = archive.read(info)
             if info.filename.endswith(".rels"):
@@ -1091,12 +1119,12 @@ def _docx_without_dangling_relationships(data: bytes) -> bytes:
                 base = posixpath.dirname(posixpath.dirname(info.filename))
                 tree = etree.fromstring(content, etree.XMLParser(resolve_entities=False, no_network=True))
                 for rel in list(tree):
-                    target = rel.get("Target") or ""
+                    target = unquote(rel.get("Target") or "")  # "media/image%201.png"
                     if rel.get("TargetMode") == "External" or not target:
                         continue
                     part = target.lstrip("/") if target.startswith("/") else posixpath.normpath(
                         posixpath.join(base, target))
-                    if part not in names:
+                    if part.lower() not in names:  # part names ignore case (OPC)
                         tree.remove(rel)
                 content = etree.tostring(tree, xml_declaration=True, encoding="UTF-8", standalone=True)
             repaired.writestr(info, content)

@@ -14,14 +14,18 @@ after one brace that never closes the rest of the file's braces are too (MDX wou
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from graphrag.ingest.textprep import fence_closes, fence_open
 
-_BLANK_LINE = re.compile(r"\n[ \t]*(?:\n|$)")
+_BLANK_LINE = re.compile(r"\n[ \t\r]*(?:\n|$)")  # CRLF files too
 # A component tag's start: "<Name", "</Name", "<a.b" (member names); "<>"/"</>" are checked apart.
+_TICKS = re.compile(r"`+")
 _TAG_START = re.compile(r"</?(?:[A-Z][\w.:-]*|[a-z][\w-]*(?:\.[\w-]+)+)(?=[\s/>{])")
 _ESM_START = re.compile(r"(?:import|export)[ \t]")
+# Template literals nested deeper than this ("`${`${`${...") are read as text, not recursed into.
+_MAX_NESTING = 50
 
 
 class _Scanner:
@@ -31,8 +35,9 @@ class _Scanner:
         self.s = text
         self.n = len(text)
         self.braces_ok = True  # False after a brace that never closes: the rest are text
+        self.esm_closes = True  # False after an ESM block whose brackets never close: the rest end at a blank line
 
-    def string_end(self, i: int) -> int:
+    def string_end(self, i: int, nesting: int = 0) -> int:
         """After the string opening at ``i`` ('...', "...", `...` with ${...}); a quote that does
         not close on its line (an apostrophe in JSX text) is just a character: ``i + 1``."""
         s, quote = self.s, self.s[i]
@@ -45,7 +50,7 @@ class _Scanner:
             if c == quote:
                 return j + 1
             if quote == "`" and c == "$" and s.startswith("{", j + 1):
-                k = self.braces_end(j + 1)
+                k = self.braces_end(j + 1, nesting + 1) if nesting < _MAX_NESTING else None
                 if k is None:
                     return i + 1
                 j = k
@@ -55,7 +60,7 @@ class _Scanner:
             j += 1
         return i + 1
 
-    def braces_end(self, i: int) -> int | None:
+    def braces_end(self, i: int, nesting: int = 0) -> int | None:
         """After the ``}`` matching the ``{`` at ``i`` (strings, template literals and comments skipped),
         or None if it never closes."""
         if not self.braces_ok:
@@ -71,7 +76,7 @@ class _Scanner:
                 if depth == 0:
                     return j + 1
             elif c in "\"'`":
-                j = self.string_end(j)
+                j = self.string_end(j, nesting)
                 continue
             elif c == "/" and s.startswith("*", j + 1):
                 k = s.find("*/", j + 2)
@@ -118,6 +123,9 @@ class _Scanner:
         strings (``export function f() {`` ... blank lines ... ``}``), or, where brackets never
         close, the first blank line."""
         s = self.s
+        first_blank = _BLANK_LINE.search(s, i)
+        if not self.esm_closes:
+            return first_blank.start() if first_blank else self.n
         depth, j = 0, i
         while j < self.n:
             c = s[j]
@@ -131,9 +139,9 @@ class _Scanner:
             elif c == "\n" and depth <= 0 and _BLANK_LINE.match(s, j):
                 return j
             j += 1
-        if depth > 0:
-            m = _BLANK_LINE.search(s, i)
-            return m.start() if m else self.n
+        if depth > 0:  # never closes: this block and every later one end at their first blank line
+            self.esm_closes = False
+            return first_blank.start() if first_blank else self.n
         return self.n
 
 
@@ -142,7 +150,7 @@ def _prose(segment: str) -> str:
     scan = _Scanner(segment)
     s, n = segment, len(segment)
     out = list(segment)
-    unmatched_ticks: dict[int, int] = {}  # a backtick run of this length has no closer before this offset
+    runs: dict[int, list[int]] = {}  # where this paragraph's backtick runs of each length start
     line_start, after_blank = 0, True  # ESM starts a line after a blank line (or the file's first)
     paragraph_end = -1  # inline code closes before this offset (a blank line)
     i = 0
@@ -157,16 +165,19 @@ def _prose(segment: str) -> str:
         elif c == "\\" and s[i + 1:i + 2] != "\n":
             i += 1  # an escaped character is text
         elif c == "`":
-            if i >= paragraph_end:
+            if i >= paragraph_end:  # the backtick runs of this paragraph, by length, found once
                 found = _BLANK_LINE.search(s, i)
                 paragraph_end = found.start() if found else n
+                runs = {}
+                for m in _TICKS.finditer(s, i, paragraph_end):
+                    runs.setdefault(len(m.group(0)), []).append(m.start())
             run = _run(s, i)
-            closer = None if unmatched_ticks.get(run, -1) > i else _code_close(s, i + run, run, paragraph_end)
-            if closer is None:
-                unmatched_ticks[run] = paragraph_end
-                i += run - 1
+            starts = runs.get(run, [])
+            k = bisect.bisect_right(starts, i)
+            if k < len(starts):
+                i = starts[k] + run - 1  # inline code is kept as it is
             else:
-                i = closer - 1  # inline code is kept as it is
+                i += run - 1
         elif c == "{":
             end = scan.braces_end(i)
         elif c == "<":
@@ -193,18 +204,6 @@ def _run(s: str, i: int) -> int:
     while j < len(s) and s[j] == "`":
         j += 1
     return j - i
-
-
-def _code_close(s: str, start: int, run: int, stop: int) -> int | None:
-    """After the backtick run of length ``run`` that closes inline code opened before ``start``, before
-    ``stop`` (the paragraph's end); None if there is none."""
-    j = s.find("`", start, stop)
-    while j >= 0:
-        length = _run(s, j)
-        if length == run:
-            return j + run
-        j = s.find("`", j + length, stop)
-    return None
 
 
 def mdx_to_markdown(text: str) -> str:

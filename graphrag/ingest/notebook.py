@@ -18,7 +18,7 @@ from graphrag.errors import InvalidInput
 from graphrag.ingest.textprep import fence_closes, fence_open, opens_comment
 
 # Images pasted into Markdown cells as data URIs: most of a document's characters, none of its words.
-_DATA_URI = re.compile(r"data:[\w/+.-]*;base64,[A-Za-z0-9+/=\s]+")
+_DATA_URI = re.compile(r"data:[\w/+.-]*;base64,[A-Za-z0-9+/=]+(?:\s+[A-Za-z0-9+/=]{40,})*")  # wrapped lines too
 # The "Table of Contents" cell the toc2 extension writes (its heading carries "tocSkip").
 _TOC_CELL = re.compile(r'class="toc"|tocSkip')
 # Cell magics that run the cell in another language.
@@ -100,13 +100,16 @@ def notebook_markdown(data: bytes) -> tuple[str, dict[str, Any]]:
         raise InvalidInput(f"not valid UTF-8 (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"not a Jupyter notebook (invalid JSON at line {exc.lineno})") from None
+    except ValueError as exc:  # a number past Python's digit limit
+        raise InvalidInput(f"not a Jupyter notebook ({' '.join(str(exc).split())[:100]})") from None
     except RecursionError:
         raise InvalidInput("not a Jupyter notebook (JSON nested too deeply)") from None
     if not isinstance(notebook, dict):
         raise InvalidInput("not a Jupyter notebook (no cells)")
     cells = notebook.get("cells")
     if cells is None and isinstance(notebook.get("worksheets"), list):  # nbformat 3
-        cells = [c for sheet in notebook["worksheets"] if isinstance(sheet, dict) for c in sheet.get("cells") or []]
+        sheets = [sheet.get("cells") for sheet in notebook["worksheets"] if isinstance(sheet, dict)]
+        cells = [c for sheet_cells in sheets if isinstance(sheet_cells, list) for c in sheet_cells]
     if not isinstance(cells, list):
         raise InvalidInput("not a Jupyter notebook (no cells)")
     language = _language(_mapping(notebook.get("metadata")))

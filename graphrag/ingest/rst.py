@@ -28,8 +28,9 @@ from typing import Any
 
 from graphrag.errors import InvalidInput
 
-_ROLE = re.compile(r"(?<![\w`]):((?:[A-Za-z][\w.+-]*:)*[A-Za-z][\w.+-]*):`")
-_DIRECTIVE = re.compile(r"^[ \t]*\.\.[ \t]+((?:[A-Za-z][\w.+-]*:)*[A-Za-z][\w.+-]*)::", re.M)
+# Names bounded in length and parts: unbounded, every ":" of a long ":a.:a.:a." run started a scan to its end.
+_ROLE = re.compile(r"(?<![\w`]):((?:[A-Za-z][\w.+-]{0,63}:){0,3}[A-Za-z][\w.+-]{0,63}):`")
+_DIRECTIVE = re.compile(r"^[ \t]*\.\.[ \t]+((?:[A-Za-z][\w.+-]{0,63}:){0,3}[A-Za-z][\w.+-]{0,63})::", re.M)
 # Roles whose text is code: Python/C/C++/JS domain objects, and options, environment variables, files.
 _CODE_ROLES = frozenset({
     "class", "func", "meth", "attr", "mod", "obj", "data", "const", "exc", "type", "member", "var", "macro",
@@ -55,7 +56,8 @@ _HIDDEN_ARGUMENT = frozenset({"only", "ifconfig", "tab-set", "container"})
 # class there; docutils' own is "rst-class"), or use options docutils rejects (":caption:").
 _OVERRIDDEN = frozenset({"code-block", "sourcecode", "code", "class", "math"})
 # Sphinx substitutions from the project's configuration, which a lone file does not have.
-_CONFIG_SUBSTITUTIONS = re.compile(r"(?<!`)\|(?:version|release|today)\|(?!`)")
+_CONFIG_SUBSTITUTIONS = re.compile(r"(?<!`)\|(version|release|today)\|(?!`)")
+_DEFINED_SUBSTITUTIONS = re.compile(r"^[ \t]*\.\.[ \t]+\|(version|release|today)\|", re.M)
 _SETTINGS = {
     "report_level": 5, "halt_level": 5, "file_insertion_enabled": False, "raw_enabled": False,
     "image_loading": "link", "_disable_config": True, "output_encoding": "unicode", "embed_stylesheet": False,
@@ -63,8 +65,9 @@ _SETTINGS = {
     "warning_stream": False, "input_encoding": "unicode", "toc_backlinks": "none", "footnote_backlinks": False,
     "math_output": "LaTeX", "character_level_inline_markup": False, "line_length_limit": 100_000,
 }
-# docutils slows down faster than the text grows (2 MB: about 20 s); past this a file is not rendered.
-MAX_RST_CHARS = 4_000_000
+# docutils slows down faster than the text grows (1 MB: 5 to 35 s, by how many link targets it holds;
+# 2 MB: 12 to 130 s), and renders one file at a time here: past this a file is not rendered.
+MAX_RST_CHARS = 1_000_000
 # docutils' role and directive registries are per process; one parse at a time registers and reads them.
 _LOCK = threading.Lock()
 
@@ -167,15 +170,15 @@ def _directive(name: str) -> Any:
     return Lenient
 
 
-def _register(text: str) -> None:
-    """Register the roles and directives ``text`` uses that docutils does not know (or, for a few,
+def _register(role_names: set[str], directive_names: set[str]) -> None:
+    """Register the roles and directives a text uses that docutils does not know (or, for a few,
     knows differently from Sphinx)."""
     from docutils.parsers.rst import directives, languages, roles
     from docutils.utils import Reporter
 
     quiet = Reporter("", 5, 5)
     language = languages.get_language("en", quiet)
-    for name in set(_ROLE.findall(text)):
+    for name in role_names:
         base = _base(name)
         if base in ("pep", "rfc"):
             roles.register_local_role(name, _role(base.upper()))
@@ -184,7 +187,7 @@ def _register(text: str) -> None:
         if known is None:
             code = base in _CODE_ROLES or name.startswith(("py:", "c:", "cpp:", "js:"))
             roles.register_local_role(name, _role("code" if code else "text"))
-    for name in {n.lower() for n in _DIRECTIVE.findall(text)}:
+    for name in directive_names:
         canonical = language.directives.get(name, name)
         if name in _OVERRIDDEN or (name not in directives._directives
                                    and canonical not in directives._directive_registry):
@@ -211,11 +214,14 @@ def rst_to_html(text: str) -> str:
         raise InvalidInput(f"{len(text)} characters of reStructuredText is over the {MAX_RST_CHARS} "
                            "that are rendered")
     text = _FILE_FIELDS.sub(lambda m: "\n" * m.group(0).count("\n"), text.replace("\r\n", "\n"))
-    text = _CONFIG_SUBSTITUTIONS.sub(lambda m: "" if f".. {m.group(0)}" not in text else m.group(0), text)
+    defined = set(_DEFINED_SUBSTITUTIONS.findall(text))
+    text = _CONFIG_SUBSTITUTIONS.sub(lambda m: m.group(0) if m.group(1) in defined else "", text)
+    role_names = set(_ROLE.findall(text))
+    directive_names = {n.lower() for n in _DIRECTIVE.findall(text)}
     with _LOCK:
         saved = (dict(roles._roles), dict(directives._directives))
         try:
-            _register(text)
+            _register(role_names, directive_names)
             doctree = publish_doctree(text, settings_overrides=_SETTINGS)
             for image in doctree.findall(nodes.image):  # ":loading: embed" would read the image's file
                 image.attributes.pop("loading", None)

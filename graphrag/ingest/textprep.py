@@ -26,13 +26,27 @@ Fence = tuple[int, str]  # an open code fence: its indentation (columns) and mar
 
 _FENCE_OPEN = re.compile(r"^([ \t]*)(`{3,}|~{3,})([^\r\n]*)")
 _FENCE_CLOSE = re.compile(r"^([ \t]*)(`{3,}|~{3,})[ \t]*\r?\n?$")
-# ATX headings; closing #s only after white space ("# Using C#" is about C#).
-HEADING_LINE = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*\r?\n?$")
+# ATX headings; closing #s only after white space ("# Using C#" is about C#). The text is runs of
+# non-space characters and of white space followed by more text, taken possessively: a lazy ".*?"
+# before optional white space tried every split of a long run of spaces (quadratic).
+HEADING_LINE = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]++((?:[^ \t\r\n]++|\r(?!\n?$)|[ \t]++(?!#++[ \t]*+\r?\n?$)"
+                          r"(?=[^ \t\r\n]|\r(?!\n?$)))*+)(?:[ \t]++#++)?[ \t]*+\r?\n?$")
 SETEXT_UNDERLINE = re.compile(r"^[ \t]{0,3}(=+|-+)[ \t]*\r?\n?$")
 _HTML_H1 = re.compile(r"^[ \t]*<h1\b[^>]*>(.*?)</h1>", re.I | re.S)
 # A heading's attribute list: "{#id}", "{ #id .class }" (Python-Markdown, pandoc, MkDocs), or a Hugging
 # Face doc-builder anchor "[[automatic-speech-recognition]]".
 _HEADING_ATTRS = re.compile(r"\s*(?:\{\s*[#.][^{}]*\}|\[\[[\w.:-]+\]\])\s*$")
+
+
+def strip_heading_attrs(text: str) -> str:
+    """``text`` without a trailing attribute list or anchor; the pattern only sees the line's end (from
+    every start in a long run of spaces it would scan to the end: quadratic)."""
+    stripped = text.rstrip()
+    if not stripped.endswith(("}", "]]")):
+        return text
+    tail = stripped[-_MAX_HEADING_CHARS:]
+    m = _HEADING_ATTRS.search(tail)
+    return stripped[:len(stripped) - len(tail) + m.start()] if m else text
 
 
 def fence_open(line: str) -> Fence | None:
@@ -53,7 +67,9 @@ def fence_closes(line: str, fence: Fence) -> bool:
 
 
 # A GFM table's delimiter row: "--- | :---:", "|---|---|" (a pipe in it tells it from a setext underline).
-_DELIMITER_ROW = re.compile(r"^[ \t]{0,3}(?=[^\n]*\|)\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*\r?\n?$")
+# Possessive quantifiers: white space shared by two of them would otherwise be tried every way (quadratic).
+_DELIMITER_ROW = re.compile(
+    r"^[ \t]{0,3}(?=[^\n]*\|)\|?[ \t]*+:?-++:?[ \t]*+(?:\|[ \t]*+:?-++:?[ \t]*+)*+\|?[ \t]*+\r?\n?$")
 
 
 def _cells(row: str) -> int:
@@ -86,7 +102,7 @@ _MAX_HEADING_CHARS = 500
 def heading_text(raw: str) -> str:
     """A heading's words without markup: attribute lists, links (their text), images, HTML tags,
     emphasis and code backticks (``## `async` and **await**`` -> "async and await")."""
-    text = _HEADING_ATTRS.sub("", raw[:_MAX_HEADING_CHARS])
+    text = strip_heading_attrs(raw[:_MAX_HEADING_CHARS])
     text = _IMAGE.sub(lambda m: m.group(1), text)
     text = _LINK.sub(lambda m: m.group(1), text)
     text = _TAG.sub(" ", text)
@@ -292,7 +308,7 @@ def prose_view(text: str, open_fence: Fence | None = None) -> Prose:
         admonition = _ADMONITION.match(line)
         container = _CONTAINER.match(line) if not heading and not admonition else None
         if heading:
-            line = _HEADING_ATTRS.sub("", heading.group(2))
+            line = strip_heading_attrs(heading.group(2))
         elif admonition:
             line = admonition.group(1) or ""
         elif container:

@@ -897,6 +897,8 @@ def test_mdx_is_read_as_markdown_without_its_jsx(tmp_path: Path) -> None:
     ("A lone ` backtick.\n\n<Note>Hi</Note>\n\nThen `<Code>`.\n", "A lone ` backtick. Hi Then `<Code>`."),
     # text inside a tag that opens a line is no heading once the tag is blanked
     ("<A># Not a heading</A>\n", "# Not a heading"),
+    # Windows line endings: the ESM block still ends at its blank line
+    ("import X from 'y'\r\n\r\n# Install\r\n\r\nText\r\n", "# Install Text"),
     # a comment that never closes leaves the text as it is
     ("{/* open\nText <Tag>after</Tag>.\n", "{/* open Text after ."),
 ])
@@ -908,11 +910,13 @@ def test_mdx_syntax_is_blanked_where_mdx_reads_it(source: str, expected: str) ->
     out = mdx_to_markdown(source)
     assert len(out) == len(source) and out.count("\n") == source.count("\n")
     assert " ".join(out.split()) == expected
-    assert markdown_title(out) in (None, "Title")  # only the first case has a heading
+    assert markdown_title(out) in (None, "Title", "Install")  # headings only where the source has them
 
 
 @pytest.mark.timeout(60)  # a hang guard: the first, quadratic scan took 20 s and more on each of these
-@pytest.mark.parametrize("hostile", ["{/* a\n" * 20_000, "`` a\n" * 20_000, "<A b={x " * 20_000, "<A <A " * 20_000])
+@pytest.mark.parametrize("hostile", ["{/* a\n" * 20_000, "`` a\n" * 20_000, "<A b={x " * 20_000, "<A <A " * 20_000,
+                                     "{`${" * 2_000, "import (\n\n" * 4_000,
+                                     "".join("`" * k + " a " for k in range(1, 1_400))])
 def test_mdx_scan_reads_hostile_input(hostile: str) -> None:
     from graphrag.ingest.mdx import mdx_to_markdown
 
@@ -1204,7 +1208,7 @@ def test_rst_that_docutils_cannot_read_is_a_load_error(tmp_path: Path) -> None:
     with pytest.raises(LoadError, match="deep.rst: unreadable reStructuredText \\(nested too deeply\\)"):
         _load(path, "rst")
     (tmp_path / "huge.rst").write_text("Text.\n\n" * 600_000)
-    with pytest.raises(LoadError, match="huge.rst: 4200000 characters of reStructuredText is over the 4000000"):
+    with pytest.raises(LoadError, match="huge.rst: 4200000 characters of reStructuredText is over the 1000000"):
         _load(tmp_path / "huge.rst", "rst")
     (tmp_path / "huge.rst").unlink()
     found, _ = discover([tmp_path])
@@ -1250,7 +1254,8 @@ def test_notebook_cells_are_read_in_order_without_outputs(tmp_path: Path) -> Non
     assert doc.text == ("# Tidal forecasts\n\nFit the Marrowgate tide model.\n\n"
                         "````python\nimport tides\nmodel = tides.fit('```')\n````\n\n"
                         "## Results\n\nThe fit holds for Quellport.\n")
-    for bad, message in (("{", "invalid JSON at line 1"), ("[1]", "no cells"), ('{"cells": 3}', "no cells")):
+    for bad, message in (("{", "invalid JSON at line 1"), ("[1]", "no cells"), ('{"cells": 3}', "no cells"),
+                         ('{"cells": [], "x": ' + "1" * 5000 + "}", "Exceeds the limit")):
         (tmp_path / "bad.ipynb").write_text(bad)
         with pytest.raises(LoadError, match=f"bad.ipynb: not a Jupyter notebook \\({message}"):
             _load(tmp_path / "bad.ipynb", "ipynb")
@@ -1306,3 +1311,46 @@ async def test_notebook_is_searchable_and_its_outputs_are_not(
     rows = await runtime.postgres.pool.fetch(
         "SELECT has_code FROM chunks WHERE collection = $1 AND content LIKE '%tides.fit%'", collection)
     assert [r["has_code"] for r in rows] == [True]
+
+
+@pytest.mark.timeout(120)  # hang guards: each of these took from 12 s to minutes before
+def test_crafted_lines_for_the_new_readers_load(tmp_path: Path, models: Any) -> None:
+    from graphrag.ingest.textprep import prose_view
+
+    heading = "# H" + " " * 40_000 + "x\n"
+    assert prose_view(heading).text.startswith("H")
+    doc = _md(tmp_path, "a|b\n|---" + " " * 20_000 + "x\n" + heading)
+    assert Chunker(models.counter, ChunkOptions()).chunk(doc)
+    for name, text in (("roles.rst", ":a." * 20_000), ("subst.rst", "Text |version| " * 60_000)):
+        (tmp_path / name).write_text(text)
+        try:
+            _load(tmp_path / name, "rst")
+        except LoadError as exc:  # no text left, or too large: a load error, never a traceback
+            assert name in str(exc)
+    (tmp_path / "sheets.ipynb").write_text('{"worksheets": [{"cells": 5}]}')
+    with pytest.raises(LoadError, match="no text content"):
+        _load(tmp_path / "sheets.ipynb", "ipynb")
+
+
+def test_form_widgets_shared_by_pages_are_read_once(tmp_path: Path) -> None:
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import DictionaryObject, NameObject, NumberObject, TextStringObject
+
+    make_filled_form_pdf(tmp_path / "permit.pdf")
+    writer = PdfWriter(clone_from=PdfReader(tmp_path / "permit.pdf"))
+    shared = writer.pages[0]["/Annots"]
+    odd = writer._add_object(DictionaryObject({NameObject("/Subtype"): NameObject("/Widget"),
+                                               NameObject("/T"): TextStringObject("blob"),
+                                               NameObject("/V"): DictionaryObject({NameObject("/A"): NumberObject(1)})}))
+    shared.append(odd)
+    for _ in range(30):
+        page = writer.add_blank_page(200, 200)
+        page[NameObject("/Annots")] = shared
+    writer.add_blank_page(200, 200)[NameObject("/Annots")] = NumberObject(5)  # not an array: no fields
+    out = io.BytesIO()
+    writer.write(out)
+    (tmp_path / "many.pdf").write_bytes(out.getvalue())
+    doc = _load(tmp_path / "many.pdf", "pdf")
+    assert doc.text.count("Oriana Valcourt") == 1 and "blob" not in doc.text and len(doc.pages) == 32
