@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from graphrag.ingest.textprep import fence_closes, fence_open
+from graphrag.ingest.textprep import outside_fences
 
 _BLANK_LINE = re.compile(r"\n[ \t\r]*(?:\n|$)")  # CRLF files too
 # A component tag's start: "<Name", "</Name", "<a.b" (member names); "<>"/"</>" are checked apart.
@@ -208,24 +208,4 @@ def _run(s: str, i: int) -> int:
 
 def mdx_to_markdown(text: str) -> str:
     """``text`` with its MDX-only syntax blanked out (the same length and lines, see the module)."""
-    out: list[str] = []
-    prose: list[str] = []
-    fence = None
-    for line in text.split("\n"):
-        if fence is not None:
-            out.append(line)
-            if fence_closes(line, fence):
-                fence = None
-            continue
-        opened = fence_open(line)
-        if opened is None:
-            prose.append(line)
-            continue
-        if prose:
-            out.append(_prose("\n".join(prose)))
-            prose = []
-        out.append(line)
-        fence = opened
-    if prose:
-        out.append(_prose("\n".join(prose)))
-    return "\n".join(out)
+    return outside_fences(text, _prose)

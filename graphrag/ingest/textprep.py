@@ -237,7 +237,7 @@ def _drop_tag(m: re.Match[str]) -> str:
     return " " + "\n" * tag.count("\n")
 
 
-def _outside_fences(text: str, fence: Fence | None, change: Callable[[str], str]) -> str:
+def outside_fences(text: str, change: Callable[[str], str], fence: Fence | None = None) -> str:
     """``text`` with ``change`` applied to each stretch outside code blocks (``fence``: it starts inside
     one); ``change`` keeps the number of lines."""
     out: list[str] = []
@@ -266,7 +266,7 @@ def prose_view(text: str, open_fence: Fence | None = None) -> Prose:
     ``open_fence``: the chunk starts inside this code block (the previous piece of a long block ended
     in it), so its lines are code until the block closes."""
     if "<" in text:
-        text = _outside_fences(text, open_fence, lambda prose: _TAG.sub(_drop_tag, prose))
+        text = outside_fences(text, lambda prose: _TAG.sub(_drop_tag, prose), open_fence)
     out: list[str] = []
     spans: list[tuple[int, int, str]] = []
     blocks: list[str] = []
