@@ -54,7 +54,7 @@ _DESCRIPTIONS = frozenset({
 _HIDDEN_ARGUMENT = frozenset({"only", "ifconfig", "tab-set", "container"})
 # docutils has directives of these names, but Sphinx documents mean Sphinx's ("class" is a Python
 # class there; docutils' own is "rst-class"), or use options docutils rejects (":caption:").
-_OVERRIDDEN = frozenset({"code-block", "sourcecode", "code", "class", "math"})
+_OVERRIDDEN = frozenset({"code-block", "sourcecode", "code", "class", "math", "highlight"})
 # Sphinx substitutions from the project's configuration, which a lone file does not have.
 _CONFIG_SUBSTITUTIONS = re.compile(r"(?<!`)\|(version|release|today)\|(?!`)")
 _DEFINED_SUBSTITUTIONS = re.compile(r"^[ \t]*\.\.[ \t]+\|(version|release|today)\|", re.M)
@@ -135,6 +135,11 @@ def _directive(name: str) -> Any:
 
         def run(self) -> list[Any]:
             argument = " ".join(self.arguments[0].split()) if self.arguments else ""
+            if base in ("highlight", "highlightlang") and argument:
+                # The language of the "::" blocks that follow: a marker the doctree pass reads.
+                marker = nodes.comment("", "")
+                marker["highlight"] = argument.split()[0].lower()
+                return [marker]
             if base in _DROPPED_DIRECTIVES:
                 return []
             if base in _CODE_DIRECTIVES:
@@ -194,6 +199,18 @@ def _register(role_names: set[str], directive_names: set[str]) -> None:
             directives.register_directive(name, _directive(name))
 
 
+def _highlight(doctree: Any) -> None:
+    """Give "::" literal blocks the language of the ``.. highlight::`` before them."""
+    from docutils import nodes
+
+    language = ""
+    for node in doctree.findall(lambda n: isinstance(n, (nodes.comment, nodes.literal_block))):
+        if isinstance(node, nodes.comment):
+            language = node.get("highlight", language)
+        elif language and not node["classes"]:
+            node["classes"].append(f"language-{language}")
+
+
 # Inline literals are <span class="docutils literal">, with <span class="pre"> runs inside where the
 # literal has spaces or hyphens; as <code> the HTML loader keeps them as code.
 _LITERAL = re.compile(r'<span class="docutils literal">((?:[^<]|<span class="pre">[^<]*</span>)*)</span>')
@@ -225,6 +242,7 @@ def rst_to_html(text: str) -> str:
             doctree = publish_doctree(text, settings_overrides=_SETTINGS)
             for image in doctree.findall(nodes.image):  # ":loading: embed" would read the image's file
                 image.attributes.pop("loading", None)
+            _highlight(doctree)
             page = str(publish_from_doctree(doctree, writer=Writer(), settings_overrides=_SETTINGS))
         finally:
             roles._roles.clear()

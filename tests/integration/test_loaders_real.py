@@ -1354,3 +1354,11 @@ def test_form_widgets_shared_by_pages_are_read_once(tmp_path: Path) -> None:
     (tmp_path / "many.pdf").write_bytes(out.getvalue())
     doc = _load(tmp_path / "many.pdf", "pdf")
     assert doc.text.count("Oriana Valcourt") == 1 and "blob" not in doc.text and len(doc.pages) == 32
+
+
+def test_rst_literal_blocks_take_the_highlight_language(tmp_path: Path) -> None:
+    (tmp_path / "h.rst").write_text("T\n=\n\nBefore::\n\n   plain = 1\n\n.. highlight:: python\n\nAfter::\n\n   x = 1\n\n"
+                                    ">>> print(3)\n3\n")
+    text = _load(tmp_path / "h.rst", "rst").text
+    assert "Before:\n\n```\nplain = 1\n```" in text and "After:\n\n```python\nx = 1\n```" in text
+    assert "```python\n>>> print(3)\n3\n```" in text and "highlight" not in text
