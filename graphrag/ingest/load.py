@@ -808,7 +808,7 @@ class _Widgets:
     read: int = 0
 
 
-def _pdf_field_value(value: Any, kind: Any) -> str:
+def _pdf_field_value(value: Any, kind: Any, in_list: bool = False) -> str:
     """A form field's value as text: a text or choice field's text, a checked box's or a chosen radio
     button's export name ("Yes", "Option2"), a number; "" for unset, unchecked ("Off"), signatures,
     and anything else (a stream or dictionary is no answer)."""
@@ -817,9 +817,8 @@ def _pdf_field_value(value: Any, kind: Any) -> str:
     if value is None or kind == "/Sig":
         return ""
     value = value.get_object() if hasattr(value, "get_object") else value
-    if isinstance(value, ArrayObject):  # a multiple-choice list
-        return ", ".join(v for v in (_pdf_field_value(v, kind) for v in value[:100] if not isinstance(
-            v.get_object() if hasattr(v, "get_object") else v, ArrayObject)) if v)
+    if isinstance(value, ArrayObject):  # a multiple-choice list (of values, not of lists)
+        return "" if in_list else ", ".join(filter(None, (_pdf_field_value(v, kind, True) for v in value[:100])))
     if isinstance(value, NameObject):
         name = str(value)[1:]
         return "" if name.lower() == "off" else name

@@ -216,7 +216,14 @@ def _highlight(doctree: Any) -> None:
 _LITERAL = re.compile(r'<span class="docutils literal">((?:[^<]|<span class="pre">[^<]*</span>)*)</span>')
 # ids and classes say nothing about the text here, and some would read as page furniture to the HTML
 # loader (a "Cookies" section's id "cookies", a sidebar's class); a code block's classes name its language.
-_ATTRIBUTE = re.compile(r'(<(?!pre\b|code\b)[a-z][a-z0-9]*\b[^<>]*?)\s(?:id|class)="[^"]*"')
+_START_TAG = re.compile(r"<([a-z][a-z0-9]*)\b([^<>]*)>")
+_ID_OR_CLASS = re.compile(r'\s(?:id|class)="[^"]*"')
+
+
+def _without_ids(m: re.Match[str]) -> str:
+    if m.group(1) in ("pre", "code") or "=" not in m.group(2):
+        return m.group(0)
+    return f"<{m.group(1)}{_ID_OR_CLASS.sub('', m.group(2))}>"
 
 
 def rst_to_html(text: str) -> str:
@@ -252,11 +259,7 @@ def rst_to_html(text: str) -> str:
     # docutils writes a code block's language as lang="python"; the HTML loader reads language-* classes.
     page = re.sub(r'<pre class="([^"]*)" lang="([\w+#.-]+)">', r'<pre class="\1 language-\2">', page)
     page = _LITERAL.sub(lambda m: "<code>" + re.sub(r"</?span[^>]*>", "", m.group(1)) + "</code>", page)
-    while True:
-        stripped = _ATTRIBUTE.sub(r"\1", page)
-        if stripped == page:
-            break
-        page = stripped
+    page = _START_TAG.sub(_without_ids, page)
     # A file without one top heading has no title; docutils names it after its source, "<string>".
     return page.replace("<title>&lt;string&gt;</title>", "<title></title>")
 
