@@ -21,10 +21,11 @@ from graphrag.ingest.textprep import fence_closes, fence_open, opens_comment
 _DATA_URI = re.compile(r"data:[\w/+.-]*;base64,[A-Za-z0-9+/=]+(?:\s+[A-Za-z0-9+/=]{40,})*")  # wrapped lines too
 # The "Table of Contents" cell the toc2 extension writes (its heading carries "tocSkip").
 _TOC_CELL = re.compile(r'class="toc"|tocSkip')
-# Cell magics that run the cell in another language.
-_MAGICS = {"bash": "bash", "sh": "bash", "script bash": "bash", "script sh": "bash", "javascript": "javascript",
-           "js": "javascript", "html": "html", "latex": "latex", "sql": "sql", "ruby": "ruby", "perl": "perl",
-           "markdown": "markdown", "svg": "svg", "writefile": "", "capture": None, "time": None, "timeit": None}
+# Cell magics that run the cell in another language (%%time and the like keep the kernel's).
+_MAGICS: dict[str, str] = {
+    "bash": "bash", "sh": "bash", "script bash": "bash", "script sh": "bash", "javascript": "javascript",
+    "js": "javascript", "html": "html", "latex": "latex", "sql": "sql", "ruby": "ruby", "perl": "perl",
+    "markdown": "markdown", "svg": "svg", "writefile": ""}
 # Kernel names that say the language (Colab writes {"name": "python3"} alone).
 _KERNELS = ((re.compile(r"python\d*|ipython\d*|conda-.*py.*"), "python"), (re.compile(r"ir|r"), "r"),
             (re.compile(r"julia.*"), "julia"), (re.compile(r"bash"), "bash"), (re.compile(r"javascript|deno"), "javascript"))
@@ -72,8 +73,8 @@ def _language(meta: dict[str, Any]) -> str:
 def _code_language(code: str, cell: dict[str, Any], default: str) -> str:
     """A code cell's language: a cell magic's (``%%bash``), the cell's own (nbformat 3), else the notebook's."""
     magic = re.match(r"%%(script \w+|\w+)", code.lstrip())
-    if magic and magic.group(1) in _MAGICS and _MAGICS[magic.group(1)] is not None:
-        return str(_MAGICS[magic.group(1)])
+    if magic and magic.group(1) in _MAGICS:
+        return _MAGICS[magic.group(1)]
     own = cell.get("language")
     if isinstance(own, str) and re.fullmatch(r"[\w+#.-]{1,30}", own.strip()):
         return own.strip().lower()
