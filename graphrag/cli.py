@@ -514,7 +514,7 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=cmd_status)
 
-    ingest = sub.add_parser("ingest", help="ingest files and folders (md, mdx, rst, ipynb, txt, html, pdf, docx, jsonl)")
+    ingest = sub.add_parser("ingest", help="ingest files and folders (md, mdx, rst, adoc, ipynb, txt, html, pdf, docx, jsonl)")
     ingest.add_argument("paths", nargs="*", metavar="PATH")
     ingest.add_argument("--collection", help="collection to ingest into (default: GRAPHRAG_DEFAULT_COLLECTION)")
     ingest.add_argument("--chunker", help="markdown, sentence, paragraph, page, semantic or whole (default per type)")

@@ -40,7 +40,7 @@ UPLOAD_FORM: dict[str, Any] = {
     "required": ["file"],
     "properties": {
         "file": {"type": "string", "format": "binary",
-                 "description": "The file: .md, .mdx, .rst, .ipynb, .txt, .html, .pdf or .docx (the extension picks the reader)."},
+                 "description": "The file: .md, .mdx, .rst, .adoc, .ipynb, .txt, .html, .pdf or .docx (the extension picks the reader)."},
         "collection": {"type": "string", "description": "Collection (default: GRAPHRAG_DEFAULT_COLLECTION)."},
         "source": {"type": "string",
                    "description": "Stable identifier; posting it again replaces the document. Default: the file "

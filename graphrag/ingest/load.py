@@ -1,4 +1,4 @@
-"""Loaders: files (md, mdx, rst, ipynb, txt, html, pdf, docx, jsonl) to :class:`Document`, and directory walking.
+"""Loaders: files (md, mdx, rst, adoc, ipynb, txt, html, pdf, docx, jsonl) to :class:`Document`, and directory walking.
 
 Parsing is done by well-kept libraries (PyYAML, BeautifulSoup, pypdf, python-docx); HTML and DOCX
 are turned into Markdown-like text (``#`` headings) so the markdown chunker keeps their structure.
@@ -18,13 +18,14 @@ import yaml
 
 from graphrag.errors import InvalidInput
 from graphrag.ingest.mdx import mdx_to_markdown
-from graphrag.ingest.textprep import heading_text, markdown_title
+from graphrag.ingest.textprep import heading_text, markdown_title, pipe_table
 from graphrag.models import Document
 
 log = logging.getLogger(__name__)
 
 TYPES: dict[str, str] = {
     ".md": "md", ".markdown": "md", ".mkd": "md", ".mdown": "md", ".mdx": "mdx", ".rst": "rst", ".rest": "rst", ".ipynb": "ipynb",
+    ".adoc": "adoc", ".asciidoc": "adoc",
     ".txt": "txt", ".text": "txt",
     ".html": "html", ".htm": "html", ".pdf": "pdf", ".docx": "docx", ".jsonl": "jsonl",
 }
@@ -205,6 +206,20 @@ def load_rst(path: Path, data: bytes) -> list[Document]:
     if "<title></title>" in page:  # no one top heading (a changelog, a PEP): the file names it
         docs = [replace(d, title=_file_title(path)) for d in docs]
     return docs
+
+
+def load_asciidoc(path: Path, data: bytes) -> list[Document]:
+    """An AsciiDoc file (Antora sites, Spring, Neo4j, Hibernate docs) read as the Markdown its rendered page
+    shows (:mod:`graphrag.ingest.asciidoc`); its header's description, keywords and author as metadata."""
+    from graphrag.ingest.asciidoc import asciidoc_markdown
+
+    text = _decode(data, path)
+    try:
+        body, meta = asciidoc_markdown(text)
+    except RecursionError:
+        raise LoadError(f"{path.name}: unreadable AsciiDoc (nested too deeply)") from None
+    return [Document(source=str(path), title=markdown_title(body) or _file_title(path), text=body, kind="markdown",
+                     metadata=meta)]
 
 
 def load_notebook(path: Path, data: bytes) -> list[Document]:
@@ -694,7 +709,7 @@ def _html_table(table: Any) -> tuple[str, str] | None:
         return None
     caption_tag = table.find("caption")
     caption = _cell_text(caption_tag).replace("\\|", "|") if caption_tag is not None else ""
-    return caption, _pipe_table(rows)
+    return caption, pipe_table(rows)
 
 
 def _fill_spanned(cells: list[str], spanned: dict[int, tuple[str, int]]) -> None:
@@ -722,7 +737,7 @@ def _grid_table(div: Any) -> tuple[str, str] | None:
     if not cells:
         return None
     width = _GRID_COLUMNS[match.group(1)]
-    return caption, _pipe_table([cells[i:i + width] for i in range(0, len(cells), width)])
+    return caption, pipe_table([cells[i:i + width] for i in range(0, len(cells), width)])
 
 
 def _cell_text(cell: Any) -> str:
@@ -731,15 +746,6 @@ def _cell_text(cell: Any) -> str:
     text = " ".join(text.replace("\n", " ") if not kind.startswith("pre") else " ".join(text.split())
                     for kind, text in blocks)
     return text.replace("|", "\\|")
-
-
-def _pipe_table(rows: list[list[str]]) -> str:
-    """Rows as a Markdown pipe table. Markdown needs a header row: the first row is it (<th> cells or not)."""
-    width = max(len(row) for row in rows)
-    rows = [row + [""] * (width - len(row)) for row in rows]
-    lines = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * width]
-    lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
-    return "\n".join(lines)
 
 
 def load_pdf(path: Path, data: bytes) -> list[Document]:
@@ -1025,7 +1031,7 @@ def _pdf_page_with_tables(page: Any) -> str | None:
     blocks: list[tuple[float, str]] = [
         (line["top"], line["text"]) for line in rest.extract_text_lines() if line["text"].strip()]
     for table, rows in tables:
-        blocks.append((table.bbox[1], "\n" + _pipe_table(rows) + "\n"))
+        blocks.append((table.bbox[1], "\n" + pipe_table(rows) + "\n"))
     blocks.sort(key=lambda block: block[0])
     text = "\n".join(text for _, text in blocks)
     return re.sub(r"\n{3,}", "\n\n", text).strip()
@@ -1243,7 +1249,7 @@ class _DocxReader:
                 if flat:
                     lines += [cell.replace("\\|", "|") for row in rows for cell in row if cell]
                 elif rows:
-                    lines.append(_pipe_table(rows))
+                    lines.append(pipe_table(rows))
             elif node.tag in _DOCX_WRAPPERS:
                 pending.append(iter(node))
 
@@ -1447,7 +1453,7 @@ def load_jsonl(path: Path, data: bytes) -> list[Document]:
     return docs
 
 
-LOADERS = {"md": load_markdown, "mdx": load_markdown, "rst": load_rst, "ipynb": load_notebook, "txt": load_text,
+LOADERS = {"md": load_markdown, "mdx": load_markdown, "rst": load_rst, "adoc": load_asciidoc, "ipynb": load_notebook, "txt": load_text,
            "html": load_html, "pdf": load_pdf, "docx": load_docx, "jsonl": load_jsonl}
 
 

@@ -85,6 +85,15 @@ def table_starts(line: str, next_line: str) -> bool:
     return "|" in line and bool(_DELIMITER_ROW.match(next_line)) and _cells(line) == _cells(next_line)
 
 
+def pipe_table(rows: list[list[str]]) -> str:
+    """Rows as a Markdown pipe table. Markdown needs a header row: the first row is it (header cells or not)."""
+    width = max(len(row) for row in rows)
+    rows = [row + [""] * (width - len(row)) for row in rows]
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * width]
+    lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
+    return "\n".join(lines)
+
+
 def opens_comment(line: str) -> bool:
     """Whether an HTML comment starts on ``line`` and does not end there (a ``<!--`` in inline code
     is no comment)."""
