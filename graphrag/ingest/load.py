@@ -18,7 +18,7 @@ import yaml
 
 from graphrag.errors import InvalidInput
 from graphrag.ingest.mdx import mdx_to_markdown
-from graphrag.ingest.textprep import heading_text, markdown_title, pipe_table
+from graphrag.ingest.textprep import fence_indented_code, heading_text, markdown_title, pipe_table
 from graphrag.models import Document
 
 log = logging.getLogger(__name__)
@@ -178,11 +178,14 @@ def _file_title(path: Path) -> str:
 
 
 def load_markdown(path: Path, data: bytes) -> list[Document]:
-    """A Markdown (or MDX) file: front matter as metadata, the rest as the text, blanked in place."""
+    """A Markdown (or MDX) file: front matter as metadata, the rest as the text (indented code blocks
+    fenced; an MDX file's JSX blanked in place)."""
     text = _decode(data, path)
     meta, body = _front_matter(text, path)
     if path.suffix.lower() == ".mdx":
-        body = mdx_to_markdown(body)
+        body = mdx_to_markdown(body)  # MDX has no indented code blocks
+    else:
+        body = fence_indented_code(body)
     title = _front_matter_title(meta) or markdown_title(body) or _file_title(path)
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
 
@@ -1504,6 +1507,8 @@ def load_text_document(text: str, *, source: str, title: str | None = None, kind
                        metadata: dict[str, Any] | None = None) -> Document:
     """A document from text handed in directly (REST, agent), parsed like a Markdown file."""
     meta, body = _front_matter(text, Path(source))
+    if kind == "markdown":
+        body = fence_indented_code(body)
     merged = {**meta, **(metadata or {})}
     return Document(source=source, title=title or _front_matter_title(merged) or markdown_title(body) or source,
                     text=body, kind=kind, metadata=_jsonable(merged))

@@ -120,6 +120,145 @@ def heading_text(raw: str) -> str:
     return " ".join(html.unescape(text).split())
 
 
+# -- indented code blocks ------------------------------------------------------------------------------
+_LIST_ITEM = re.compile(r"^[ \t]{0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+# Containers of Markdown extensions whose content is indented four spaces: admonitions (!!! note, ??? tip),
+# content tabs (=== "pip"), definitions (":   text"), footnote definitions.
+_INDENTED_CONTAINER = re.compile(r'^(?:(?:!!!|\?\?\?\+?)[ \t]|===[+!]?[ \t]+"|:[ \t]{1,3}\S|\[\^[^\]]+\]:)')
+_HTML_BLOCK = re.compile(r"^<(address|article|aside|blockquote|center|details|dialog|div|dl|fieldset|figure|footer|"
+                         r"form|header|main|nav|ol|pre|section|table|ul|script|style|textarea)\b", re.I)
+_RAW_HTML = ("pre", "script", "style", "textarea")  # HTML blocks that end at their closing tag, not a blank line
+_PLAIN_WORD = re.compile(r"""^[(\["'“‘*_]*[A-Za-z][a-z'’-]*[)\]"'”’*_]*[.,;:!?]?[)\]"'”’]*$""")
+_SENTENCE_END = re.compile(r"""[a-z)\]"'”’`*_]\.(?:\s|$)""")
+_CODE_START = re.compile(r"^\s*(?:\$ |% |>>> |# |//|/\*|<[!/?A-Za-z]|[\w.-]+> |(?:def|import|from|fn|let|var|const|"
+                         r"function|class|return|if|for|while|pub|use|struct|impl|enum|package|func|type|echo|export|"
+                         r"sudo|npm|pip|cd|git|curl|SELECT|INSERT)\b)")
+
+
+def _indent(line: str) -> int:
+    """Columns of leading white space, a tab to the next multiple of four."""
+    width = 0
+    for ch in line:
+        if ch == " ":
+            width += 1
+        elif ch == "\t":
+            width += 4 - width % 4
+        else:
+            break
+    return width
+
+
+def _dedent4(line: str) -> str:
+    """``line`` without its first four columns of indentation."""
+    width, i = 0, 0
+    while i < len(line) and width < 4 and line[i] in " \t":
+        width += 1 if line[i] == " " else 4 - width % 4
+        i += 1
+    return " " * (width - 4) + line[i:] if width > 4 else line[i:]
+
+
+def _reads_as_prose(lines: list[str]) -> bool:
+    """An indented block of sentences (a paragraph indented by habit, not code): at least half its lines
+    hold six words or more, three in four of them plain words, and a sentence ends in it."""
+    filled = [ln for ln in lines if ln.strip()]
+
+    def sentence(line: str) -> bool:
+        tokens = line.split()
+        if len(tokens) < 6 or _CODE_START.match(line):
+            return False
+        return sum(1 for t in tokens if _PLAIN_WORD.match(t)) * 4 >= len(tokens) * 3
+
+    sentences = sum(map(sentence, filled))
+    return sentences > 0 and sentences * 2 >= len(filled) and _SENTENCE_END.search(" ".join(filled)) is not None
+
+
+def fence_indented_code(text: str) -> str:
+    """Markdown with its indented code blocks (four spaces or a tab, after a blank line or a heading)
+    written as fenced ones, so the chunker keeps them whole and NER reads them as code.
+
+    Conservative where Markdown's extensions use indentation for something else: nothing inside a list
+    (continuation paragraphs, nested code), an admonition, a content tab, a definition or footnote, or an
+    open HTML block is touched, and an indented block that reads as sentences stays prose."""
+    if "    " not in text and "\t" not in text:
+        return text
+    lines = text.split("\n")
+    blocks = indented_code_blocks(lines)
+    if not blocks:
+        return text
+    out: list[str] = []
+    done = 0
+    for start, end in blocks:
+        out.extend(lines[done:start])
+        body = [_dedent4(ln) for ln in lines[start:end]]
+        longest = max((len(m.group(0)) for ln in body if (m := re.match(r"[ \t]*(`{3,})", ln))), default=0)
+        mark = "`" * max(3, longest + 1)
+        out.extend([mark, *body, mark])
+        done = end
+    out.extend(lines[done:])
+    return "\n".join(out)
+
+
+def indented_code_blocks(lines: list[str]) -> list[tuple[int, int]]:
+    """``(first line, line after the last)`` of each indented code block of a Markdown text's lines
+    (see :func:`fence_indented_code`)."""
+    blocks: list[tuple[int, int]] = []
+    fence: Fence | None = None
+    in_comment = False
+    context = False  # inside a list or an extension's container: indentation is theirs
+    html: str | None = None
+    previous_blank = True
+    previous_heading = False
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i]
+        if fence is not None:
+            fence = None if fence_closes(line, fence) else fence
+            i += 1
+            continue
+        if in_comment:
+            in_comment = "-->" not in line
+            i += 1
+            continue
+        if not line.strip():
+            previous_blank, previous_heading = True, False
+            if html is not None and html not in _RAW_HTML:
+                html = None  # an HTML block ends at a blank line (one of raw text at its closing tag)
+            i += 1
+            continue
+        width = _indent(line)
+        # An indented fence (under a container this scan does not know) is left to the fence rules: code either way.
+        if width >= 4 and (previous_blank or previous_heading) and not context and html is None and fence_open(line) is None:
+            end = i
+            while end < n and (not lines[end].strip() or _indent(lines[end]) >= 4):
+                end += 1
+            last = end
+            while last > i and not lines[last - 1].strip():
+                last -= 1
+            if not _reads_as_prose(lines[i:last]):
+                blocks.append((i, last))
+            previous_blank, previous_heading = end > last, False
+            i = end
+            continue
+        opened = fence_open(line)
+        if opened is not None:
+            fence = opened
+        elif opens_comment(line):
+            in_comment = True
+        if width == 0 and html is None and (m := _HTML_BLOCK.match(line)) is not None:
+            closing = re.compile(rf"</{m.group(1)}\s*>", re.I)
+            html = None if closing.search(line, m.end()) else m.group(1).lower()
+        elif html in _RAW_HTML and re.search(rf"</{html}\s*>", line, re.I):
+            html = None
+        if _LIST_ITEM.match(line) or (width == 0 and _INDENTED_CONTAINER.match(line)):
+            context = True
+        elif width == 0 and (previous_blank or HEADING_LINE.match(line)):
+            context = False  # a paragraph or heading at the margin ends a list or container
+        previous_heading = HEADING_LINE.match(line) is not None
+        previous_blank = False
+        i += 1
+    return blocks
+
+
 def markdown_title(text: str) -> str | None:
     """The document's title: its first level-1 heading (``# T``, ``T`` over ``===``, or an HTML
     ``<h1>``), else a first heading of any level that comes before any other text; never a line
