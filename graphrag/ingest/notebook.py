@@ -1,6 +1,7 @@
 """Jupyter notebooks (``.ipynb``) as Markdown: Markdown cells as they are, code cells as fenced code
 blocks in the kernel's language (or a cell magic's: ``%%bash``), in notebook order. Each Markdown cell
-is closed where it leaves a code fence or a comment open (Jupyter renders cells one by one), images
+is closed where it leaves a code fence or a comment open (Jupyter renders cells one by one), its
+indented code blocks are fenced (:func:`graphrag.ingest.textprep.fence_indented_code`), images
 pasted in as data URIs are cut to ``data:``, and the toc2 extension's "Table of Contents" cell is left out.
 
 Outputs are left out: they are what the code printed or drew (tables of numbers, images as base64,
@@ -15,7 +16,7 @@ import re
 from typing import Any
 
 from graphrag.errors import InvalidInput
-from graphrag.ingest.textprep import fence_closes, fence_open, opens_comment
+from graphrag.ingest.textprep import fence_closes, fence_indented_code, fence_open, opens_comment
 
 # Images pasted into Markdown cells as data URIs: most of a document's characters, none of its words.
 _DATA_URI = re.compile(r"data:[\w/+.-]*;base64,[A-Za-z0-9+/=]+(?:\s+[A-Za-z0-9+/=]{40,})*")  # wrapped lines too
@@ -125,7 +126,7 @@ def notebook_markdown(data: bytes) -> tuple[str, dict[str, Any]]:
             text = _text(cell.get("source"), lines_end)
             if _TOC_CELL.search(text):
                 continue
-            text = _closed(_DATA_URI.sub("data:", text))
+            text = fence_indented_code(_closed(_DATA_URI.sub("data:", text)))
             if kind == "heading":
                 level = cell.get("level")
                 depth = min(max(level, 1), 6) if isinstance(level, int) else 1

@@ -62,7 +62,15 @@ def test_indented_code_is_one_chunk_and_code_to_the_extractor(tmp_path: Path, mo
     views = prose_views([c.text for c in chunks])
     assert all("Auckland" not in v.text for v in views)
     assert any("Auckland.connect" in b for v in views for b in v.code_blocks)
-    # text handed in as Markdown is read the same way; plain text is not
+    # a notebook's Markdown cells, each on its own, and text handed in as Markdown are read the same way;
+    # plain text is not
+    import json
+
+    cells = [{"cell_type": "markdown", "source": ["- a list item\n"]},
+             {"cell_type": "markdown", "source": ["    shown_as_code(x)\n"]}]
+    (tmp_path / "nb.ipynb").write_text(json.dumps({"nbformat": 4, "metadata": {}, "cells": cells}))
+    [notebook] = load_file(Found(tmp_path / "nb.ipynb", "ipynb"), 1 << 20)
+    assert notebook.text == "- a list item\n\n```\nshown_as_code(x)\n```\n"
     assert "```" in load_text_document("Intro.\n\n    run(x)\n", source="s").text
     assert "```" not in load_text_document("Intro.\n\n    run(x)\n", source="s", kind="text").text
 
