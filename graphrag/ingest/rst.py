@@ -155,7 +155,10 @@ def _directive(name: str) -> Any:
                 return [nodes.bullet_list("", *items)] if items else []
             out: list[Any] = []
             if base in _DESCRIPTIONS and argument:
-                out.append(nodes.paragraph("", "", nodes.literal(argument, argument)))
+                # One signature per line, a backslash at a line's end continuing it (as Sphinx reads them).
+                lines = re.sub(r"\\\n", "", self.arguments[0]).split("\n")
+                for signature in (" ".join(line.split()) for line in lines if line.strip()):
+                    out.append(nodes.paragraph("", "", nodes.literal(signature, signature)))
                 # ":type: str", ":default: 'x'" say what the described thing is; flags (":noindex:") do not.
                 for key, value in self.options.items():
                     if isinstance(value, str) and value.strip():

@@ -1180,6 +1180,15 @@ def test_rst_reference_pages_keep_signatures_code_and_sections(tmp_path: Path) -
     assert "Call `join` here." in _load(tmp_path / "next.rst", "rst").text
 
 
+def test_rst_signatures_over_several_lines_are_one_per_line(tmp_path: Path) -> None:
+    (tmp_path / "api.rst").write_text(
+        "API\n===\n\n.. function:: compile(source, mode)\n              compile(source, mode, flags=0)\n\n"
+        "   Compile it.\n\n.. method:: Session.request(method, url, \\\n               params=None)\n\n   Send it.\n")
+    text = _load(tmp_path / "api.rst", "rst").text
+    assert "`compile(source, mode)`\n\n`compile(source, mode, flags=0)`\n\nCompile it." in text
+    assert "`Session.request(method, url, params=None)`\n\nSend it." in text
+
+
 def test_rst_never_reads_a_file_from_the_server(tmp_path: Path) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("Zorblax-credential-42")
