@@ -836,6 +836,18 @@ def test_tables_without_leading_pipes_stay_whole(tmp_path: Path, models: Any) ->
     assert not table_starts("Heading", "---")  # a setext underline
 
 
+async def test_a_table_without_leading_pipes_is_found_whole_through_the_stores(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    rows = "\n".join(f"sprocket-{i} | {i * 7} mm | Hardened steel. Grade {i}." for i in range(12))
+    (tmp_path / "parts.md").write_text("# Parts\n\nThe parts list follows. It is long.\n\n"
+                                       f"Part | Size | Material\n:--- | ---: | ---\n{rows}\n\nAfter the table.\n")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, [])
+    response = await rest_search(router, "sprocket-9", mode="keyword", limit=3, collections=[collection])
+    top = response["results"][0]["content"]
+    assert top.startswith("Part | Size | Material") and "sprocket-0 | 0 mm" in top and top.endswith("Grade 11.")
+
+
 MDX_PAGE = """---
 title: Installing Widgetry
 sidebar_position: 2
