@@ -19,7 +19,8 @@ import pytest
 
 from graphrag.entities import search_entities
 from graphrag.errors import InvalidInput, PayloadTooLarge
-from graphrag.ingest.load import HTML_MAX_ELEMENTS, Found, LoadError, load_bytes, load_file
+from graphrag.ingest.html_reader import HTML_MAX_ELEMENTS
+from graphrag.ingest.load import Found, LoadError, load_bytes, load_file
 from graphrag.ingest.pipeline import Ingestor
 from graphrag.runtime import Runtime
 from graphrag.search.router import SearchRouter

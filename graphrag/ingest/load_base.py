@@ -1,0 +1,87 @@
+"""What the readers share: the load errors, titles from file names, and the rendering of blocks
+(headings, list items, code, quotes) as Markdown with text that reads as Markdown structure escaped."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from graphrag.errors import InvalidInput
+
+
+class LoadError(InvalidInput):
+    """A file that cannot be read: reported in ``failed`` with this message (HTTP 422)."""
+
+    status_code = 422
+    title = "Unprocessable content"
+
+
+class Unsupported(InvalidInput):
+    """A file type we do not read: reported in ``skipped``."""
+
+
+def file_title(path: Path) -> str:
+    """A title from the file name: its stem, or the folder's name for a README or an index page."""
+    if path.stem.lower() in ("readme", "index") and path.parent.name not in ("", ".", "/"):
+        return path.parent.name
+    return path.stem
+
+
+# Nested lists are indented in the text up to this many levels; deeper ones stay at that indentation.
+LIST_INDENT_LEVELS = 6
+
+
+def small_count(value: Any, default: int, limit: int) -> int:
+    """An attribute's small count (``start``, ``rowspan``, ``w:val``): ASCII digits only, at most ``limit``."""
+    if isinstance(value, str) and re.fullmatch(r"[0-9]{1,7}", value.strip()):
+        return min(int(value), limit)
+    return default
+
+
+def join_blocks(blocks: list[str]) -> str:
+    """Blocks separated by blank lines, except consecutive list items (one list, one line each)."""
+    out: list[str] = []
+    for block in blocks:
+        if out:
+            out.append("\n" if _LIST_ITEM.match(block) and _LIST_ITEM.match(out[-1]) else "\n\n")
+        out.append(block)
+    return "".join(out)
+
+
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]")
+
+
+def render_block(kind: str, text: str) -> str:
+    if kind[0] == "h" and kind[1:].isdigit():
+        return "#" * int(kind[1]) + " " + text
+    if kind.startswith("pre"):
+        fence = "`" * max(3, *(len(run) + 1 for run in re.findall(r"`{3,}", text))) if "```" in text else "```"
+        return f"{fence}{kind[4:]}\n{text}\n{fence}"
+    if kind == "table":
+        return text
+    text = escape_markdown(text)
+    if kind.startswith("li "):
+        return kind[3:] + text
+    if kind == "blockquote":
+        return "> " + text
+    return text
+
+
+_MARKDOWN_START = re.compile(r"(?:#{1,6}(?:\s|$)|[-*+]\s|>|```|~~~|\|)")
+
+
+_ORDERED_START = re.compile(r"(\d{1,9})([.)]\s)")
+
+
+def escape_markdown(text: str) -> str:
+    """Text whose lines would read as Markdown structure ("# not a heading", "- not a list",
+    "1. not a list") escaped with a backslash, as Markdown escapes punctuation."""
+    lines = []
+    for line in text.split("\n"):
+        if _MARKDOWN_START.match(line):
+            line = "\\" + line
+        elif (ordered := _ORDERED_START.match(line)) is not None:
+            line = ordered.group(1) + "\\" + line[len(ordered.group(1)):]
+        lines.append(line)
+    return "\n".join(lines)

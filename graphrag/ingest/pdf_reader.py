@@ -1,0 +1,308 @@
+"""PDFs as text page by page (pypdf), ruled tables as pipe tables in place (pdfplumber), a filled-in
+form's answers after their page; ``pages`` holds each page's span of the text."""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+from graphrag.ingest.load_base import LoadError
+from graphrag.ingest.textprep import pipe_table
+from graphrag.models import Document
+
+log = logging.getLogger(__name__)
+
+
+def load_pdf(path: Path, data: bytes) -> list[Document]:
+    """A PDF's text page by page (pypdf), ruled tables as pipe tables in place (pdfplumber); ``pages``
+    holds each page's span of the text. A PDF locked only against copying or printing (an empty user
+    password) is read; one that needs a password to open is a :class:`LoadError`."""
+
+    from pypdf import PdfReader
+    from pypdf.errors import DependencyError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            try:
+                opened = reader.decrypt("")
+            except DependencyError as exc:
+                raise LoadError(f"{path.name}: encrypted PDF that needs a cipher not installed ({exc})") from None
+            if not opened:
+                raise LoadError(f"{path.name}: encrypted PDF (password protected)")
+        if len(reader.pages) == 0:
+            raise LoadError(f"{path.name}: the PDF has no pages")
+        parts: list[str] = []
+        pages: list[tuple[int, int]] = []
+        offset = 0
+        tables = _pdf_tables_by_page(_decrypted(reader) if reader.is_encrypted else data)
+        widgets = _Widgets()
+        for number, page in enumerate(reader.pages):
+            text = tables.get(number) or (page.extract_text() or "").strip()
+            answers = _pdf_form_answers(page, text, widgets)
+            if answers:
+                text = f"{text}\n\n{answers}" if text else answers
+            pages.append((offset, offset + len(text)))
+            parts.append(text)
+            offset += len(text) + 2
+        info = reader.metadata
+        title = _pdf_title(str(info.title) if info and info.title else "")
+        meta: dict[str, Any] = {"pages": len(pages)}
+        if info and info.author:
+            meta["author"] = str(info.author).replace("\x00", "").strip()
+    except LoadError:
+        raise
+    except RecursionError:
+        raise LoadError(f"{path.name}: unreadable PDF (objects nested too deeply)") from None
+    # pypdf raises its own errors (PdfReadError, LimitReachedError...) and, on damaged files, plain
+    # Python ones from deep inside (AttributeError, IndexError): all of them mean the file cannot be read.
+    except Exception as exc:  # noqa: BLE001
+        raise LoadError(f"{path.name}: unreadable PDF ({type(exc).__name__}: {str(exc)[:200]})") from None
+    body = "\n\n".join(parts)
+    if not body.strip():
+        raise LoadError(f"{path.name}: the PDF has no extractable text (scanned images need OCR)")
+    return [Document(source=str(path), title=title or path.stem, text=body, kind="pdf", metadata=meta,
+                     pages=tuple(pages))]
+
+
+# A form with more fields than this is not a form a person fills in: the rest are not read.
+_PDF_MAX_FIELDS = 2_000
+
+
+@dataclass
+class _Widgets:
+    """Form widgets read so far in one PDF: each once (pages may share one annotation list), and no
+    more than :data:`_PDF_MAX_FIELDS` in all."""
+
+    seen: set[int] = field(default_factory=set)
+    read: int = 0
+
+
+def _pdf_field_value(value: Any, kind: Any, in_list: bool = False) -> str:
+    """A form field's value as text: a text or choice field's text, a checked box's or a chosen radio
+    button's export name ("Yes", "Option2"), a number; "" for unset, unchecked ("Off"), signatures,
+    and anything else (a stream or dictionary is no answer)."""
+    from pypdf.generic import ArrayObject, FloatObject, NameObject, NumberObject, TextStringObject
+
+    if value is None or kind == "/Sig":
+        return ""
+    value = value.get_object() if hasattr(value, "get_object") else value
+    if isinstance(value, ArrayObject):  # a multiple-choice list (of values, not of lists)
+        return "" if in_list else ", ".join(filter(None, (_pdf_field_value(v, kind, True) for v in value[:100])))
+    if isinstance(value, NameObject):
+        name = str(value)[1:]
+        return "" if name.lower() == "off" else name
+    if isinstance(value, (TextStringObject, str, NumberObject, FloatObject)):
+        return " ".join(str(value).replace("\x00", "").split())
+    return ""
+
+
+def _pdf_field_label(name: str) -> str:
+    """A field's partial name as a label: "topmostSubform[0].Page1[0].full_name[0]" -> "full name"."""
+    last = re.sub(r"\[\d+\]", "", name).rsplit(".", 1)[-1]
+    return " ".join(last.replace("_", " ").split())
+
+
+def _pdf_form_answers(page: Any, text: str, widgets: _Widgets) -> str:
+    """The filled-in form fields on a page as "Label: value" lines. An interactive form keeps its answers
+    in field values, not in the page's text, so a filled-in application would otherwise read blank.
+    The label is the field's description (``/TU``) or its name; values already in the page's text (a
+    form printed flat) and empty fields are left out."""
+    lines: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    from pypdf.generic import ArrayObject, IndirectObject
+
+    try:
+        annotations = page.get("/Annots") or []
+        annotations = annotations.get_object() if hasattr(annotations, "get_object") else annotations
+        if not isinstance(annotations, ArrayObject):
+            return ""
+        annotations = list(annotations)
+    except Exception:  # noqa: BLE001 - a damaged annotation list: the page's text is still read
+        return ""
+    for annotation in annotations:
+        if widgets.read >= _PDF_MAX_FIELDS:
+            break
+        if isinstance(annotation, IndirectObject):
+            if annotation.idnum in widgets.seen:
+                continue
+            widgets.seen.add(annotation.idnum)
+        try:
+            node = annotation.get_object()
+            if node.get("/Subtype") != "/Widget":
+                continue
+            widgets.read += 1
+            # /T, /TU, /V and /FT are inherited: a widget of a radio group or of a field shown twice
+            # holds only its place on the page, and its parent field the rest.
+            found: dict[str, Any] = {}
+            for _ in range(16):
+                for key in ("/T", "/TU", "/V", "/FT"):
+                    if key not in found and key in node:
+                        found[key] = node[key]
+                parent = node.get("/Parent")
+                if parent is None:
+                    break
+                node = parent.get_object()
+            value = _pdf_field_value(found.get("/V"), found.get("/FT"))
+            label = " ".join(str(found.get("/TU") or "").split()) or _pdf_field_label(str(found.get("/T") or ""))
+        except Exception:  # noqa: BLE001 - one damaged field does not hide the others
+            continue
+        if not value or (len(value) >= 4 and value in text) or (label, value) in seen:
+            continue
+        seen.add((label, value))
+        lines.append(f"{label}: {value}" if label else value)
+    return "\n".join(lines)
+
+
+def _decrypted(reader: Any) -> bytes:
+    """An opened encrypted PDF written out plain, for the table finder (pdfminer fails on some locks
+    pypdf opens, such as a negative permissions value); b"" if that fails (pypdf's text then)."""
+
+    from pypdf import PdfWriter
+
+    try:
+        out = io.BytesIO()
+        PdfWriter(clone_from=reader).write(out)
+        return out.getvalue()
+    except Exception as exc:  # noqa: BLE001 - the text is still read, without tables
+        log.debug("PDF not rewritten for table detection: %s: %s", type(exc).__name__, exc)
+        return b""
+
+
+# Titles that authoring tools write for a document nobody titled.
+_PLACEHOLDER_TITLES = frozenset({"untitled", "untitled document", "title", "document", "model", "slide 1",
+                                 "powerpoint presentation", "microsoft word document", "no title", "none"})
+
+
+_TITLE_TOOL_PREFIX = re.compile(r"^(?:Microsoft (?:Word|PowerPoint|Excel) - |Word - )", re.I)
+
+
+_TITLE_FILE_NAME = re.compile(r"^[\w .,()+-]*\.(?:docx?|rtf|odt|pptx?|xlsx?|pdf|txt|html?|exe|indd|ps|eps|tex|qxd|pub)$",
+                              re.I)
+
+
+def _pdf_title(raw: str) -> str:
+    """A PDF's metadata title, or "" where it is a placeholder or a file name (the file's name is used)."""
+    title = " ".join(_TITLE_TOOL_PREFIX.sub("", raw.replace("\x00", "")).split())
+    if _TITLE_FILE_NAME.match(title) or title.lower() in _PLACEHOLDER_TITLES:
+        return ""
+    if len(title) < 3 and not any(ord(c) > 0x2E80 for c in title):  # "x", "1"; one CJK character is a word
+        return ""
+    if not any(c.isalpha() for c in title):  # "88300 162..177"
+        return ""
+    return title
+
+
+def _pdf_tables_by_page(data: bytes) -> dict[int, str]:
+    """Pages that hold ruled tables, as their text with each table as a Markdown pipe table in place.
+
+    pypdf flattens a table into loose words ("Max pressure 42 bar"), losing which value is in which column;
+    pdfplumber finds ruled tables from the page's lines. Only pages with a table are re-read this way, so
+    other pages keep pypdf's text, and so do pages where the tables would lose more than they give:
+    rotated pages, text in columns (pdfplumber reads lines straight across), and tables whose rows hold
+    several rows of values each. A PDF pdfplumber cannot parse simply keeps pypdf's text.
+    """
+
+    import pdfplumber
+
+    found: dict[int, str] = {}
+    try:
+        if not data:
+            return {}
+        with pdfplumber.open(io.BytesIO(data)) as pdf:
+            for number, page in enumerate(pdf.pages):
+                if not (page.rotation or 0) % 360 and (page.lines or page.rects):
+                    text = _pdf_page_with_tables(page)
+                    if text is not None:
+                        found[number] = text
+                page.close()  # drop the page's parsed layout: long manuals stay in bounded memory
+    except Exception as exc:  # noqa: BLE001 - pdfminer raises many types on odd files; pypdf's text is still good
+        log.debug("PDF table detection skipped: %s: %s", type(exc).__name__, exc)
+        return {}
+    return found
+
+
+# A cell of more lines than this is a page laid out in boxes, not a table cell.
+_PDF_CELL_MAX_LINES = 12
+
+
+def _pdf_table_rows(table: Any) -> list[list[str]] | None:
+    """A table's rows for a pipe table, or None where it is no data table: one column (a frame around
+    the page) or a cell of a whole section. A row whose filled cells all hold the same number (3 or
+    more) of lines holds that many rows' values (ruling coarser than the text: "Alabama Alaska
+    Arizona | 18,870 209 2,303"): it becomes that many rows, line by line."""
+    raw = [[(cell or "").strip() for cell in row] for row in table.extract()]
+    raw = [row for row in raw if any(row)]
+    if len(raw) < 2 or max(len(row) for row in raw) < 2:
+        return None
+    rows: list[list[str]] = []
+    for row in raw:
+        lines = [cell.splitlines() for cell in row]
+        counts = {len(cell) for cell in lines if cell}
+        if max(counts) > _PDF_CELL_MAX_LINES:
+            return None
+        if len(counts) == 1 and (k := counts.pop()) >= 3 and sum(1 for cell in row if cell) >= 2:
+            rows += [[cell[i] if cell else "" for cell in lines] for i in range(k)]
+        else:
+            rows.append(row)
+    return [[" ".join(cell.split()).replace("|", "\\|") for cell in row] for row in rows]
+
+
+def _pdf_in_columns(page: Any, words: list[dict[str, Any]]) -> bool:
+    """Whether the page's text (outside its tables) runs in columns: a gutter no word crosses."""
+    lines = {round(w["top"]) for w in words}
+    if len(lines) < 15:
+        return False
+    width = float(page.width)
+    covered = bytearray(int(width) + 2)
+    for w in words:
+        start, end = max(0, int(w["x0"])), min(len(covered), int(w["x1"]) + 1)
+        covered[start:end] = b"\x01" * max(0, end - start)
+    lo, hi = int(width * 0.25), int(width * 0.75)
+    run = 0
+    for x in range(lo, hi):
+        run = run + 1 if not covered[x] else 0
+        if run >= 6:  # a gutter of 6 pt or more: columns
+            left = sum(1 for w in words if w["x1"] <= x)
+            right = sum(1 for w in words if w["x0"] >= x)
+            if left >= 20 and right >= 20:
+                return True
+    return False
+
+
+def _pdf_page_with_tables(page: Any) -> str | None:
+    """The page's text lines outside its tables, and the tables as pipe tables, in reading order by
+    height; None where the page has no data table or its text runs in columns."""
+    tables: list[tuple[Any, list[list[str]]]] = []
+    for table in page.find_tables():
+        rows = _pdf_table_rows(table)
+        if rows is not None:
+            tables.append((table, rows))
+    # A table inside another one's box (a frame drawn around tables) would repeat their text.
+    boxes = [t.bbox for t, _ in tables]
+    tables = [(t, rows) for t, rows in tables
+              if not any(b != t.bbox and b[0] <= t.bbox[0] and b[1] <= t.bbox[1] and b[2] >= t.bbox[2]
+                         and b[3] >= t.bbox[3] for b in boxes)]
+    if not tables:
+        return None
+    boxes = [t.bbox for t, _ in tables]
+
+    def outside(obj: dict[str, Any]) -> bool:
+        mid_x, mid_y = (obj["x0"] + obj["x1"]) / 2, (obj["top"] + obj["bottom"]) / 2
+        return not any(x0 <= mid_x <= x1 and top <= mid_y <= bottom for x0, top, x1, bottom in boxes)
+
+    rest = page.filter(outside)
+    if _pdf_in_columns(page, rest.extract_words()):
+        return None
+    blocks: list[tuple[float, str]] = [
+        (line["top"], line["text"]) for line in rest.extract_text_lines() if line["text"].strip()]
+    for table, rows in tables:
+        blocks.append((table.bbox[1], "\n" + pipe_table(rows) + "\n"))
+    blocks.sort(key=lambda block: block[0])
+    text = "\n".join(text for _, text in blocks)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
