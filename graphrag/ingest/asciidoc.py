@@ -19,6 +19,7 @@ syntax; what the index needs is the text, which a line scan gives in linear time
 from __future__ import annotations
 
 import csv
+import html
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -66,16 +67,24 @@ _PASSTHROUGH = re.compile(r"\+\+\+((?:[^+\n]|\+(?!\+\+)){1,1000}?)\+\+\+|\+\+((?
 _CODE = re.compile(r"(?<![\w`])``(?=\S)((?:[^`]|`(?!`)){1,1000}?)``(?!`)"
                    r"|(?<![\w`])`(?=[^\s`])([^`]{0,1000}?[^\s`]|[^\s`])`(?![\w`])")
 _ATTRIBUTE_REF = re.compile(r"(\\?)\{(\w[\w-]*)\}")
-_XREF = re.compile(r"<<([^<>,\n]+?)(?:,[ \t]*([^<>\n]*?))?>>|xref:([^\s\[]+)\[([^\[\]\n]{0,1000})\]")
+# A label may hold one level of brackets and escaped ones ("xref:r.adoc[RETURN ... [AS]]", "[f(x\]]").
+_LABEL = r"((?:[^\[\]\\]|\\.|\[[^\[\]\n]{0,100}\]){0,1000}+)"
+_XREF = re.compile(r"<<([^<>,\n]+?)(?:,[ \t]*([^<>\n]*?))?>>|xref:([^\s\[]+)\[" + _LABEL + r"\]")
 _URL_MACRO = re.compile(r"(?:link:|mailto:)?((?:https?|ftp|irc|file)://[^\s\[<>]+|(?<=link:)[^\s\[]*|(?<=mailto:)[^\s\[]+)"
-                        r"\[([^\[\]\n]{0,1000})\]")
-_INLINE_MACRO = re.compile(r"\b(kbd|btn|menu|icon|image|anchor|indexterm|indexterm2|footnote|footnoteref|stem|latexmath|asciimath)"
+                        r"\[" + _LABEL + r"\]")
+# Footnotes have no word boundary before them: "databasesfootnote:cdb[...]" is "databases[1]".
+_INLINE_MACRO = re.compile(r"(?:\b(kbd|btn|menu|icon|image|anchor|indexterm|indexterm2|stem|latexmath|asciimath)|(footnote|footnoteref))"
                            r":([^\s\[]*)\[((?:[^\[\]\\]|\\.|\[[^\[\]\n]{0,200}+\]){0,2000}+)\]")
 # A macro of an extension (``javadoc:org.x.Y[]``, ``linkgit:git-log[1]``, ``configprop:a.b[]``, ``label:new[]``):
 # its target is what the page shows.
-_OTHER_MACRO = re.compile(r"(?<![\w/:])([a-z][a-z0-9-]{1,30}):(?!//)([^\s\[\]:]+)\[([^\[\]\n]{0,1000})\]")
+_OTHER_MACRO = re.compile(r"(?<![\w/:])([a-z][a-z0-9-]{1,30}):(?!//)([^\s\[\]:]+)\[" + _LABEL + r"\]")
 # A link whose address is an attribute the file does not define: its text.
-_ATTRIBUTE_LINK = re.compile(r"(?:link:)?\{(\w[\w-]*)\}([^\s\[]*)\[([^\[\]\n]{0,1000})\]")
+_ATTRIBUTE_LINK = re.compile(r"(?:link:)?\{(\w[\w-]*)\}([^\s\[]*)\[" + _LABEL + r"\]")
+# A backslash keeps what follows as written: a cross reference, a macro, a link, a reference, a mark.
+_ESCAPED = re.compile(r"\\(<<[^<>\n]{0,200}>>|[a-z][\w-]{0,30}:[^\s\[]{0,500}\[[^\]\n]{0,1000}\]|(?:https?|ftp|irc|file)://[^\s\[<>]+"
+                      r"|\{\w[\w-]*\}|\[\[|[*_`#+^~]+)")
+# A role on formatted text ("[.path]_syntax.html_"): the text stays, the role goes.
+_ROLE = re.compile(r"\[\.[\w.-]{1,100}\](?=[_*`#])")
 _INDEX_TERMS = re.compile(r"\({3}[^()]*\){3}")
 _INDEX_TERM = re.compile(r"\({2}([^()]+)\){2}")
 _INLINE_ANCHOR = re.compile(r"\[\[[\w:.-]{1,200}+(?:,[^\[\]\n]{0,200})?\]\]|\[#[\w:.-]{1,200}+\]")
@@ -101,6 +110,7 @@ class _State:
     attributes: dict[str, str] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)  # section id -> title, for <<id>>
     footnotes: list[str] = field(default_factory=list)
+    footnote_ids: dict[str, int] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     expanded: int = 0  # characters attribute references have added
 
@@ -268,6 +278,8 @@ class _Converter:
         self.out = out
         self.pending = _Block()
         self.stack: list[str] = []  # delimiters of open example, sidebar, quote and open blocks
+        self.stash: list[str] = []
+        self.term_open = False  # the last line was a description term waiting for its text
         self.started = False  # past the document header: content seen
         self.titled = False  # the document title (a level-0 section) seen
 
@@ -303,19 +315,24 @@ class _Converter:
     def inline(self, text: str) -> str:
         """One line of AsciiDoc prose as Markdown prose."""
         stash: list[str] = []
+        self.stash = stash  # footnotes read their text with the spans set aside in it
 
         def keep(value: str) -> str:
             stash.append(value)
             return f"\x00{len(stash) - 1}\x00"
 
         text = text.replace("\x00", " ")
+        if "\\" in text:
+            text = _ESCAPED.sub(lambda m: keep(m.group(1)), text)
         text = _PASSTHROUGH.sub(lambda m: keep(next(g for g in m.groups() if g is not None)), text)
+        if "[." in text:
+            text = _ROLE.sub("", text)
 
         def code(m: re.Match[str]) -> str:
             content = m.group(1) if m.group(1) is not None else m.group(2)
             content = self.substitute(content, code=True)  # a passthrough inside stays as written
-            if "[" in content or "<<" in content:  # macros work in monospace text too
-                content = self.macros(content)
+            if "[" in content or "<<" in content:  # cross references and links work in monospace text too
+                content = self.macros(content, code=True)
             content = _STASHED.sub(lambda s: stash[int(s.group(1))], content)
             ticks = "``" if "`" in content else "`"
             return keep(f"{ticks}{content}{ticks}")
@@ -328,27 +345,38 @@ class _Converter:
         text = _INLINE_ANCHOR.sub("", text)
         text = _MARKED.sub(lambda m: m.group(1) or m.group(2), text)
         text = _HARD_BREAK.sub("", text)
-        for _ in range(2):  # a stashed span can hold a stashed passthrough
+        if "&" in text:
+            text = html.unescape(text)  # character references ("&#10004;", "&mdash;") as the page shows them
+        return self.unstash(text, stash)
+
+    def unstash(self, text: str, stash: list[str]) -> str:
+        for _ in range(3):  # a stashed span can hold a stashed passthrough or escape
+            if "\x00" not in text:
+                break
             text = _STASHED.sub(lambda s: stash[int(s.group(1))], text)
         return text
 
-    def macros(self, text: str) -> str:
-        """Cross references, links and inline macros as their text."""
+    def macros(self, text: str, code: bool = False) -> str:
+        """Cross references, links and inline macros as their text (in code, extensions' macros stay:
+        ``group:artifact[:version]`` is no macro)."""
         text = _XREF.sub(self.xref, text)
         text = _URL_MACRO.sub(self.url, text)
         text = _INLINE_MACRO.sub(self.macro, text)
-        return _OTHER_MACRO.sub(_other_macro, text)
+        return text if code else _OTHER_MACRO.sub(_other_macro, text)
 
     def xref(self, m: re.Match[str]) -> str:
         if m.group(3) is not None:  # xref:other.adoc#id[text]
-            label = m.group(4).strip()
+            label = m.group(4).replace("\\]", "]").strip()
             if label:
                 return label
             target = m.group(3)
             page, _, anchor = target.partition("#")
             if anchor:
                 return self.state.titles.get(anchor, _humane(anchor))
-            return _humane(page.rsplit(":", 1)[-1].rsplit("/", 1)[-1].removesuffix(".adoc"))
+            names = [n for n in re.split(r"[:/]", page.removesuffix(".adoc")) if n]
+            if len(names) > 1 and names[-1] == "index":  # "cli:index.adoc" is the cli module's page
+                names.pop()
+            return _humane(names[-1]) if names else ""
         target, label = m.group(1).strip(), (m.group(2) or "").strip()
         if label:
             return label
@@ -358,16 +386,19 @@ class _Converter:
     @staticmethod
     def url_label(label: str) -> str:
         """A link's text without its attributes (``Text,window=_blank``) and new-window mark (``Text^``)."""
-        return re.split(r",\s*(?=\w+=)", label)[0].strip().strip('"').rstrip("^").strip()
+        label = re.split(r",\s*(?=\w+=)", label)[0].strip().strip('"').rstrip("^").strip()
+        return label.replace("\\]", "]")
 
     def url(self, m: re.Match[str]) -> str:
         target, label = m.group(1), self.url_label(m.group(2))
         if not target:
             return label
+        if m.group(0).startswith("mailto:"):
+            target = "mailto:" + target
         return f"[{label}]({target})" if label else target
 
     def macro(self, m: re.Match[str]) -> str:
-        name, target, content = m.group(1), m.group(2), m.group(3).replace("\\]", "]")
+        name, target, content = m.group(1) or m.group(2), m.group(3), m.group(4).replace("\\]", "]")
         if name in ("kbd", "btn"):
             return content
         if name == "menu":
@@ -379,9 +410,13 @@ class _Converter:
         if name in ("footnote", "footnoteref"):
             if name == "footnoteref":
                 target, _, content = content.partition(",")
+            if target and target in self.state.footnote_ids:  # a footnote used again by its id
+                return f"[{self.state.footnote_ids[target]}]"
             if not content.strip():
                 return ""
-            self.state.footnotes.append(" ".join(content.split()))
+            self.state.footnotes.append(" ".join(self.unstash(content, self.stash).split()))
+            if target:
+                self.state.footnote_ids[target] = len(self.state.footnotes)
             return f"[{len(self.state.footnotes)}]"
         return ""  # icons, inline images, anchors, index terms
 
@@ -406,6 +441,7 @@ class _Converter:
         if not stripped:
             self.emit("")
             return i + 1
+        term_open, self.term_open = self.term_open, False
         if raw.startswith("//") and not raw.startswith("////"):
             return i + 1  # comment line
         if _ATTRIBUTE_ENTRY.match(raw):
@@ -451,7 +487,11 @@ class _Converter:
             self.pending = _Block()
             return end
         if line[:1] in " \t" and not _UNORDERED.match(line) and not _ORDERED.match(line):
-            return self.verbatim(i, None, self.paragraph_end(i))  # an indented paragraph is literal
+            end = self.paragraph_end(i)
+            if term_open:  # a description term's text, indented under it after a blank line (git's manuals)
+                self.paragraph([ln.strip() for ln in self.lines[i:end]], style)
+                return end
+            return self.verbatim(i, None, end)  # an indented paragraph is literal
         end = self.paragraph_end(i)
         self.paragraph(self.lines[i:end], style)
         return end
@@ -498,13 +538,30 @@ class _Converter:
         return i + 1
 
     def author_lines(self, i: int) -> int:
+        """The author line (``Name <email>; Other``) and revision line (``v1.2, 2024-05-01: remark``) of the
+        header, as metadata and as the attributes they set (``{author}``, ``{revnumber}``)."""
+        attributes, metadata = self.state.attributes, self.state.metadata
         for key in ("author", "revision"):
             if i >= len(self.lines):
                 break
             raw = self.lines[i].strip()
             if not raw or raw.startswith((":", "//", "[", ".")) or _DELIMITER.match(raw):
                 break
-            self.state.metadata.setdefault(key, raw)
+            if key == "author":
+                first = re.match(r"([^<;]+?)\s*(?:<([^>]*)>)?\s*(?:;|$)", raw)
+                if first is not None:
+                    attributes.setdefault("author", first.group(1))
+                    metadata.setdefault("author", first.group(1))
+                    if first.group(2):
+                        attributes.setdefault("email", first.group(2))
+                        metadata.setdefault("email", first.group(2))
+            else:
+                revision = re.match(r"v?([^,:]*?)\s*(?:,\s*([^:]*?))?\s*(?::\s*(.*))?$", raw)
+                metadata.setdefault("revision", raw)
+                if revision is not None:
+                    for name, value in zip(("revnumber", "revdate", "revremark"), revision.groups(), strict=True):
+                        if value:
+                            attributes.setdefault(name, value)
             i += 1
         return i
 
@@ -626,6 +683,8 @@ class _Converter:
             converted = self.inline("\n".join(texts)).split("\n")
             head = prefix + converted[0] if prefix else _escape_line(converted[0])
             self.emit(head.rstrip(), *(_escape_line(c) for c in converted[1:]))
+        last_prefix, last_texts = items[-1]
+        self.term_open = last_prefix.startswith("- ") and last_prefix.endswith(": ") and not "".join(last_texts).strip()
 
     def item_start(self, raw: str) -> tuple[str, str] | None:
         """``(Markdown marker, text)`` where a list item, callout item or description item starts."""
@@ -642,7 +701,7 @@ class _Converter:
         if callout is not None:
             return f"({callout.group(1)}) ", callout.group(2)
         description = _DESCRIPTION.match(raw) if "::" in raw or ";;" in raw else None
-        if description is not None and not re.search(r"\w:[^\s\[]*\[", description.group(1)):
+        if description is not None and description.group(1).count("[") <= description.group(1).count("]"):
             return f"- {self.inline(description.group(1)).strip()}: ", description.group(3) or ""
         return None
 
@@ -679,7 +738,7 @@ class _Converter:
         if not cells:
             return []
         if columns == 0:  # the first line's cells, as Asciidoctor counts them
-            columns = sum(across * repeat for line, _text, across, _down, repeat in cells if line == 0) or 1
+            columns = sum(across * repeat for line, _text, across, _down, repeat, _style in cells if line == 0) or 1
         columns = min(columns, _MAX_COLUMNS)
         rows: list[list[str]] = []
         row: list[str] = []
@@ -693,14 +752,14 @@ class _Converter:
                 if left > 1:
                     spanned[column] = (text, left - 1)
 
-        for _line, content, across, down, repeat in cells:
+        for _line, content, across, down, repeat, style in cells:
             for _ in range(repeat):
                 fill()
                 if len(row) >= columns:
                     rows.append(row)
                     row = []
                     fill()
-                text = cell(content)
+                text = self.cell(content, style)
                 if down > 1:
                     for k in range(across):
                         spanned[len(row) + k] = (text if k == 0 else "", down - 1)
@@ -714,24 +773,55 @@ class _Converter:
             rows.append(row)
         return rows
 
-    def cell(self, text: str) -> str:
-        """A table cell on one line: its lines' prose joined, pipes escaped."""
-        parts = [ln.strip() for ln in text.split("\n")]
-        parts = [p for p in parts if p and p != "+" and not _DELIMITER.match(p) and not p.startswith("//")
-                 and not _BLOCK_ATTRIBUTES.match(p)]
-        return " ".join(self.inline(_list_marker_out(p)) for p in parts).replace("|", "\\|")
+    def cell(self, text: str, style: str = "") -> str:
+        """A table cell on one line, pipes escaped: its lines' prose joined; a literal cell's lines as
+        written; in an AsciiDoc cell (``a|``) code blocks as inline code, block attributes, delimiters
+        and comments out, a nested table's cells (``!``) in a row."""
+        lines = [ln.strip() for ln in text.split("\n")]
+        if style == "l":
+            return " ".join(ln for ln in lines if ln).replace("|", "\\|")
+        parts: list[str] = []
+        verbatim: str | None = None
+        code: list[str] = []
+        for line in lines:
+            if verbatim is not None:
+                if line == verbatim:
+                    parts.append(_inline_code(" ".join(code)))
+                    verbatim, code = None, []
+                elif line:
+                    code.append(_callouts_out(line))
+                continue
+            if style == "a":
+                if re.fullmatch(r"-{4,}|\.{4,}|`{3,}\w*", line):
+                    verbatim, code = ("```" if line.startswith("`") else line), []
+                    continue
+                if _BLOCK_ATTRIBUTES.match(line) or line.startswith("!==="):
+                    continue
+                if "!" in line:  # a nested table's row
+                    line = " ".join(c.strip() for c in re.split(r"(?<!\\)!", line) if c.strip())
+            if not line or line == "+" or line.startswith("//") or _DELIMITER.match(line):
+                continue
+            parts.append(self.inline(_list_marker_out(line)))
+        if code:
+            parts.append(_inline_code(" ".join(code)))
+        cell = " ".join(p for p in parts if p.strip())
+        if not cell.strip() and (references := _ATTRIBUTE_REF.findall(text)):
+            # Only references to attributes the site sets ("{check-mark}"): their names say what it shows.
+            cell = " ".join(_humane(name) for escaped, name in references if not escaped)
+        return cell.replace("|", "\\|")
 
 
-_CELL_SPEC = re.compile(r"(?:(\d{1,4})\*)?(?:(\d{1,4})?(?:\.(\d{1,4}))?\+)?(?:[<^>])?(?:\.[<^>])?[adehlmsv]?$")
+_CELL_SPEC = re.compile(r"(?:(\d{1,4})\*)?(?:(\d{1,4})?(?:\.(\d{1,4}))?\+)?(?:[<^>])?(?:\.[<^>])?([adehlmsv]?)$")
 
 
-def _psv_cells(body: list[str], separator: str) -> list[tuple[int, str, int, int, int]]:
-    """A table's cells: ``(line index of the cell's start, content, columns spanned, rows spanned, repeat)``.
+def _psv_cells(body: list[str], separator: str) -> list[tuple[int, str, int, int, int, str]]:
+    """A table's cells: ``(line index of the cell's start, content, columns spanned, rows spanned, repeat,
+    style)``, the style a letter (``a`` AsciiDoc content, ``l`` literal) or empty.
     A cell runs from its separator to the next one (across lines); the spec before a separator
     (``2+``, ``.3+``, ``3*``, ``a``, ``^.>``) belongs to the cell after it."""
-    cells: list[tuple[int, str, int, int, int]] = []
+    cells: list[tuple[int, str, int, int, int, str]] = []
     current: list[str] | None = None
-    spec: tuple[int, int, int] = (1, 1, 1)
+    spec: tuple[int, int, int, str] = (1, 1, 1, "")
     start_line = 0
     first_line: int | None = None
     for index, line in enumerate(body):
@@ -750,11 +840,11 @@ def _psv_cells(body: list[str], separator: str) -> list[tuple[int, str, int, int
             if current is not None:  # text before a table's first separator belongs to no cell
                 current.append(text)
                 cells.append((start_line, _unescape("\n".join(current), separator), *spec))
-            groups = cut.groups() if spec_text and cut is not None else (None, None, None)
+            groups = cut.groups() if spec_text and cut is not None else (None, None, None, "")
             repeat = min(int(groups[0]), 1000) if groups[0] else 1
             across = min(int(groups[1]), _MAX_COLUMNS) if groups[1] else 1
             down = min(int(groups[2]), _MAX_ROWSPAN) if groups[2] else 1
-            spec = (across, down, repeat)
+            spec = (across, down, repeat, groups[3] or "")
             current = []
             start_line = 0 if index == first_line else 1
             pos = m.end()
@@ -783,6 +873,11 @@ def _column_count(cols: str) -> int:
     return total
 
 
+def _inline_code(code: str) -> str:
+    ticks = "``" if "`" in code else "`"
+    return f"{ticks}{code}{ticks}" if code.strip() else ""
+
+
 def _list_marker_out(text: str) -> str:
     m = _UNORDERED.match(text) or _ORDERED.match(text)
     return m.group(2) if m is not None else text
@@ -797,6 +892,8 @@ def _other_macro(m: re.Match[str]) -> str:
         return f"`@{simple}`" if "annotation" in content else f"`{simple}`"
     if name == "linkgit":
         return f"{target}({content})" if content.isdigit() else target
+    if content.strip() and "=" not in content:  # label:new[Introduced in 5.8]: the text it shows
+        return content.replace("\\]", "]").strip()
     return f"`{target}`" if re.search(r"\w[._$]\w", target) else target
 
 
