@@ -124,7 +124,7 @@ def heading_text(raw: str) -> str:
 _LIST_ITEM = re.compile(r"^[ \t]{0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 # Containers of Markdown extensions whose content is indented four spaces: admonitions (!!! note, ??? tip),
 # content tabs (=== "pip"), definitions (":   text"), footnote definitions.
-_INDENTED_CONTAINER = re.compile(r'^(?:(?:!!!|\?\?\?\+?)[ \t]|===[+!]?[ \t]+"|:[ \t]{1,3}\S|\[\^[^\]]+\]:)')
+_INDENTED_CONTAINER = re.compile(r'^(?:(?:!!!|\?\?\?\+?)[ \t]|===[+!]?[ \t]+"|:[ \t]+\S|\[\^[^\]]+\]:)')
 _HTML_BLOCK = re.compile(r"^<(address|article|aside|blockquote|center|details|dialog|div|dl|fieldset|figure|footer|"
                          r"form|header|main|nav|ol|pre|section|table|ul|script|style|textarea)\b", re.I)
 _RAW_HTML = ("pre", "script", "style", "textarea")  # HTML blocks that end at their closing tag, not a blank line

@@ -37,6 +37,7 @@ def test_indented_code_blocks_are_fenced(source: str, expected: str) -> None:
     '!!! note "Heads up"\n\n    The admonition = its body\n',  # MkDocs admonition
     '=== "pip"\n\n    pip install quill\n',  # content tab
     "Term\n:   The definition = its text\n\n    more(definition)\n",  # definition list
+    "Term\n\n:    A statement of two parts:\n\n    1. header = a keyword\n",  # Pandoc's, the colon spaced wide
     "[^1]: A footnote.\n\n    Its second paragraph(x).\n",  # footnote
     "<div>\n\n    <b>inside = html</b>\n\n</div>\n".replace("\n\n    <b>", "\n    <b>"),  # open HTML block
     "<pre>\n\n    kept = as is\n</pre>\n",  # raw HTML block across a blank line
