@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphrag.ingest.textprep import pipe_table
+from graphrag.ingest.textprep import fence_for, pipe_table
 
 # Delimited blocks nested deeper than this are read as text (a hostile file cannot grow the stack).
 _MAX_NESTING = 50
@@ -261,12 +261,6 @@ def _callouts_out(line: str) -> str:
     if ">" not in line[-200:]:
         return line
     return line[:-200] + _CALLOUTS.sub("", line[-200:])  # marks end a line: its tail is enough
-
-
-def _fence_for(lines: list[str]) -> str:
-    """A backtick fence longer than any run of backticks opening a line of the code."""
-    longest = max((len(m.group(0)) for line in lines if (m := re.match(r"[ \t]*(`{3,})", line))), default=0)
-    return "`" * max(3, longest + 1)
 
 
 class _Converter:
@@ -573,7 +567,7 @@ class _Converter:
         language = fence.group(2) or self.pending_language()
         self.take_title()
         body = [_callouts_out(ln) for ln in self.lines[i + 1:j]]
-        mark = _fence_for(body)
+        mark = fence_for(body)
         self.emit("", mark + language, *body, mark, "")
         return j + 1
 
@@ -608,7 +602,7 @@ class _Converter:
             indent = min((len(ln) - len(ln.lstrip()) for ln in body if ln.strip()), default=0)
             body = [ln[indent:] for ln in body]
         if any(ln.strip() for ln in body):  # a listing filled by an include (left out) is empty
-            mark = _fence_for(body)
+            mark = fence_for(body)
             self.emit("", mark + language, *body, mark, "")
         return after
 

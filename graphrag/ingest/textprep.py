@@ -172,6 +172,12 @@ def _reads_as_prose(lines: list[str]) -> bool:
     return sentences > 0 and sentences * 2 >= len(filled) and _SENTENCE_END.search(" ".join(filled)) is not None
 
 
+def fence_for(lines: list[str]) -> str:
+    """A backtick fence longer than any run of backticks opening a line of the code it is to hold."""
+    longest = max((len(m.group(1)) for line in lines if (m := re.match(r"[ \t]*(`{3,})", line))), default=0)
+    return "`" * max(3, longest + 1)
+
+
 def fence_indented_code(text: str) -> str:
     """Markdown with its indented code blocks (four spaces or a tab, after a blank line or a heading)
     written as fenced ones, so the chunker keeps them whole and NER reads them as code.
@@ -190,8 +196,7 @@ def fence_indented_code(text: str) -> str:
     for start, end in blocks:
         out.extend(lines[done:start])
         body = [_dedent4(ln) for ln in lines[start:end]]
-        longest = max((len(m.group(0)) for ln in body if (m := re.match(r"[ \t]*(`{3,})", ln))), default=0)
-        mark = "`" * max(3, longest + 1)
+        mark = fence_for(body)
         out.extend([mark, *body, mark])
         done = end
     out.extend(lines[done:])
