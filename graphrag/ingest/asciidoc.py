@@ -51,7 +51,8 @@ _ORDERED = re.compile(r"^[ \t]*(\.{1,5}|\d{1,9}\.)[ \t]+(\S.*)$")
 _DESCRIPTION = re.compile(r"^(?![ \t])(\S(?:.*?\S)?)(:{2,4}|;;)(?:[ \t]+(.*))?$")
 _ATTRIBUTE_ITEM = re.compile(r"(?:[^,\"']|\"[^\"]*\"?|'[^']*'?)+|(?<=,)(?=,|$)|^(?=,)")
 _CALLOUT_ITEM = re.compile(r"^<(\d{1,3}|\.)>[ \t]+(.*)$")
-_CALLOUTS = re.compile(r"[ \t]*(?://|#|--|;;?|\(\*)?[ \t]*(?:<!--(?:\d{1,3}|\.)-->|(?:<(?:\d{1,3}|\.)>[ \t]*)+)(?:\*\))?[ \t]*$")
+_CALLOUTS = re.compile(r"(?<![ \t])[ \t]*+(?:(?://|#|--|;;?|\(\*)[ \t]*+)?(?:<!--(?:\d{1,3}|\.)-->|(?:<(?:\d{1,3}|\.)>[ \t]*+)+)"
+                       r"(?:\*\))?[ \t]*+$")
 _ADMONITION = re.compile(r"^(NOTE|TIP|IMPORTANT|WARNING|CAUTION):[ \t]+(.*)$")
 _ADMONITIONS = {"NOTE", "TIP", "IMPORTANT", "WARNING", "CAUTION"}
 _BREAK = re.compile(r"^(?:'{3,}|<<<|(?:-[ \t]*){3,}|(?:\*[ \t]*){3,})$")
@@ -69,19 +70,21 @@ _CODE = re.compile(r"(?<![\w`])``(?=\S)((?:[^`]|`(?!`)){1,1000}?)``(?!`)"
 _ATTRIBUTE_REF = re.compile(r"(\\?)\{(\w[\w-]*)\}")
 # A label may hold one level of brackets and escaped ones ("xref:r.adoc[RETURN ... [AS]]", "[f(x\]]").
 _LABEL = r"((?:[^\[\]\\]|\\.|\[[^\[\]\n]{0,100}\]){0,1000}+)"
-_XREF = re.compile(r"<<([^<>,\n]+?)(?:,[ \t]*([^<>\n]*?))?>>|xref:([^\s\[]+)\[" + _LABEL + r"\]")
-_URL_MACRO = re.compile(r"(?:link:|mailto:)?((?:https?|ftp|irc|file)://[^\s\[<>]+|(?<=link:)[^\s\[]*|(?<=mailto:)[^\s\[]+)"
+# Targets are bounded too (500 characters), so repeated "link:" or "{a}" without a "[" costs a bounded scan each.
+_XREF = re.compile(r"<<([^<>,\n]+)(?:,([^<>\n]*))?>>|xref:([^\s\[]{1,500}+)\[" + _LABEL + r"\]")
+_URL_MACRO = re.compile(r"(?:link:|mailto:)?((?:https?|ftp|irc|file)://[^\s\[<>]{1,500}+|(?<=link:)[^\s\[]{0,500}+"
+                        r"|(?<=mailto:)[^\s\[]{1,500}+)"
                         r"\[" + _LABEL + r"\]")
 # Footnotes have no word boundary before them: "databasesfootnote:cdb[...]" is "databases[1]".
 _INLINE_MACRO = re.compile(r"(?:\b(kbd|btn|menu|icon|image|anchor|indexterm|indexterm2|stem|latexmath|asciimath)|(footnote|footnoteref))"
-                           r":([^\s\[]*)\[((?:[^\[\]\\]|\\.|\[[^\[\]\n]{0,200}+\]){0,2000}+)\]")
+                           r":([^\s\[]{0,500}+)\[((?:[^\[\]\\]|\\.|\[[^\[\]\n]{0,200}+\]){0,2000}+)\]")
 # A macro of an extension (``javadoc:org.x.Y[]``, ``linkgit:git-log[1]``, ``configprop:a.b[]``, ``label:new[]``):
 # its target is what the page shows.
-_OTHER_MACRO = re.compile(r"(?<![\w/:])([a-z][a-z0-9-]{1,30}):(?!//)([^\s\[\]:]+)\[" + _LABEL + r"\]")
+_OTHER_MACRO = re.compile(r"(?<![\w/:])([a-z][a-z0-9-]{1,30}):(?!//)([^\s\[\]:]{1,500}+)\[" + _LABEL + r"\]")
 # A link whose address is an attribute the file does not define: its text.
-_ATTRIBUTE_LINK = re.compile(r"(?:link:)?\{(\w[\w-]*)\}([^\s\[]*)\[" + _LABEL + r"\]")
+_ATTRIBUTE_LINK = re.compile(r"(?:link:)?\{(\w[\w-]*)\}([^\s\[]{0,500}+)\[" + _LABEL + r"\]")
 # A backslash keeps what follows as written: a cross reference, a macro, a link, a reference, a mark.
-_ESCAPED = re.compile(r"\\(<<[^<>\n]{0,200}>>|[a-z][\w-]{0,30}:[^\s\[]{0,500}\[[^\]\n]{0,1000}\]|(?:https?|ftp|irc|file)://[^\s\[<>]+"
+_ESCAPED = re.compile(r"\\(<<[^<>\n]{0,200}>>|[a-z][\w-]{0,30}:[^\s\[]{0,500}\[[^\]\n]{0,1000}\]|(?:https?|ftp|irc|file)://[^\s\[<>]{1,500}+"
                       r"|\{\w[\w-]*\}|\[\[|[*_`#+^~]+)")
 # A role on formatted text ("[.path]_syntax.html_"): the text stays, the role goes.
 _ROLE = re.compile(r"\[\.[\w.-]{1,100}\](?=[_*`#])")
@@ -120,7 +123,7 @@ def asciidoc_markdown(text: str) -> tuple[str, dict[str, Any]]:
     would see, and its header's description, keywords, author and revision."""
     state = _State()
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    lines = _preprocess(text.split("\n"), state)
+    lines = _preprocess(text.split("\n"))
     state.titles = _section_titles(lines)
     out: list[str] = []
     _Converter(lines, state, out).run()
@@ -130,9 +133,12 @@ def asciidoc_markdown(text: str) -> tuple[str, dict[str, Any]]:
     return body + "\n", state.metadata
 
 
-def _preprocess(lines: list[str], state: _State) -> list[str]:
-    """The lines the parser reads: ``include::`` dropped, conditionals decided; attribute entries met on
-    the way are set, so a later ``ifdef`` sees them."""
+def _preprocess(lines: list[str]) -> list[str]:
+    """The lines the parser reads: ``include::`` dropped, conditionals decided, an attribute value continued
+    over lines (`` \\`` at a line's end) joined; attribute entries met on the way are noted for a later
+    ``ifdef`` (the parser sets them itself, where it meets them)."""
+    attributes: dict[str, str] = {}  # not the parser's: a reference before its entry stays unresolved
+    lines = _joined_values(lines)
     kept: list[str] = []
     skipping: list[bool] = []  # one per open conditional: True where its lines are dropped
     verbatim: str | None = None
@@ -146,7 +152,7 @@ def _preprocess(lines: list[str], state: _State) -> list[str]:
                 if skipping:
                     skipping.pop()
                 continue
-            keep = True if kind == "ifeval" else _defined(names, state.attributes) == (kind == "ifdef")
+            keep = True if kind == "ifeval" else _defined(names, attributes) == (kind == "ifdef")
             if kind != "ifeval" and inline:  # one-line form: ifdef::attr[text]
                 if keep and not any(skipping):
                     kept.append(inline)
@@ -160,14 +166,40 @@ def _preprocess(lines: list[str], state: _State) -> list[str]:
         if verbatim is None and (entry := _ATTRIBUTE_ENTRY.match(stripped)) is not None:
             unset, name, unset_after, value = entry.groups()
             if unset or unset_after:
-                state.attributes.pop(name, None)
+                attributes.pop(name, None)
             else:
-                state.attributes[name] = value or ""
+                attributes[name] = value or ""
         delimiter = _DELIMITER.match(stripped)
         if delimiter is not None and delimiter.group(1)[0] in "-.+/" and delimiter.group(1) != "--":
             verbatim = None if verbatim == stripped else (stripped if verbatim is None else verbatim)
         kept.append(line)
     return kept
+
+
+def _joined_values(lines: list[str]) -> list[str]:
+    """Attribute entries whose value goes on over lines (each but the last ending in `` \\``) as one line."""
+    if not any(line.endswith(" \\") for line in lines):
+        return lines
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith(":") and line.rstrip().endswith(" \\") and _ATTRIBUTE_ENTRY.match(line.rstrip()[:-2]):
+            parts = [line.rstrip()[:-2].rstrip()]
+            i += 1
+            while i < len(lines):
+                more = lines[i].strip()
+                i += 1
+                if more.endswith(" \\"):
+                    parts.append(more[:-2].rstrip())
+                    continue
+                parts.append(more)
+                break
+            out.append(" ".join(p for p in parts if p))
+            continue
+        out.append(line)
+        i += 1
+    return out
 
 
 def _defined(names: str, attributes: dict[str, str]) -> bool:
@@ -542,20 +574,22 @@ class _Converter:
             if not raw or raw.startswith((":", "//", "[", ".")) or _DELIMITER.match(raw):
                 break
             if key == "author":
-                first = re.match(r"([^<;]+?)\s*(?:<([^>]*)>)?\s*(?:;|$)", raw)
-                if first is not None:
-                    attributes.setdefault("author", first.group(1))
-                    metadata.setdefault("author", first.group(1))
-                    if first.group(2):
-                        attributes.setdefault("email", first.group(2))
-                        metadata.setdefault("email", first.group(2))
+                name, _, email = raw.partition(";")[0].partition("<")
+                email = email.partition(">")[0].strip()
+                if name.strip():
+                    attributes.setdefault("author", name.strip())
+                    metadata.setdefault("author", name.strip())
+                if email:
+                    attributes.setdefault("email", email)
+                    metadata.setdefault("email", email)
             else:
-                revision = re.match(r"v?([^,:]*?)\s*(?:,\s*([^:]*?))?\s*(?::\s*(.*))?$", raw)
                 metadata.setdefault("revision", raw)
-                if revision is not None:
-                    for name, value in zip(("revnumber", "revdate", "revremark"), revision.groups(), strict=True):
-                        if value:
-                            attributes.setdefault(name, value)
+                head, _, remark = raw.partition(":")
+                number, _, date = head.partition(",")
+                for name, value in (("revnumber", number.strip().removeprefix("v")), ("revdate", date.strip()),
+                                    ("revremark", remark.strip())):
+                    if value:
+                        attributes.setdefault(name, value)
             i += 1
         return i
 
@@ -747,13 +781,13 @@ class _Converter:
                     spanned[column] = (text, left - 1)
 
         for _line, content, across, down, repeat, style in cells:
-            for _ in range(repeat):
+            text = self.cell(content, style)
+            for _ in range(min(repeat, columns)):  # "3*|x": x in three cells; never more than a row's worth
                 fill()
                 if len(row) >= columns:
                     rows.append(row)
                     row = []
                     fill()
-                text = self.cell(content, style)
                 if down > 1:
                     for k in range(across):
                         spanned[len(row) + k] = (text if k == 0 else "", down - 1)
@@ -829,11 +863,15 @@ def _psv_cells(body: list[str], separator: str) -> list[tuple[int, str, int, int
         for m in re.finditer(r"(?<!\\)" + re.escape(separator), line):
             before = line[pos:m.start()]
             cut = _CELL_SPEC.search(before)
-            spec_text = cut.group(0) if cut is not None and (cut.start() == 0 or before[cut.start() - 1] in " \t") else ""
+            # A spec follows white space, or opens the line: "|a|all" is two cells, "a" and "all".
+            at_start = cut is not None and cut.start() == 0 and pos == 0
+            spec_text = cut.group(0) if cut is not None and (at_start or (cut.start() > 0 and before[cut.start() - 1] in " \t")) else ""
             text = before[:len(before) - len(spec_text)]
-            if current is not None:  # text before a table's first separator belongs to no cell
+            if current is not None:
                 current.append(text)
                 cells.append((start_line, _unescape("\n".join(current), separator), *spec))
+            elif text.strip():  # text before a table's first separator: a cell, as Asciidoctor recovers it
+                cells.append((0, _unescape(text, separator), 1, 1, 1, ""))
             groups = cut.groups() if spec_text and cut is not None else (None, None, None, "")
             repeat = min(int(groups[0]), 1000) if groups[0] else 1
             across = min(int(groups[1]), _MAX_COLUMNS) if groups[1] else 1

@@ -126,11 +126,13 @@ def notebook_markdown(data: bytes) -> tuple[str, dict[str, Any]]:
             text = _text(cell.get("source"), lines_end)
             if _TOC_CELL.search(text):
                 continue
-            text = fence_indented_code(_closed(_DATA_URI.sub("data:", text)))
+            text = _closed(_DATA_URI.sub("data:", text))
             if kind == "heading":
                 level = cell.get("level")
                 depth = min(max(level, 1), 6) if isinstance(level, int) else 1
                 text = "#" * depth + " " + " ".join(text.split())
+            else:
+                text = fence_indented_code(text)
             if text.strip():
                 parts.append(text.strip("\n"))
         elif kind == "code":

@@ -125,9 +125,12 @@ _LIST_ITEM = re.compile(r"^[ \t]{0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 # Containers of Markdown extensions whose content is indented four spaces: admonitions (!!! note, ??? tip),
 # content tabs (=== "pip"), definitions (":   text"), footnote definitions.
 _INDENTED_CONTAINER = re.compile(r'^(?:(?:!!!|\?\?\?\+?)[ \t]|===[+!]?[ \t]+"|:[ \t]+\S|\[\^[^\]]+\]:)')
-_HTML_BLOCK = re.compile(r"^<(address|article|aside|blockquote|center|details|dialog|div|dl|fieldset|figure|footer|"
+_HTML_BLOCK = re.compile(r"^[ \t]{0,3}<(address|article|aside|blockquote|center|details|dialog|div|dl|fieldset|figure|footer|"
                          r"form|header|main|nav|ol|pre|section|table|ul|script|style|textarea)\b", re.I)
 _RAW_HTML = ("pre", "script", "style", "textarea")  # HTML blocks that end at their closing tag, not a blank line
+# Processing instructions, declarations and CDATA open HTML blocks that end where these close them.
+_SPECIAL_HTML = re.compile(r"^[ \t]{0,3}(<\?|<![A-Za-z]|<!\[CDATA\[)")
+_SPECIAL_HTML_END = {"<?": "?>", "<!": ">", "<![CDATA[": "]]>"}
 _PLAIN_WORD = re.compile(r"""^[(\["'“‘*_]*[A-Za-z][a-z'’-]*[)\]"'”’*_]*[.,;:!?]?[)\]"'”’]*$""")
 _SENTENCE_END = re.compile(r"""[a-z)\]"'”’`*_]\.(?:\s|$)""")
 _CODE_START = re.compile(r"^\s*(?:\$ |% |>>> |# |//|/\*|<[!/?A-Za-z]|[\w.-]+> |(?:def|import|from|fn|let|var|const|"
@@ -226,8 +229,8 @@ def indented_code_blocks(lines: list[str]) -> list[tuple[int, int]]:
             continue
         if not line.strip():
             previous_blank, previous_heading = True, False
-            if html is not None and html not in _RAW_HTML:
-                html = None  # an HTML block ends at a blank line (one of raw text at its closing tag)
+            if html is not None and html not in _RAW_HTML and html not in _SPECIAL_HTML_END.values():
+                html = None  # an HTML block ends at a blank line (raw text and declarations where they close)
             i += 1
             continue
         width = _indent(line)
@@ -249,10 +252,15 @@ def indented_code_blocks(lines: list[str]) -> list[tuple[int, int]]:
             fence = opened
         elif opens_comment(line):
             in_comment = True
-        if width == 0 and html is None and (m := _HTML_BLOCK.match(line)) is not None:
+        if html is None and width < 4 and (m := _HTML_BLOCK.match(line)) is not None:
             closing = re.compile(rf"</{m.group(1)}\s*>", re.I)
             html = None if closing.search(line, m.end()) else m.group(1).lower()
+        elif html is None and width < 4 and (special := _SPECIAL_HTML.match(line)) is not None:
+            closer = _SPECIAL_HTML_END[special.group(1) if special.group(1) == "<![CDATA[" else special.group(1)[:2]]
+            html = None if closer in line[special.end():] else closer
         elif html in _RAW_HTML and re.search(rf"</{html}\s*>", line, re.I):
+            html = None
+        elif html is not None and html in _SPECIAL_HTML_END.values() and html in line:
             html = None
         if _LIST_ITEM.match(line) or (width == 0 and _INDENTED_CONTAINER.match(line)):
             context = True

@@ -205,6 +205,25 @@ def test_upload_multipart_files(client: httpx.Client, collection: str) -> None:
     assert second["documents"][0]["id"] != page["documents"][0]["id"]
 
 
+def test_upload_asciidoc_and_indented_markdown(client: httpx.Client, collection: str) -> None:
+    """The newer readers through REST: an AsciiDoc page (its table searchable, its include never read) and
+    Markdown whose indented code comes back fenced; a page with no text is a 422 problem."""
+    page = (b"= Dock Schedule\n\ninclude::/etc/passwd[]\n\n.Berths\n|===\n|Berth |Vessel\n\n|B7 |Quillfeather Dawn\n|===\n")
+    r = client.post("/documents", data={"collection": collection},
+                    files={"file": ("dock.adoc", page, "text/asciidoc")})
+    assert r.status_code == 201, r.text
+    doc = client.get(f"/documents/{r.json()['id']}").json()
+    assert doc["title"] == "Dock Schedule"
+    hits = client.post("/search/keyword", json={"query": "Quillfeather", "collections": [collection]}).json()["results"]
+    assert hits and "| B7 | Quillfeather Dawn |" in hits[0]["content"] and "passwd" not in hits[0]["content"]
+    r = _upload(client, collection, "run.md", b"# Run\n\nStart it:\n\n    $ quill serve --port 8080\n")
+    assert r.status_code == 201, r.text
+    hits = client.post("/search/keyword", json={"query": "quill serve", "collections": [collection]}).json()["results"]
+    assert hits and "```\n$ quill serve --port 8080\n```" in hits[0]["content"]
+    assert_problem(client.post("/documents", data={"collection": collection},
+                               files={"file": ("attrs.adoc", b":a: b\n", "text/asciidoc")}), 422, "no text content")
+
+
 def _upload(client: httpx.Client, collection: str, name: str, body: bytes, **form: str) -> httpx.Response:
     return client.post("/documents", data={"collection": collection, **form},
                        files={"file": (name, body, "text/markdown")})

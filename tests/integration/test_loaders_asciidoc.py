@@ -211,6 +211,12 @@ def test_asciidoc_page_reads_as_its_rendered_text() -> None:
      "# Doc\n\n_a.html_ <<x>> xref:a[b] `*.c` \u2714 \u2014 RETURN [AS] by Ada Byron.\n"),
     # in code, an extension's macro shape stays as written; an index page's cross reference names its module
     ("Use `org.x:core[:1.0]` and xref:cli:index.adoc[].\n", "Use `org.x:core[:1.0]` and cli.\n"),
+    # a one-letter cell is a cell, not a spec; text before the first separator is a cell too
+    ("|===\n|a|all\n|v|verbose\n|===\n\n|===\nfoo|bar\n|===\n",
+     "| a | all |\n| --- | --- |\n| v | verbose |\n\n| foo | bar |\n| --- | --- |\n"),
+    # a value continued over lines; a reference before its attribute's entry stays unresolved
+    (":note: first part \\\n  second part\n\nSee {v}: {note}.\n\n:v: 2.0\n\nNow {v}.\n",
+     "See : first part second part.\n\nNow 2.0.\n"),
 ])
 def test_asciidoc_constructs(source: str, expected: str) -> None:
     assert asciidoc_markdown(source)[0] == expected
@@ -223,6 +229,11 @@ def test_asciidoc_constructs(source: str, expected: str) -> None:
     "|===\n" + "2+|a .3+|b 3*|c " * 5_000 + "\n|===", "\n".join(["====", "****"] * 5_000),
     "ifdef::a[]\n" * 20_000, "= T" + " " * 50_000 + "x", "Title" + " " * 50_000 + "x\n-----",
     ":a: x\n" + ":a: {a}{a}\n" * 40 + "{a}" * 1_000,
+    # found by a code review: targets without a "[", author and revision lines of spaces, callouts after
+    # long runs of spaces, a repeat spec multiplying the cells
+    "link:" * 40_000, "{a}" * 40_000, "xref:a" * 20_000, "http://x" * 20_000, "<<a," + " " * 20_000 + "x",
+    "= T\na" + " " * 4_000 + "b", "= T\nA\nv" + " " * 4_000 + "x", "----\n" + (" " * 198 + "x>\n") * 200 + "----\n",
+    "|===\n" + "1000*|x\n" * 2_000 + "|===\n",
 ])
 def test_asciidoc_reads_hostile_input_in_linear_time(hostile: str) -> None:
     markdown, _ = asciidoc_markdown(hostile)

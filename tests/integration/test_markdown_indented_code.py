@@ -41,6 +41,7 @@ def test_indented_code_blocks_are_fenced(source: str, expected: str) -> None:
     "[^1]: A footnote.\n\n    Its second paragraph(x).\n",  # footnote
     "<div>\n\n    <b>inside = html</b>\n\n</div>\n".replace("\n\n    <b>", "\n    <b>"),  # open HTML block
     "<pre>\n\n    kept = as is\n</pre>\n",  # raw HTML block across a blank line
+    "  <pre>\n\n    x = 1\n  </pre>\n", "<?php\n\n    echo 1;\n?>\n", "<![CDATA[\n\n    raw()\n]]>\n",  # more HTML blocks
     "```\n\n    inside = a fence\n```\n",  # already code
     "Text.\n\n    ```js\n    a()\n    ```\n",  # an indented fence: left to the fence rules, code either way
     "<!--\n\n    a = commented\n-->\n",  # an HTML comment
@@ -72,6 +73,10 @@ def test_indented_code_is_one_chunk_and_code_to_the_extractor(tmp_path: Path, mo
     (tmp_path / "nb.ipynb").write_text(json.dumps({"nbformat": 4, "metadata": {}, "cells": cells}))
     [notebook] = load_file(Found(tmp_path / "nb.ipynb", "ipynb"), 1 << 20)
     assert notebook.text == "- a list item\n\n```\nshown_as_code(x)\n```\n"
+    heading = {"nbformat": 3, "metadata": {}, "worksheets": [{"cells": [
+        {"cell_type": "heading", "level": 2, "source": ["    Indented title"]}]}]}
+    (tmp_path / "old.ipynb").write_text(json.dumps(heading))
+    assert load_file(Found(tmp_path / "old.ipynb", "ipynb"), 1 << 20)[0].text == "## Indented title\n"
     assert "```" in load_text_document("Intro.\n\n    run(x)\n", source="s").text
     assert "```" not in load_text_document("Intro.\n\n    run(x)\n", source="s", kind="text").text
 
