@@ -306,6 +306,7 @@ class _Converter:
         self.stack: list[str] = []  # delimiters of open example, sidebar, quote and open blocks
         self.stash: list[str] = []
         self.term_open = False  # the last line was a description term waiting for its text
+        self.markers: list[str] = []  # the list markers open, outermost first
         self.started = False  # past the document header: content seen
         self.titled = False  # the document title (a level-0 section) seen
 
@@ -555,6 +556,7 @@ class _Converter:
         if heading.group(1)[0] == "=":
             level = min(level, 6)
         self.pending = _Block()
+        self.markers = []
         self.emit("", "#" * level + " " + title, "")
         if level == 1 and not self.started and not self.titled:  # the header: author and revision lines follow
             self.titled = True
@@ -700,6 +702,8 @@ class _Converter:
         elif admonition is not None:
             lines = [f"{admonition.group(1).capitalize()}: {admonition.group(2)}", *lines[1:]]
         items: list[tuple[str, list[str]]] = []
+        if not (_UNORDERED.match(lines[0]) or _ORDERED.match(lines[0])):
+            self.markers = []  # a paragraph outside a list ends it
         for raw in lines:
             start = self.item_start(raw)
             if start is not None or not items:
@@ -716,15 +720,9 @@ class _Converter:
 
     def item_start(self, raw: str) -> tuple[str, str] | None:
         """``(Markdown marker, text)`` where a list item, callout item or description item starts."""
-        unordered = _UNORDERED.match(raw)
-        if unordered is not None:
-            depth = len(unordered.group(1)) - 1 if unordered.group(1)[0] == "*" else 0
-            return "  " * depth + "- ", unordered.group(2)
-        ordered = _ORDERED.match(raw)
-        if ordered is not None:
-            marker = ordered.group(1)
-            depth = len(marker) - 1 if marker[0] == "." else 0
-            return "   " * depth + "1. ", ordered.group(2)
+        item = _UNORDERED.match(raw) or _ORDERED.match(raw)
+        if item is not None:
+            return self.nested(item.group(1)), item.group(2)
         callout = _CALLOUT_ITEM.match(raw)
         if callout is not None:
             return f"({callout.group(1)}) ", callout.group(2)
@@ -732,6 +730,18 @@ class _Converter:
         if description is not None and description.group(1).count("[") <= description.group(1).count("]"):
             return f"- {self.inline(description.group(1)).strip()}: ", description.group(3) or ""
         return None
+
+    def nested(self, marker: str) -> str:
+        """The Markdown marker, indented, for a list item: as in Asciidoctor, a marker not seen yet in the
+        list opens a list inside the item before it (``*`` then ``-``, ``.`` then ``**``), one seen
+        before closes the lists opened since."""
+        marker = "1." if marker[0].isdigit() else marker
+        if marker in self.markers:
+            del self.markers[self.markers.index(marker) + 1:]
+        else:
+            self.markers.append(marker)
+        indent = sum(3 if m[0] in ".1" else 2 for m in self.markers[:-1])
+        return " " * indent + ("1. " if marker[0] in ".1" else "- ")
 
     # -- tables ------------------------------------------------------------------------------------
     def table(self, i: int, delimiter: str) -> int:

@@ -214,6 +214,9 @@ def test_asciidoc_page_reads_as_its_rendered_text() -> None:
     # a one-letter cell is a cell, not a spec; text before the first separator is a cell too
     ("|===\n|a|all\n|v|verbose\n|===\n\n|===\nfoo|bar\n|===\n",
      "| a | all |\n| --- | --- |\n| v | verbose |\n\n| foo | bar |\n| --- | --- |\n"),
+    # lists nest by marker, as Asciidoctor reads them: a new marker opens a list in the item before it
+    ("* a\n- b\n* c\n. d\n\nPara.\n\n. one\n.. two\n* three\n. four\n",
+     "- a\n  - b\n- c\n  1. d\n\nPara.\n\n1. one\n   1. two\n      - three\n1. four\n"),
     # a value continued over lines; a reference before its attribute's entry stays unresolved
     (":note: first part \\\n  second part\n\nSee {v}: {note}.\n\n:v: 2.0\n\nNow {v}.\n",
      "See : first part second part.\n\nNow 2.0.\n"),
