@@ -149,13 +149,19 @@ async def test_pooled_plain_reads_skip_the_reset_and_statement_settings_never_le
     resets: list[int] = []
     original = asyncpg.Connection.reset
 
+    ours: set[int] = set()
+
     async def counted(self: asyncpg.Connection, *, timeout: float | None = None) -> None:
-        resets.append(1)
+        if id(self) in ours:  # the patch is on the class: other pools' connections (other tests' work) pass
+            resets.append(1)
         await original(self, timeout=timeout)
 
     monkeypatch.setattr(asyncpg.Connection, "reset", counted)  # type: ignore[attr-defined]
     store = await PostgresStore.connect(runtime.postgres._dsn, min_size=1, max_size=1)  # one connection
     try:
+        async with store.pool.acquire() as proxy:
+            ours.add(id(proxy._con))  # type: ignore[attr-defined]
+        resets.clear()
         sql = Sql(store.pool)
         default = await sql._read("fetchval", "SHOW work_mem", [])
         assert resets == [1]  # SHOW is not a plain read (as SET is not): full reset
