@@ -21,7 +21,6 @@ from __future__ import annotations
 import csv
 import html
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -760,16 +759,15 @@ class _Converter:
 
     def table_rows(self, body: list[str], kind: str, block: _Block) -> list[list[str]]:
         fmt = block.named.get("format", {",": "csv", ":": "dsv"}.get(kind, "psv"))
-        cell: Callable[[str], str] = lambda text: self.cell(text)  # noqa: E731
         if fmt in ("csv", "tsv", "dsv"):
             separator = block.named.get("separator") or {"csv": ",", "tsv": "\t", "dsv": ":"}[fmt]
             records = [ln for ln in body if ln.strip()]
             if fmt == "dsv":
-                return [[cell(c) for c in rec.split(separator)] for rec in records][:10_000]
+                return [[self.cell(c) for c in rec.split(separator)] for rec in records][:10_000]
             try:
-                return [[cell(c) for c in rec] for rec in csv.reader(records, delimiter=separator[:1] or ",")]
+                return [[self.cell(c) for c in rec] for rec in csv.reader(records, delimiter=separator[:1] or ",")]
             except csv.Error:
-                return [[cell(rec)] for rec in records]
+                return [[self.cell(rec)] for rec in records]
         separator = block.named.get("separator", "!" if kind == "!" else "|")[:1] or "|"
         columns = _column_count(block.named.get("cols", ""))
         cells = _psv_cells(body, separator)
