@@ -221,8 +221,9 @@ def load_asciidoc(path: Path, data: bytes) -> list[Document]:
     text = _decode(data, path)
     try:
         body, meta = asciidoc_markdown(text)
-    except RecursionError:
-        raise LoadError(f"{path.name}: unreadable AsciiDoc (nested too deeply)") from None
+    except Exception as exc:  # noqa: BLE001 - a file the reader cannot take is that file's error, not a 500
+        log.warning("AsciiDoc reader failed on %s", path.name, exc_info=True)
+        raise LoadError(f"{path.name}: unreadable AsciiDoc ({type(exc).__name__})") from None
     return [Document(source=str(path), title=markdown_title(body) or file_title(path), text=body, kind="markdown",
                      metadata=meta)]
 

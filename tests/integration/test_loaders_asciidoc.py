@@ -252,7 +252,7 @@ def test_asciidoc_never_reads_another_file(tmp_path: Path) -> None:
     assert "TOPSECRET" not in doc.text and "include" not in doc.text and "Body text." in doc.text
 
 
-def test_asciidoc_titles_and_load_errors(tmp_path: Path, models: Any) -> None:
+def test_asciidoc_titles_and_load_errors(tmp_path: Path, models: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     [doc] = load_bytes("guide.asciidoc", PAGE.encode(), 1 << 20)
     assert (doc.title, doc.kind, doc.metadata["keywords"]) == ("Configuring the Quillstone Broker", "markdown",
                                                                "quillstone, broker")
@@ -260,6 +260,16 @@ def test_asciidoc_titles_and_load_errors(tmp_path: Path, models: Any) -> None:
     assert untitled.title == "notes"
     with pytest.raises(LoadError, match="no text content"):
         load_bytes("attrs.adoc", b":a: b\n:c: d\n// nothing else\n", 1 << 20)
+    with pytest.raises(LoadError, match="not valid UTF-8"):
+        load_bytes("latin.adoc", "= Caf\u00e9\n".encode("latin-1"), 1 << 20)
+
+    def broken(text: str) -> None:
+        raise ValueError("a reader bug")
+
+    with monkeypatch.context() as patch:  # a bug in the reader is the file's one-line error, not a 500
+        patch.setattr("graphrag.ingest.asciidoc.asciidoc_markdown", broken)
+        with pytest.raises(LoadError, match=r"^odd.adoc: unreadable AsciiDoc \(ValueError\)$"):
+            load_bytes("odd.adoc", b"= Odd\n", 1 << 20)
     # The Markdown chunker keeps the converted table whole and the heading path clean.
     chunks = Chunker(models.counter, ChunkOptions(budget=60, overlap_tokens=0)).chunk(doc)
     [table] = [c for c in chunks if "Spans two columns" in c.text]
