@@ -95,6 +95,7 @@ _MARKED = re.compile(r"(?:\[[^\[\]\n]{0,100}+\])?##([^\n]{1,1000}?)##"
 _CURVED = re.compile(r"([\"'])`([^`\n]{1,1000})`\1")
 _STASHED = re.compile(r"\x00(\d+)\x00")
 _TAGS = re.compile(r"<[^<>\n]*>")
+_SCRIPT = re.compile(r"<(script|style)\b", re.I)
 
 # Built-in attributes that stand for a character.
 _CHARACTERS = {"nbsp": "\u00a0", "empty": "", "blank": "", "sp": " ", "space": " ", "zwsp": "", "wj": "",
@@ -360,6 +361,8 @@ class _Converter:
             if "[" in content or "<<" in content:  # cross references and links work in monospace text too
                 content = self.macros(content, code=True)
             content = _STASHED.sub(lambda s: stash[int(s.group(1))], content)
+            if "&" in content:
+                content = html.unescape(content)
             ticks = "``" if "`" in content else "`"
             return keep(f"{ticks}{content}{ticks}")
 
@@ -392,7 +395,7 @@ class _Converter:
 
     def xref(self, m: re.Match[str]) -> str:
         if m.group(3) is not None:  # xref:other.adoc#id[text]
-            label = m.group(4).replace("\\]", "]").strip()
+            label = self.url_label(m.group(4))  # "Javadoc,role=link-external,window=_blank" shows "Javadoc"
             if label:
                 return label
             target = m.group(3)
@@ -406,8 +409,10 @@ class _Converter:
         target, label = m.group(1).strip(), (m.group(2) or "").strip()
         if label:
             return label
-        target = target.partition("#")[2] or target
-        return self.state.titles.get(target, _humane(target.removesuffix(".adoc")))
+        page, _, anchor = target.partition("#")
+        if anchor or page.endswith(".adoc"):  # another page's section: its words
+            return self.state.titles.get(anchor, _humane((anchor or page).removesuffix(".adoc")))
+        return self.state.titles.get(target, f"[{target}]")  # an id this page does not hold, as Asciidoctor shows it
 
     @staticmethod
     def url_label(label: str) -> str:
@@ -509,7 +514,7 @@ class _Converter:
         if style in ("pass", "stem", "comment"):
             end = self.paragraph_end(i)
             if style != "comment":
-                self.prose_lines(lines=[_TAGS.sub(" ", ln) for ln in self.lines[i:end]])
+                self.passthrough_text(self.lines[i:end])
             self.pending = _Block()
             return end
         if line[:1] in " \t" and not _UNORDERED.match(line) and not _ORDERED.match(line):
@@ -679,8 +684,20 @@ class _Converter:
             end += 1
         self.pending = _Block()
         if keep_text:
-            self.prose_lines([_TAGS.sub(" ", ln) for ln in self.lines[i + 1:end]])
+            self.passthrough_text(self.lines[i + 1:end])
         return end + 1
+
+    def passthrough_text(self, lines: list[str]) -> None:
+        """A passthrough's text as the page shows it: scripts and style sheets out, then the tags."""
+        text = "\n".join(lines)
+        kept: list[str] = []
+        at = 0
+        while (m := _SCRIPT.search(text, at)) is not None:
+            kept.append(text[at:m.start()])
+            close = text.lower().find(f"</{m.group(1).lower()}", m.end())
+            at = len(text) if close < 0 else close
+        kept.append(text[at:])
+        self.prose_lines([_TAGS.sub(" ", ln) for ln in "".join(kept).split("\n")])
 
     def prose_lines(self, lines: list[str]) -> None:
         text = " ".join(" ".join(lines).split())
@@ -769,7 +786,8 @@ class _Converter:
             except csv.Error:
                 return [[self.cell(rec)] for rec in records]
         separator = block.named.get("separator", "!" if kind == "!" else "|")[:1] or "|"
-        columns = _column_count(block.named.get("cols", ""))
+        column_styles = _column_styles(block.named.get("cols", ""))
+        columns = len(column_styles)
         cells = _psv_cells(body, separator)
         if not cells:
             return []
@@ -789,6 +807,13 @@ class _Converter:
                     spanned[column] = (text, left - 1)
 
         for _line, content, across, down, repeat, style in cells:
+            fill()
+            if len(row) >= columns:
+                rows.append(row)
+                row = []
+                fill()
+            if not style and len(row) < len(column_styles):  # the column's style (cols="1,2a") if the cell has none
+                style = column_styles[len(row)]
             text = self.cell(content, style)
             for _ in range(min(repeat, columns)):  # "3*|x": x in three cells; never more than a row's worth
                 fill()
@@ -899,18 +924,20 @@ def _unescape(text: str, separator: str) -> str:
     return text.replace("\\" + separator, separator).strip()
 
 
-def _column_count(cols: str) -> int:
-    """Columns named by ``cols="1,2a,3"``, ``cols="3*"``, ``cols="2*,1"``; 0 if not given."""
+def _column_styles(cols: str) -> list[str]:
+    """Each column's style from ``cols="1,2a,3"``, ``cols="3*"``, ``cols="2*a,1"`` (a letter, or empty);
+    an empty list if not given."""
     cols = cols.strip()
     if not cols:
-        return 0
+        return []
     if re.fullmatch(r"\d{1,3}", cols):
-        return int(cols)
-    total = 0
-    for spec in re.split(r"[,;]", cols):
+        return [""] * min(int(cols), _MAX_COLUMNS)
+    styles: list[str] = []
+    for spec in re.split(r"[,;]", cols)[:_MAX_COLUMNS]:
         multiplier = re.match(r"\s*(\d{1,3})\*", spec)
-        total += int(multiplier.group(1)) if multiplier else 1
-    return total
+        style = re.search(r"([adehlmsv])\s*$", spec)
+        styles += [style.group(1) if style else ""] * (int(multiplier.group(1)) if multiplier else 1)
+    return styles[:_MAX_COLUMNS]
 
 
 def _inline_code(code: str) -> str:

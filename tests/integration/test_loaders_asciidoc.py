@@ -214,6 +214,12 @@ def test_asciidoc_page_reads_as_its_rendered_text() -> None:
     # a one-letter cell is a cell, not a spec; text before the first separator is a cell too
     ("|===\n|a|all\n|v|verbose\n|===\n\n|===\nfoo|bar\n|===\n",
      "| a | all |\n| --- | --- |\n| v | verbose |\n\n| foo | bar |\n| --- | --- |\n"),
+    # a column's style from cols; a passthrough's scripts and styles out; xref text with attributes; an
+    # unresolved <<id>>; character references in code
+    ('[cols="1,2a"]\n|===\n|Key |Example\n\n|note\n|\n[source,yaml]\n----\nnote: {x}\n----\n|===\n\n'
+     "++++\n<style>.g { margin: 3px; }</style><p>Shown</p><script>go({a: 1});</script>\n++++\n\n"
+     "See xref:api/index.html[Javadoc,window=_blank], <<DOC-50>> and `&#x2192;`.\n",
+     "| Key | Example |\n| --- | --- |\n| note | `note: {x}` |\n\nShown\n\nSee Javadoc, [DOC-50] and `\u2192`.\n"),
     # lists nest by marker, as Asciidoctor reads them: a new marker opens a list in the item before it
     ("* a\n- b\n* c\n. d\n\nPara.\n\n. one\n.. two\n* three\n. four\n",
      "- a\n  - b\n- c\n  1. d\n\nPara.\n\n1. one\n   1. two\n      - three\n1. four\n"),
