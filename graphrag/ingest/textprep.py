@@ -130,7 +130,7 @@ _HTML_BLOCK = re.compile(r"^[ \t]{0,3}<(address|article|aside|blockquote|center|
 _RAW_HTML = ("pre", "script", "style", "textarea")  # HTML blocks that end at their closing tag, not a blank line
 # Processing instructions, declarations and CDATA open HTML blocks that end where these close them.
 _SPECIAL_HTML = re.compile(r"^[ \t]{0,3}(<\?|<![A-Za-z]|<!\[CDATA\[)")
-_SPECIAL_HTML_END = {"<?": "?>", "<!": ">", "<![CDATA[": "]]>"}
+_SPECIAL_HTML_END = {"<?": re.compile(r"\?>"), "<!": re.compile(">"), "<![CDATA[": re.compile(r"\]\]>")}
 _PLAIN_WORD = re.compile(r"""^[(\["'“‘*_]*[A-Za-z][a-z'’-]*[)\]"'”’*_]*[.,;:!?]?[)\]"'”’]*$""")
 _SENTENCE_END = re.compile(r"""[a-z)\]"'”’`*_]\.(?:\s|$)""")
 _CODE_START = re.compile(r"^\s*(?:\$ |% |>>> |# |//|/\*|<[!/?A-Za-z]|[\w.-]+> |(?:def|import|from|fn|let|var|const|"
@@ -206,6 +206,20 @@ def fence_indented_code(text: str) -> str:
     return "\n".join(out)
 
 
+def _html_block(line: str) -> tuple[re.Pattern[str], bool] | None:
+    """The HTML block ``line`` opens and does not close on it, as (what closes it, whether a blank line
+    ends it): block tags end at a blank line; raw text (``<pre>``, ``<script>``), processing
+    instructions, declarations and CDATA only where they close."""
+    if (m := _HTML_BLOCK.match(line)) is not None:
+        tag = m.group(1).lower()
+        closer = re.compile(rf"</{tag}\s*>", re.I)
+        return None if closer.search(line, m.end()) else (closer, tag not in _RAW_HTML)
+    if (special := _SPECIAL_HTML.match(line)) is not None:
+        closer = _SPECIAL_HTML_END[special.group(1) if special.group(1) == "<![CDATA[" else special.group(1)[:2]]
+        return None if closer.search(line, special.end()) else (closer, False)
+    return None
+
+
 def indented_code_blocks(lines: list[str]) -> list[tuple[int, int]]:
     """``(first line, line after the last)`` of each indented code block of a Markdown text's lines
     (see :func:`fence_indented_code`)."""
@@ -213,7 +227,7 @@ def indented_code_blocks(lines: list[str]) -> list[tuple[int, int]]:
     fence: Fence | None = None
     in_comment = False
     context = False  # inside a list or an extension's container: indentation is theirs
-    html: str | None = None
+    html: tuple[re.Pattern[str], bool] | None = None  # an open HTML block: what closes it, whether a blank line does
     previous_blank = True
     previous_heading = False
     i, n = 0, len(lines)
@@ -229,8 +243,8 @@ def indented_code_blocks(lines: list[str]) -> list[tuple[int, int]]:
             continue
         if not line.strip():
             previous_blank, previous_heading = True, False
-            if html is not None and html not in _RAW_HTML and html not in _SPECIAL_HTML_END.values():
-                html = None  # an HTML block ends at a blank line (raw text and declarations where they close)
+            if html is not None and html[1]:
+                html = None
             i += 1
             continue
         width = _indent(line)
@@ -252,21 +266,16 @@ def indented_code_blocks(lines: list[str]) -> list[tuple[int, int]]:
             fence = opened
         elif opens_comment(line):
             in_comment = True
-        if html is None and width < 4 and (m := _HTML_BLOCK.match(line)) is not None:
-            closing = re.compile(rf"</{m.group(1)}\s*>", re.I)
-            html = None if closing.search(line, m.end()) else m.group(1).lower()
-        elif html is None and width < 4 and (special := _SPECIAL_HTML.match(line)) is not None:
-            closer = _SPECIAL_HTML_END[special.group(1) if special.group(1) == "<![CDATA[" else special.group(1)[:2]]
-            html = None if closer in line[special.end():] else closer
-        elif html in _RAW_HTML and re.search(rf"</{html}\s*>", line, re.I):
+        if html is None:
+            html = _html_block(line) if width < 4 else None
+        elif not html[1] and html[0].search(line):
             html = None
-        elif html is not None and html in _SPECIAL_HTML_END.values() and html in line:
-            html = None
+        heading = HEADING_LINE.match(line) is not None
         if _LIST_ITEM.match(line) or (width == 0 and _INDENTED_CONTAINER.match(line)):
             context = True
-        elif width == 0 and (previous_blank or HEADING_LINE.match(line)):
+        elif width == 0 and (previous_blank or heading):
             context = False  # a paragraph or heading at the margin ends a list or container
-        previous_heading = HEADING_LINE.match(line) is not None
+        previous_heading = heading
         previous_blank = False
         i += 1
     return blocks
