@@ -13,7 +13,9 @@ over all of those documents at once, doing what spaCy does per state, in the sam
 operations: the state's three feature rows (the next token, the open entity's first token and the
 token before the next, or the padding row) summed onto zeros, the bias added, the maxout, the output
 layer through BLIS (the library spaCy's loop calls, so the same sums), its bias, and the first
-best-scoring valid move. The validity rules are spaCy's for documents without preset entities; a
+best-scoring valid move (the invalid ones set to -inf by one row per kind of state: which entity is
+open, whether the token is white space, whether the next one starts a sentence). The validity
+rules are spaCy's for documents without preset entities; a
 batch with any preset entity, or a model this decoder does not know (beam search, unseen classes,
 other features), goes through spaCy's own ``pipe``. The token vectors and the projections are
 computed by the model itself, on the same sub-batches as spaCy (its batches sorted by length, in
@@ -71,13 +73,21 @@ class FastEntityRecognizer:
             labels.append(self.label_names.index(label) if label else 0)
         self.kind = np.array(kinds, dtype=np.int8)
         self.label = np.array(labels, dtype=np.int32)
-        has_label = self.label != 0
-        # Column masks of the moves a state may take, by what its validity depends on.
-        self.out_col = self.kind == _MOVES["O"]
-        self.begin_col = (self.kind == _MOVES["B"]) & has_label
-        self.unit_col = (self.kind == _MOVES["U"]) & has_label
-        self.in_col = (self.kind == _MOVES["I"]) & has_label
-        self.last_col = (self.kind == _MOVES["L"]) & has_label
+        self.penalty = self._penalties()
+
+    def _penalties(self) -> np.ndarray:
+        """Per kind of state, 0 for each move it may take and -inf for the others (spaCy's rules for
+        documents without preset entities). Rows 0-2: no entity open, at a white-space token (only
+        out), at a token that cannot go on into the next (out or unit), at one that can (also begin).
+        Row 3 + 2 * label + go_on: an entity of that label open (last; in too where it can go on)."""
+        kind, has_label = self.kind, self.label != 0
+        out, begin = kind == _MOVES["O"], (kind == _MOVES["B"]) & has_label
+        unit, inside, last = ((kind == _MOVES[k]) & has_label for k in "UIL")
+        rows = [out, out | unit, out | unit | begin]
+        for label in range(len(self.label_names)):
+            same = self.label == label
+            rows += [same & last, same & (last | inside)]
+        return np.where(np.array(rows), np.float32(0), np.float32(-np.inf)).astype(np.float32)
 
     @classmethod
     def for_pipe(cls, ner: Any) -> FastEntityRecognizer | None:
@@ -186,6 +196,11 @@ class FastEntityRecognizer:
         ent_start = np.zeros(n, dtype=np.int64)
         ent_label = np.zeros(n, dtype=np.int32)
         descending = -lengths
+        # One contiguous (rows, hidden * pieces) table per feature: row gathers are plain takes.
+        rows = table.shape[0]
+        hidden_size, pieces = table.shape[2], table.shape[3]
+        by_feature = [np.ascontiguousarray(table[:, f]).reshape(rows, hidden_size * pieces) for f in range(3)]
+        bias = self.feat_bias.reshape(-1)
         for t in range(int(lengths[0])):
             k = int(np.searchsorted(descending, -t, side="left"))  # documents longer than t
             op = is_open[:k]
@@ -193,21 +208,18 @@ class FastEntityRecognizer:
             row0 = first[:k] + t
             row1 = np.where(op, first[:k] + ent_start[:k], pad[:k])
             row2 = np.where(op, row0 - 1, pad[:k])
-            summed = table[row0, 0]
-            summed += table[row1, 1]
-            summed += table[row2, 2]
-            summed += self.feat_bias
-            hidden = summed.max(axis=2)
+            summed = by_feature[0].take(row0, axis=0)
+            summed += by_feature[1].take(row1, axis=0)
+            summed += by_feature[2].take(row2, axis=0)
+            summed += bias
+            hidden = summed.reshape(k, hidden_size, pieces).max(axis=2)
             scores = gemm(hidden, self.upper_w, trans2=True, beta=0.0)
             scores += self.upper_b
             on = goes_on[:k, t]
             solid = ~space[:k, t]
-            closed = ~op
-            valid = closed[:, None] & (self.out_col | (self.begin_col & (on & solid)[:, None])
-                                       | (self.unit_col & solid[:, None]))
-            valid |= (op[:, None] & (self.label[None, :] == ent_label[:k, None])
-                      & (self.last_col | (self.in_col & on[:, None])))
-            guess = np.where(valid, scores, -np.inf).argmax(axis=1)
+            state = np.where(op, 3 + 2 * ent_label[:k] + on, solid.astype(np.int64) + (solid & on))
+            scores += self.penalty.take(state, axis=0)  # invalid moves to -inf: the best valid one wins
+            guess = scores.argmax(axis=1)
             kind = self.kind[guess]
             label = self.label[guess]
             for i in np.flatnonzero(kind == 2):  # last: the open entity ends here
