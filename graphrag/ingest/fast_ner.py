@@ -36,17 +36,6 @@ log = logging.getLogger(__name__)
 _MOVES = {"B": 0, "I": 1, "L": 2, "U": 3, "O": 4}
 
 
-def _minibatch(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    batch: list[Any] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
 class FastEntityRecognizer:
     """Runs a spaCy ``ner`` component's greedy decoding over whole batches at once (:meth:`pipe`).
 
@@ -117,13 +106,16 @@ class FastEntityRecognizer:
     # --- the component's pipe ----------------------------------------------------------------
 
     def pipe(self, docs: Iterable[Any], batch_size: int = 256) -> Iterator[Any]:
-        """Set the entities of every document, yielding them in order (as ``ner.pipe`` does)."""
-        for batch in _minibatch(docs, batch_size):
+        """Set the entities of every document, yielding them in order (as ``ner.pipe`` does, batched
+        and sub-batched by spaCy's own ``minibatch``)."""
+        from spacy.util import minibatch
+
+        for batch in minibatch(docs, size=batch_size):
             if any(self._has_preset(doc) for doc in batch):
                 yield from self.ner.pipe(batch, batch_size=batch_size)  # spaCy keeps what was preset
                 continue
             by_length = sorted(batch, key=len)
-            subbatches = list(_minibatch(by_length, max(batch_size // 4, 2)))
+            subbatches = list(minibatch(by_length, size=max(batch_size // 4, 2)))
             self._decode(subbatches)
             yield from batch
 
