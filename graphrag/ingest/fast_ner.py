@@ -125,9 +125,10 @@ class FastEntityRecognizer:
 
         return len(doc) > 0 and bool(doc.to_array([ENT_IOB]).any())
 
-    def _features(self, subbatches: list[list[Any]]) -> tuple[np.ndarray, list[int], list[int]]:
-        """Every sub-batch's precomputed feature rows (its padding row, then one per token) stacked,
-        and for each document (in sub-batch order) its first token's row and its padding row."""
+    def _features(self, subbatches: list[list[Any]]) -> tuple[list[np.ndarray], list[int], list[int]]:
+        """Every sub-batch's precomputed feature rows (its padding row, then one per token), stacked
+        into one contiguous (rows, hidden * pieces) table per feature (row gathers are then plain
+        takes), and for each document (in sub-batch order) its first token's row and its padding row."""
         blocks: list[np.ndarray] = []
         firsts: list[int] = []
         pads: list[int] = []
@@ -146,14 +147,16 @@ class FastEntityRecognizer:
                 row += len(doc)
             blocks.append(cached)
             base += cached.shape[0]
-        table = np.concatenate(blocks) if blocks else np.zeros((0, 3, 1, 1), dtype=np.float32)
-        return table, firsts, pads
+        width = self.feat_bias.size  # hidden * pieces
+        if not blocks:
+            return [np.zeros((0, width), dtype=np.float32) for _ in range(3)], firsts, pads
+        return [np.concatenate([b[:, f] for b in blocks]).reshape(base, width) for f in range(3)], firsts, pads
 
     def _decode(self, subbatches: list[list[Any]]) -> None:
         from spacy.attrs import IS_SPACE, SENT_START
         from spacy.tokens import Span
 
-        table, firsts, pads = self._features(subbatches)
+        by_feature, firsts, pads = self._features(subbatches)
         flat = [doc for sub in subbatches for doc in sub]
         # Longest first, so the documents still being read at step t are a prefix.
         order = sorted(range(len(flat)), key=lambda i: -len(flat[i]))
@@ -174,11 +177,11 @@ class FastEntityRecognizer:
                     arr = doc.to_array([SENT_START, IS_SPACE])
                     goes_on[i, :n - 1] = arr[1:, 0] != 1
                     space[i, :n] = arr[:, 1] != 0
-            self._run(table, first, pad, lengths, goes_on, space, found)
+            self._run(by_feature, first, pad, lengths, goes_on, space, found)
         for doc, ents in zip(docs, found, strict=True):
             doc.set_ents([Span(doc, s, e, label=self.label_names[lab]) for s, e, lab in ents], default="outside")
 
-    def _run(self, table: np.ndarray, first: np.ndarray, pad: np.ndarray, lengths: np.ndarray,
+    def _run(self, by_feature: list[np.ndarray], first: np.ndarray, pad: np.ndarray, lengths: np.ndarray,
              goes_on: np.ndarray, space: np.ndarray, found: list[list[tuple[int, int, int]]]) -> None:
         """The greedy decoding, one token position of every document per step."""
         from blis.py import gemm
@@ -188,10 +191,7 @@ class FastEntityRecognizer:
         ent_start = np.zeros(n, dtype=np.int64)
         ent_label = np.zeros(n, dtype=np.int32)
         descending = -lengths
-        # One contiguous (rows, hidden * pieces) table per feature: row gathers are plain takes.
-        rows = table.shape[0]
-        hidden_size, pieces = table.shape[2], table.shape[3]
-        by_feature = [np.ascontiguousarray(table[:, f]).reshape(rows, hidden_size * pieces) for f in range(3)]
+        hidden_size, pieces = self.feat_bias.shape
         bias = self.feat_bias.reshape(-1)
         for t in range(int(lengths[0])):
             k = int(np.searchsorted(descending, -t, side="left"))  # documents longer than t
