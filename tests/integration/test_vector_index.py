@@ -117,3 +117,41 @@ async def test_no_index_of_its_own_when_alone_in_its_dimension_or_turned_off(run
     finally:
         async with runtime.postgres.unit_of_work() as uow:
             await uow.documents.delete([doc_id])
+
+
+async def test_sql_match_chunks_finds_a_collection_behind_other_collections_neighbours(runtime: Runtime) -> None:
+    """The psql functions scan the shared index past other collections' nearer chunks."""
+    await runtime.postgres.q.collections.register_model(name=MODEL, provider="test", spec="test:x", dim=DIM,
+                                                        base_url=None)
+    rng = np.random.default_rng(11)
+    centre = rng.standard_normal(DIM).astype(np.float32)
+    query = centre / np.linalg.norm(centre)
+    near, far = f"test_near_{uuid.uuid4().hex[:8]}", f"test_far_{uuid.uuid4().hex[:8]}"
+    # More near chunks than one index pass returns (ef_search 40), all nearer than the far collection's.
+    near_rows = _unit_rows(rng, 120, centre, 0.01)
+    far_rows = _unit_rows(rng, 3, centre, 0.08)
+    docs = [await _write(runtime, near, near_rows), await _write(runtime, far, far_rows)]
+    try:
+        async with runtime.postgres.pool.acquire() as conn, conn.transaction():
+            # The plan a large table gets: the ordering read from the HNSW index.
+            await conn.execute("SET LOCAL enable_seqscan = off")
+            await conn.execute("SET LOCAL enable_sort = off")
+            await conn.execute("SET LOCAL hnsw.ef_search = 40")
+            rows = await conn.fetch("SELECT * FROM match_chunks($1, 2, $2::text[])", query.tolist(), [far])
+            exact = np.argsort(-(far_rows @ query))
+            assert [r["content"] for r in rows] == [f"chunk {i}" for i in exact[:2]]
+            assert rows[0]["similarity"] >= rows[1]["similarity"]
+            # More rows than ef_search, nearest first, of the one collection asked for.
+            many = await conn.fetch("SELECT * FROM match_chunks($1, 60, $2::text[])", query.tolist(), [near])
+            assert len(many) == 60 and {r["document_id"] for r in many} == {docs[0]}
+            similarities = [r["similarity"] for r in many]
+            assert all(a >= b - 1e-6 for a, b in zip(similarities, similarities[1:]))  # float32 distances
+            # hybrid_search's semantic side is the same scan.
+            fused = await conn.fetch("SELECT * FROM hybrid_search($1, 'nothing matches', 3, 1.0, 1.0, 60, $2::text[])",
+                                     query.tolist(), [far])
+            assert sorted(r["content"] for r in fused) == sorted(f"chunk {i}" for i in range(3))
+            # The setting held for the calls only.
+            assert await conn.fetchval("SELECT current_setting('hnsw.iterative_scan')") == "off"
+    finally:
+        async with runtime.postgres.unit_of_work() as uow:
+            await uow.documents.delete(docs)
