@@ -145,7 +145,7 @@ async def test_sql_match_chunks_finds_a_collection_behind_other_collections_neig
             many = await conn.fetch("SELECT * FROM match_chunks($1, 60, $2::text[])", query.tolist(), [near])
             assert len(many) == 60 and {r["document_id"] for r in many} == {docs[0]}
             similarities = [r["similarity"] for r in many]
-            assert all(a >= b - 1e-6 for a, b in zip(similarities, similarities[1:]))  # float32 distances
+            assert all(a >= b - 1e-6 for a, b in zip(similarities[:-1], similarities[1:], strict=True))  # float32 distances
             # hybrid_search's semantic side is the same scan.
             fused = await conn.fetch("SELECT * FROM hybrid_search($1, 'nothing matches', 3, 1.0, 1.0, 60, $2::text[])",
                                      query.tolist(), [far])
