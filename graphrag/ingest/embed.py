@@ -131,12 +131,11 @@ def resolve_precision(precision: str, cpuinfo: str | None = None, setting: str =
     return precision
 
 
-def resolve_runtime(runtime: str, precision: str) -> str:
-    """``torch`` or ``openvino`` for a setting of ``auto``, ``torch`` or ``openvino`` and a resolved
-    precision: ``auto`` is OpenVINO wherever the package is installed, else PyTorch. With bfloat16
-    products it takes a fifth less CPU; in float32 the same CPU at one thread (the ingest lanes'), a
-    quarter less wall time at two, and about 0.5 GB less peak memory in an ingest
-    (docs/benchmarks.md). ``precision`` is kept for callers; every precision now resolves alike."""
+def resolve_runtime(runtime: str) -> str:
+    """``torch`` or ``openvino`` for a setting of ``auto``, ``torch`` or ``openvino``: ``auto`` is
+    OpenVINO wherever the package is installed, else PyTorch. With bfloat16 products it takes a fifth
+    less CPU; in float32 the same CPU at one thread (the ingest lanes'), a quarter less wall time at
+    two, and about 0.5 GB less peak memory in an ingest (docs/benchmarks.md)."""
     if runtime not in ("auto", "torch", "openvino"):
         raise ConfigurationError(f"GRAPHRAG_EMBEDDING_RUNTIME must be auto, torch or openvino, not {runtime!r}")
     if runtime != "auto":
@@ -260,7 +259,7 @@ class LocalEmbedder(Embedder):
         self.precision = resolve_precision(precision)
         #: ``torch`` or ``openvino``: what runs :meth:`encode` (OpenVINO falls back to PyTorch when the
         #: model cannot be converted or its vectors differ; see openvino_encoder.py).
-        self.runtime = resolve_runtime(runtime, self.precision)
+        self.runtime = resolve_runtime(runtime)
         self._chunk_encoder: Any = None
         self._chunk_encoder_lock = threading.Lock()
         if self.precision == "bfloat16":
