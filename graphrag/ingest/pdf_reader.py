@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -216,7 +217,7 @@ def _pdf_tables_by_page(data: bytes) -> dict[int, str]:
             return {}
         with pdfplumber.open(io.BytesIO(data)) as pdf:
             for number, page in enumerate(pdf.pages):
-                if not (page.rotation or 0) % 360 and (page.lines or page.rects):
+                if not (page.rotation or 0) % 360 and (page.lines or page.rects) and _pdf_left_to_right(page.chars):
                     text = _pdf_page_with_tables(page)
                     if text is not None:
                         found[number] = text
@@ -236,7 +237,7 @@ def _pdf_table_rows(table: Any) -> list[list[str]] | None:
     the page) or a cell of a whole section. A row whose filled cells all hold the same number (3 or
     more) of lines holds that many rows' values (ruling coarser than the text: "Alabama Alaska
     Arizona | 18,870 209 2,303"): it becomes that many rows, line by line."""
-    raw = [[(cell or "").strip() for cell in row] for row in table.extract()]
+    raw = [[cell.strip() for cell in row] for row in _pdf_table_cells(table)]
     raw = [row for row in raw if any(row)]
     if len(raw) < 2 or max(len(row) for row in raw) < 2:
         return None
@@ -299,10 +300,114 @@ def _pdf_page_with_tables(page: Any) -> str | None:
     rest = page.filter(outside)
     if _pdf_in_columns(page, rest.extract_words()):
         return None
-    blocks: list[tuple[float, str]] = [
-        (line["top"], line["text"]) for line in rest.extract_text_lines() if line["text"].strip()]
+    blocks = [(top, text) for top, text in _pdf_text_lines(rest.chars) if text.strip()]
     for table, rows in tables:
         blocks.append((table.bbox[1], "\n" + pipe_table(rows) + "\n"))
     blocks.sort(key=lambda block: block[0])
     text = "\n".join(text for _, text in blocks)
     return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+# Share of a page's characters that may read right to left (mirrored, or turned upside down) before its
+# tables are left to pypdf: pdfplumber reads such text backwards ("m o r f r a f"), where pypdf follows
+# the text matrix.
+_PDF_MAX_BACKWARDS = 0.1
+
+
+def _pdf_left_to_right(chars: list[dict[str, Any]]) -> bool:
+    """Whether nearly all of a page's characters read left to right or sideways (none mirrored)."""
+    backwards = sum(1 for c in chars if (c.get("matrix") or (1,))[0] < 0)
+    return backwards <= _PDF_MAX_BACKWARDS * len(chars)
+
+
+def _pdf_table_cells(table: Any) -> list[list[str]]:
+    """A table's cells as text, row by row (a merged cell's continuation is ""): each character goes to
+    the cell its middle falls in, as pdfplumber's own ``Table.extract`` does, and the cell's lines are
+    read by :func:`_pdf_text_lines`."""
+
+    def inside(char: dict[str, Any], box: tuple[float, float, float, float]) -> bool:
+        mid_x, mid_y = (char["x0"] + char["x1"]) / 2, (char["top"] + char["bottom"]) / 2
+        return box[0] <= mid_x < box[2] and box[1] <= mid_y < box[3]
+
+    chars = table.page.chars
+    rows: list[list[str]] = []
+    for row in table.rows:
+        in_row = [c for c in chars if inside(c, row.bbox)]
+        rows.append(["" if cell is None else
+                     "\n".join(text for _, text in _pdf_text_lines([c for c in in_row if inside(c, cell)]))
+                     for cell in row.cells])
+    return rows
+
+
+# Characters closer in height than this (pt) are on one line: pdfplumber's own tolerance.
+_PDF_LINE_TOLERANCE = 3.0
+
+
+def _pdf_text_lines(chars: list[dict[str, Any]]) -> list[tuple[float, str]]:
+    """Lines of text from a region's characters, top to bottom, each with its top: upright characters
+    grouped by height and read left to right (:func:`_pdf_line_text`); the few set sideways (a rotated
+    column heading, a margin stamp) grouped by column and read the way they turn."""
+    from pdfplumber.utils import cluster_objects
+
+    upright = [c for c in chars if c.get("upright", True)]
+    sideways = [c for c in chars if not c.get("upright", True)]
+    lines = [(min(c["top"] for c in line), _pdf_line_text(line))
+             for line in cluster_objects(upright, "top", _PDF_LINE_TOLERANCE)]
+    for column in cluster_objects(sideways, "x0", _PDF_LINE_TOLERANCE):
+        # Text turned counter-clockwise (the matrix's b > 0, a margin stamp) reads upwards.
+        column.sort(key=lambda c: -c["top"] if (c.get("matrix") or (1, 0))[1] > 0 else c["top"])
+        text = " ".join("".join(c["text"] for c in column).split())
+        lines.append((column[0]["top"], text))
+    lines.sort(key=lambda line: line[0])
+    return lines
+
+
+# A gap between two letters wider than the line's own gap between letters by this share of the type
+# size is a space between words: TeX and some word processors place each word instead of writing a
+# space glyph, and their narrowest word gaps are about 0.2 em.
+_PDF_WORD_GAP_EM = 0.15
+# Letter spacing (tracking) wider than this share of the type size is not read as letter spacing.
+_PDF_MAX_TRACKING_EM = 1.0
+
+
+def _pdf_line_text(chars: list[dict[str, Any]]) -> str:
+    """One line's text from its characters, left to right, words rebuilt from the gaps between them.
+
+    pdfplumber's default joins characters under 3 pt apart, whatever the type size: small type set
+    without space glyphs runs words together ("infrastructuresen"), and letter-spaced type comes out a
+    letter at a time ("S p a c e d"). Here a space glyph always ends a word; on a line with space
+    glyphs the usual gap between letters is the line's own (the median gap not bridged by a space, so
+    tracked letters stay together); a gap wider than that by 0.15 em is a word break too. Ligature
+    glyphs are written out ("ﬁ" -> "fi"), as pdfplumber does.
+    """
+    from pdfplumber.utils.text import LIGATURES
+
+    # By the middle: a space glyph drawn from where the next letter starts sorts before it.
+    ordered = sorted(chars, key=lambda c: c["x0"] + c["x1"])
+    if not ordered:
+        return ""
+    size = statistics.median(float(c.get("size") or 0) for c in ordered) or 10.0
+    blanks = any(not c["text"].strip() for c in ordered)
+    gaps: list[float] = []
+    previous: dict[str, Any] | None = None
+    spaced = False
+    for char in ordered:
+        if not char["text"].strip():
+            spaced = True
+            continue
+        if previous is not None and not spaced:
+            gaps.append(char["x0"] - previous["x1"])
+        previous, spaced = char, False
+    tracking = min(max(statistics.median(gaps), 0.0), _PDF_MAX_TRACKING_EM * size) if blanks and gaps else 0.0
+    limit = tracking + _PDF_WORD_GAP_EM * size
+    out: list[str] = []
+    previous, spaced = None, False
+    for char in ordered:
+        if not char["text"].strip():
+            spaced = True
+            continue
+        if previous is not None and (spaced or char["x0"] - previous["x1"] > limit):
+            out.append(" ")
+        out.append(LIGATURES.get(char["text"], char["text"]))
+        previous, spaced = char, False
+    return "".join(out)

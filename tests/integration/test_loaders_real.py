@@ -407,6 +407,90 @@ def test_pdf_text_in_columns_is_not_read_across(tmp_path: Path) -> None:
     assert "Left column line 3 about gearboxes.\nLeft column line 4" in doc.text
 
 
+def _pdf_spaced_and_tight(path: Path) -> None:
+    """A page with a ruled table as typesetters set real ones: a letter-spaced heading (5 pt between
+    letters, over pdfplumber's 3 pt), small type with each word placed 0.25 em apart and no space glyph
+    (as TeX sets words; 1.75 pt, under pdfplumber's 3 pt), a letter-spaced table header, and a margin
+    stamp turned to read upwards."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=14)
+    pdf.set_char_spacing(5)
+    pdf.cell(0, 10, "Zephyr torque limits", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_char_spacing(0)
+    pdf.set_font("helvetica", size=7)
+    x, y = pdf.l_margin, pdf.get_y() + 5
+    for word in "Each flange bolt takes its quuxbolt torque.".split():
+        pdf.text(x, y, word)
+        x += pdf.get_string_width(word) + 0.25 * 7 / pdf.k
+    pdf.set_y(y + 5)
+    pdf.set_font("helvetica", size=9)
+    with pdf.table(width=120) as table:
+        for i, values in enumerate([("Flange size", "Bolt torque"), ("DN 50", "85 newton metres")]):
+            pdf.set_char_spacing(4 if i == 0 else 0)
+            row = table.row()
+            for value in values:
+                row.cell(value)
+    pdf.set_char_spacing(0)
+    with pdf.rotation(90, x=6, y=200):
+        pdf.text(6, 200, "Draft copy for review")
+    pdf.output(str(path))
+
+
+def test_pdf_table_pages_keep_words_of_letter_spaced_and_tightly_set_type(tmp_path: Path) -> None:
+    """Before: "Z e p h y r t o r q u e l i m i t s", "Eachflangebolttakesitsquuxbolttorque." and
+    "weiver rof ypoc tfarD", one letter or word a line."""
+    path = tmp_path / "torque.pdf"
+    _pdf_spaced_and_tight(path)
+    doc = _load(path, "pdf")
+    assert doc.text == ("Zephyr torque limits\nEach flange bolt takes its quuxbolt torque.\n\n"
+                        "| Flange size | Bolt torque |\n| --- | --- |\n| DN 50 | 85 newton metres |\n\n"
+                        "Draft copy for review")
+
+
+async def test_words_of_letter_spaced_and_tight_pdf_type_are_found_by_keyword_search(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    _pdf_spaced_and_tight(tmp_path / "torque.pdf")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, [])
+    for term in ("quuxbolt", "Zephyr", "flange", "Draft"):
+        response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
+        assert response["results"], term
+        top = response["results"][0]
+        assert top["title"] == "torque" and top["metadata"]["page"] == 1, (term, top)
+        assert "Zephyr torque limits\nEach flange bolt takes its quuxbolt torque." in top["content"], top
+        assert "| Flange size | Bolt torque |" in top["content"], top
+
+
+def test_pdf_line_words_from_gaps_and_space_glyphs() -> None:
+    """The word rule on characters as pdfplumber gives them (pure logic)."""
+    from graphrag.ingest.pdf_reader import _pdf_left_to_right, _pdf_line_text
+
+    def line(spec: str, size: float = 10.0, advance: float = 5.0, tracking: float = 0.0,
+             word_gap: float = 0.0) -> list[dict[str, Any]]:
+        chars, x = [], 100.0
+        for letter in spec:
+            if letter == "_":  # a word placed apart, no glyph
+                x += word_gap
+                continue
+            chars.append({"text": letter, "x0": x, "x1": x + (advance if letter != " " else 2.5), "size": size,
+                          "matrix": (1, 0, 0, 1, x, 0)})
+            x = chars[-1]["x1"] + tracking
+        return chars
+
+    assert _pdf_line_text(line("max_bolt_torque", size=7, word_gap=1.75)) == "max bolt torque"
+    assert _pdf_line_text(line("max_bolt", size=7, word_gap=0.7)) == "maxbolt"  # kerning, not a word gap
+    assert _pdf_line_text(line("tracked type", tracking=5.0)) == "tracked type"
+    assert _pdf_line_text(line("tracked type_far", tracking=5.0, word_gap=9.0)) == "tracked type far"
+    assert _pdf_line_text(line("1 2 3", tracking=0.0)) == "1 2 3"
+    assert _pdf_line_text(line("oﬃce")) == "office"  # a ligature glyph written out
+    assert _pdf_line_text([]) == ""
+    mirrored = [dict(c, matrix=(-1, 0, 0, 1, 0, 0)) for c in line("backwards")]
+    assert not _pdf_left_to_right(mirrored) and _pdf_left_to_right(line("forwards" * 2) + mirrored[:1])
+
+
 def test_pdf_title_placeholders_give_way_to_the_file_name(tmp_path: Path) -> None:
     for title, expected in [("Microsoft Word - Pump Manual.doc", "manual"), ("Untitled document", "manual"),
                             ("Microsoft Word - Pump Manual", "Pump Manual"), ("Zephyr Pump Manual", "Zephyr Pump Manual")]:
