@@ -61,13 +61,14 @@ _HTML_CONTAINERS = frozenset({"div", "section", "ul", "ol", "dl", "aside", "head
 
 # Whole class names that mark furniture on any element, inline ones included: text only screen readers
 # get, line-number gutters of highlighted code, heading self-links, footnote back-links, "skip to content"
-# and "back to top" links, copy buttons, rustdoc's version-and-source corner and its "Expand description".
+# and "back to top" links, copy buttons, rustdoc's version-and-source corner and its "Expand description",
+# pdoc's "View Source" toggle (the source it shows stays).
 _HTML_FURNITURE_CLASSES = frozenset({
     "sr-only", "visually-hidden", "visuallyhidden", "screen-reader-text", "screen-reader-only",
     "linenos", "linenodiv", "lineno", "linenumber", "line-number", "line-numbers", "rouge-gutter",
     "headerlink", "hash-link", "anchor-link", "anchorjs-link", "header-anchor", "heading-anchor",
     "footnote-backref", "fn-backref", "skip-link", "skip-to-content", "skip-to-main", "back-to-top",
-    "copybtn", "copy-button", "md-clipboard", "rightside", "hideme", "since"})
+    "copybtn", "copy-button", "md-clipboard", "rightside", "hideme", "since", "view-source-button"})
 
 
 _HEADING_LINK_MARKS = frozenset({"¶", "#", "§", "🔗", "∞", "link"})

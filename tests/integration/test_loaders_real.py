@@ -228,6 +228,15 @@ def test_javadoc_members_keep_their_text_under_their_own_heading(tmp_path: Path)
      "1. a\n\n| x | y |\n| --- | --- |"),
     ("<p># apt install nginx</p><p>1. not a list</p>", "\\# apt install nginx\n\n1\\. not a list"),
     ('<div class="two-column-summary">' * 300 + "deep" + "</div>" * 300, "deep"),
+    # pdoc: the "View Source" toggle goes, the source it shows stays (without its line numbers)
+    ('<section id="f"><input id="f-view-source" class="view-source-toggle-state" type="checkbox" aria-hidden="true">'
+     '<div class="attr function"><span class="def">def</span> <span class="name">f</span>'
+     '<span class="signature pdoc-code condensed">(<span class="n">x</span>):</span>'
+     '<label class="view-source-button" for="f-view-source"><span>View Source</span></label></div>'
+     '<div class="pdoc-code codehilite"><pre><span id="f-6"><a href="#f-6"><span class="linenos">6</span></a>'
+     'def f(x):\n</span><span id="f-7"><a href="#f-7"><span class="linenos">7</span></a>    return x\n</span></pre>'
+     '</div><div class="docstring"><p>Frobnicates x.</p></div></section>',
+     "def f(x):\n\n```\ndef f(x):\n    return x\n```\n\nFrobnicates x."),
 ])
 def test_html_structure_survives(tmp_path: Path, html: str, expected: str) -> None:
     path = tmp_path / "page.html"
