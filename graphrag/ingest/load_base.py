@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from graphrag.errors import InvalidInput
+from graphrag.ingest.textprep import fence_for
 
 
 class LoadError(InvalidInput):
@@ -56,7 +57,7 @@ def render_block(kind: str, text: str) -> str:
     if kind[0] == "h" and kind[1:].isdigit():
         return "#" * int(kind[1]) + " " + text
     if kind.startswith("pre"):
-        fence = "`" * max(3, *(len(run) + 1 for run in re.findall(r"`{3,}", text))) if "```" in text else "```"
+        fence = fence_for(text.split("\n"))
         return f"{fence}{kind[4:]}\n{text}\n{fence}"
     if kind == "table":
         return text

@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from graphrag.errors import InvalidInput
-from graphrag.ingest.textprep import fence_closes, fence_indented_code, fence_open, opens_comment
+from graphrag.ingest.textprep import fence_closes, fence_for, fence_indented_code, fence_open, opens_comment
 
 # Images pasted into Markdown cells as data URIs: most of a document's characters, none of its words.
 _DATA_URI = re.compile(r"data:[\w/+.-]*;base64,[A-Za-z0-9+/=]+(?:\s+[A-Za-z0-9+/=]{40,})*")  # wrapped lines too
@@ -87,9 +87,8 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 
 def _fenced(code: str, language: str) -> str:
-    """``code`` in a backtick fence longer than any backtick run inside it."""
-    longest = max((len(m) for m in re.findall(r"`+", code)), default=0)
-    fence = "`" * max(3, longest + 1)
+    """``code`` in a backtick fence no line of it can close."""
+    fence = fence_for(code.split("\n"))
     return f"{fence}{language}\n{code.rstrip()}\n{fence}"
 
 

@@ -1353,7 +1353,8 @@ def _notebook(cells: list[dict[str, Any]], **metadata: Any) -> str:
 
 NOTEBOOK = _notebook([
     {"cell_type": "markdown", "metadata": {}, "source": ["# Tidal forecasts\n", "\n", "Fit the Marrowgate tide model.\n"]},
-    {"cell_type": "code", "metadata": {}, "execution_count": 1, "source": "import tides\nmodel = tides.fit('```')",
+    {"cell_type": "code", "metadata": {}, "execution_count": 1,
+     "source": 'import tides\nmodel = tides.fit("````")\nusage = """\n```\n"""',
      "outputs": [{"output_type": "stream", "name": "stdout", "text": ["Zyxquart residual 0.3\n"]},
                  {"output_type": "display_data", "data": {"image/png": "iVBORw0KGgo="}}]},
     {"cell_type": "raw", "metadata": {}, "source": ".. raw latex"},
@@ -1366,7 +1367,8 @@ def test_notebook_cells_are_read_in_order_without_outputs(tmp_path: Path) -> Non
     doc = _load(tmp_path / "tides.ipynb", "ipynb")
     assert (doc.title, doc.kind, doc.metadata) == ("Tidal forecasts", "markdown", {"language": "python"})
     assert doc.text == ("# Tidal forecasts\n\nFit the Marrowgate tide model.\n\n"
-                        "````python\nimport tides\nmodel = tides.fit('```')\n````\n\n"
+                        # the fence outlasts the backticks opening a line; those inside one cannot close it
+                        '````python\nimport tides\nmodel = tides.fit("````")\nusage = """\n```\n"""\n````\n\n'
                         "## Results\n\nThe fit holds for Quellport.\n")
     for bad, message in (("{", "invalid JSON at line 1"), ("[1]", "no cells"), ('{"cells": 3}', "no cells"),
                          ('{"cells": [], "x": ' + "1" * 5000 + "}", "Exceeds the limit")):
@@ -1379,6 +1381,10 @@ def test_notebook_cells_are_read_in_order_without_outputs(tmp_path: Path) -> Non
     (tmp_path / "old.ipynb").write_text(__import__("json").dumps(v3))
     old = _load(tmp_path / "old.ipynb", "ipynb")
     assert (old.title, old.text) == ("Old notebook", "# Old notebook\n\n```python\nx = 1\n```\n")  # the cell's language
+    from graphrag.ingest.textprep import fence_closes, fence_open
+
+    fence = fence_open("````python")
+    assert fence is not None and not fence_closes("```", fence) and not fence_closes("x = '`````'", fence)
 
 
 def test_notebook_cells_stand_alone_as_jupyter_renders_them(tmp_path: Path) -> None:
