@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from graphrag.errors import InvalidInput
-from graphrag.ingest.textprep import fence_closes, fence_for, fence_indented_code, fence_open, opens_comment
+from graphrag.ingest.textprep import BlockState, fence_for, fence_indented_code
 
 # Images pasted into Markdown cells as data URIs: most of a document's characters, none of its words.
 _DATA_URI = re.compile(r"data:[\w/+.-]*;base64,[A-Za-z0-9+/=]+(?:\s+[A-Za-z0-9+/=]{40,})*")  # wrapped lines too
@@ -43,20 +43,12 @@ def _text(source: Any, lines_end: bool = True) -> str:
 def _closed(markdown: str) -> str:
     """A Markdown cell with a code fence or an HTML comment it leaves open closed at its end: Jupyter
     renders each cell alone, but here the cells run on, and the next cell would be read as inside it."""
-    fence = None
-    in_comment = False
+    state = BlockState()
     for line in markdown.split("\n"):
-        if fence is not None:
-            fence = None if fence_closes(line, fence) else fence
-        elif in_comment:
-            in_comment = "-->" not in line
-        elif (opened := fence_open(line)) is not None:
-            fence = opened
-        else:
-            in_comment = opens_comment(line)
-    if fence is not None:
-        markdown += "\n" + " " * fence[0] + fence[1]
-    if in_comment:
+        state.step(line)
+    if state.fence is not None:
+        markdown += "\n" + " " * state.fence[0] + state.fence[1]
+    if state.in_comment:
         markdown += "\n-->"
     return markdown
 

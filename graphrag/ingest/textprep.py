@@ -103,6 +103,34 @@ def opens_comment(line: str) -> bool:
     return "<!--" in plain and "-->" not in plain.split("<!--", 1)[1]
 
 
+@dataclass
+class BlockState:
+    """Where a line-by-line walk of Markdown is: inside a code block (``fence``), inside an HTML comment,
+    or in the text. :meth:`step` reads the next line; what is open at the end stays in the fields."""
+
+    fence: Fence | None = None
+    in_comment: bool = False
+
+    def step(self, line: str, comments: bool = True) -> str:
+        """Read one line and say what it is: ``"code"`` (inside a block, its closing fence included),
+        ``"fence"`` (opens a block), ``"comment"`` (inside a comment, or opening one: text before the
+        ``<!--`` goes with it) or ``"text"``. ``comments=False`` reads comments as text."""
+        if self.fence is not None:
+            if fence_closes(line, self.fence):
+                self.fence = None
+            return "code"
+        if self.in_comment:
+            self.in_comment = "-->" not in line
+            return "comment"
+        if (opened := fence_open(line)) is not None:
+            self.fence = opened
+            return "fence"
+        if comments and opens_comment(line):
+            self.in_comment = True
+            return "comment"
+        return "text"
+
+
 # Past this length a line is no heading or title; the markup rules below are quadratic on crafted
 # lines ("<a <a <a ..."), so they never see more.
 _MAX_HEADING_CHARS = 500
@@ -224,8 +252,7 @@ def indented_code_blocks(lines: list[str]) -> list[tuple[int, int]]:
     """``(first line, line after the last)`` of each indented code block of a Markdown text's lines
     (see :func:`fence_indented_code`)."""
     blocks: list[tuple[int, int]] = []
-    fence: Fence | None = None
-    in_comment = False
+    state = BlockState()
     context = False  # inside a list or an extension's container: indentation is theirs
     html: tuple[re.Pattern[str], bool] | None = None  # an open HTML block: what closes it, whether a blank line does
     previous_blank = True
@@ -233,12 +260,8 @@ def indented_code_blocks(lines: list[str]) -> list[tuple[int, int]]:
     i, n = 0, len(lines)
     while i < n:
         line = lines[i]
-        if fence is not None:
-            fence = None if fence_closes(line, fence) else fence
-            i += 1
-            continue
-        if in_comment:
-            in_comment = "-->" not in line
+        if state.fence is not None or state.in_comment:
+            state.step(line)
             i += 1
             continue
         if not line.strip():
@@ -261,11 +284,7 @@ def indented_code_blocks(lines: list[str]) -> list[tuple[int, int]]:
             previous_blank, previous_heading = end > last, False
             i = end
             continue
-        opened = fence_open(line)
-        if opened is not None:
-            fence = opened
-        elif opens_comment(line):
-            in_comment = True
+        state.step(line)  # a fence or a comment it opens
         if html is None:
             html = _html_block(line) if width < 4 else None
         elif not html[1] and html[0].search(line):
@@ -287,22 +306,10 @@ def markdown_title(text: str) -> str | None:
     inside a code block or an HTML comment."""
     first: str | None = None
     seen_text = False
-    fence: Fence | None = None
-    in_comment = False
+    state = BlockState()
     lines = text.splitlines()
     for i, line in enumerate(lines):
-        if fence is not None:
-            if fence_closes(line, fence):
-                fence = None
-            continue
-        if in_comment:
-            in_comment = "-->" not in line
-            continue
-        if (opened := fence_open(line)) is not None:
-            fence = opened
-            continue
-        if opens_comment(line):
-            in_comment = True
+        if state.step(line) != "text":
             continue
         line = line[:_MAX_HEADING_CHARS]
         level, title = 0, ""
@@ -412,13 +419,9 @@ def outside_fences(text: str, change: Callable[[str], str], fence: Fence | None 
     one); ``change`` keeps the number of lines."""
     out: list[str] = []
     prose: list[str] = []
+    state = BlockState(fence)
     for line in text.split("\n"):
-        if fence is not None:
-            out.append(line)
-            fence = None if fence_closes(line, fence) else fence
-            continue
-        fence = fence_open(line)
-        if fence is None:
+        if state.step(line, comments=False) == "text":
             prose.append(line)
             continue
         if prose:
@@ -510,13 +513,10 @@ def _overlap_at(previous: str, text: str) -> int | None:
 
 def _fence_after(text: str, fence: Fence | None) -> Fence | None:
     """The code fence open at the end of ``text``, read from a start inside ``fence`` (or outside any)."""
+    state = BlockState(fence)
     for line in text.split("\n"):
-        if fence is not None:
-            if fence_closes(line, fence):
-                fence = None
-        else:
-            fence = fence_open(line)
-    return fence
+        state.step(line, comments=False)
+    return state.fence
 
 
 def prose_views(texts: Sequence[str]) -> list[Prose]:
