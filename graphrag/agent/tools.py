@@ -384,7 +384,7 @@ async def global_search(deps: AgentDeps, query: str, limit: Limit | None = None,
         collections: Collections to search; omit to search the default ones.
     """
     response = await _search(deps, "global", query, limit, collections, None)
-    reports = [CommunityReport(title=r.title, text=_trim(r.content, TEXT_CHARS),
+    reports = [CommunityReport(title=r.title, text=formats.trim(r.content, TEXT_CHARS),
                                level=r.extra["community"]["level"], entities=[e["name"] for e in r.entities],
                                score=r.score, collection=r.collection, community_id=r.extra["community"]["id"],
                                chunk_ids=r.extra["community"]["chunk_ids"], stale=r.extra["community"]["stale"])
@@ -450,7 +450,7 @@ async def get_document(deps: AgentDeps, document_id: str, first_chunk: Annotated
         id=doc["id"], collection=doc["collection"], source=doc["source"], title=doc["title"],
         metadata=doc["metadata"], chunk_count=count,
         chunks=[ChunkText(chunk_id=c["id"], index=c["index"], page=chunk_page(c["metadata"]),
-                          heading_path=c["heading_path"], text=_trim(c["content"], CHUNK_CHARS)) for c in page],
+                          heading_path=c["heading_path"], text=formats.trim(c["content"], CHUNK_CHARS)) for c in page],
         next_chunk=end if end < count else None,
     )
 
@@ -553,7 +553,7 @@ def _search_result(outcome: SearchOutcome) -> SearchResult:
     for r in outcome.hits:
         full = bool(r.extra.get("full_document"))
         # A whole document is what was asked for (its size is bounded by token_limit); a passage is trimmed.
-        text = r.content if full else _trim(r.content, TEXT_CHARS)
+        text = r.content if full else formats.trim(r.content, TEXT_CHARS)
         spans = None
         if "highlights" in r.extra:  # those inside the kept text (trimming keeps the start)
             spans = [TermSpan(start=h["start"], end=h["end"], term=h["term"], kind=h["kind"])
@@ -572,7 +572,7 @@ def _search_result(outcome: SearchOutcome) -> SearchResult:
 def _matched(matched: dict[str, Any] | None) -> str | None:
     if not matched or matched.get("kind") == "chunk" or not matched.get("text"):
         return None
-    return f"{matched['kind']}: {_trim(matched['text'], EVIDENCE_CHARS)}"
+    return f"{matched['kind']}: {formats.trim(matched['text'], EVIDENCE_CHARS)}"
 
 
 async def _entities_named(deps: AgentDeps, name: str, collections: Collections) -> list[LinkedEntity]:
@@ -593,16 +593,7 @@ def _passage(chunk: dict[str, Any], chars: int) -> Passage:
     page = chunk.get("page")
     return Passage(source=chunk["source"], citation=citation(chunk["source"], page), page=page,
                    title=chunk["title"], chunk_id=chunk["chunk_id"], document_id=chunk["document_id"],
-                   heading_path=chunk["heading_path"], text=_trim(chunk["content"], chars))
-
-
-def _trim(text: str, chars: int) -> str:
-    """``text`` cut to about ``chars`` characters at a word boundary."""
-    if len(text) <= chars:
-        return text
-    cut = text[:chars]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > chars * 0.8 else cut).rstrip() + " …"
+                   heading_path=chunk["heading_path"], text=formats.trim(chunk["content"], chars))
 
 
 # --- wiring --------------------------------------------------------------------------------------

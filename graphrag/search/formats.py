@@ -36,7 +36,8 @@ def check_format(value: Any) -> str:
     return str(value)
 
 
-def _trim(text: str, chars: int) -> str:
+def trim(text: str, chars: int) -> str:
+    """``text`` cut to about ``chars`` characters at a word boundary, "…" marking the cut."""
     if len(text) <= chars:
         return text
     cut = text[:chars]
@@ -59,7 +60,7 @@ def as_text(result: SearchResult, chars: int = TEXT_CHARS) -> str:
         head += ", truncated)" if hit.extra.get("truncated") else ")"
         body = hit.content or ""
         if not hit.extra.get("full_document"):
-            body = _trim(" ".join(body.split()), chars)
+            body = trim(" ".join(body.split()), chars)
         lines += ["", head, body]
     facts = (result.graph_context or {}).get("relations") or []
     if facts and result.mode == "graph":  # what a graph search is for; elsewhere, noise
@@ -98,7 +99,7 @@ def _sentences(text: str, chars: int) -> str:
             break
         out = f"{out} {sentence}".strip()
         if len(out) >= chars:
-            out = _trim(out, chars).rstrip(" …")
+            out = trim(out, chars).rstrip(" …")
             break
     if out and out[-1] not in ".!?":
         out += "."
