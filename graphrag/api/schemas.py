@@ -224,7 +224,7 @@ class IngestedDocument(_Out):
     seconds: float
 
 
-class DocumentSummary(_Out):
+class _DocumentFields(_Out):
     id: str
     collection: str
     source: str
@@ -233,6 +233,9 @@ class DocumentSummary(_Out):
     tags: list[str]
     created_at: str
     updated_at: str
+
+
+class DocumentSummary(_DocumentFields):
     chunks: int
 
 
@@ -254,15 +257,7 @@ class ChunkOut(_Out):
     metadata: dict[str, Any]
 
 
-class DocumentDetail(_Out):
-    id: str
-    collection: str
-    source: str
-    title: str
-    metadata: dict[str, Any]
-    tags: list[str]
-    created_at: str
-    updated_at: str
+class DocumentDetail(_DocumentFields):
     chunk_count: int
     chunks: list[ChunkOut]
 
