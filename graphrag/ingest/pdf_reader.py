@@ -387,27 +387,23 @@ def _pdf_line_text(chars: list[dict[str, Any]]) -> str:
     if not ordered:
         return ""
     size = statistics.median(float(c.get("size") or 0) for c in ordered) or 10.0
-    blanks = any(not c["text"].strip() for c in ordered)
-    gaps: list[float] = []
+    # Each letter with whether a space glyph comes before it and its gap to the letter before.
+    letters: list[tuple[str, bool, float]] = []
     previous: dict[str, Any] | None = None
     spaced = False
     for char in ordered:
         if not char["text"].strip():
             spaced = True
             continue
-        if previous is not None and not spaced:
-            gaps.append(char["x0"] - previous["x1"])
+        letters.append((char["text"], spaced, char["x0"] - previous["x1"] if previous is not None else 0.0))
         previous, spaced = char, False
+    gaps = [gap for _, spaced, gap in letters[1:] if not spaced]
+    blanks = len(letters) < len(ordered)
     tracking = min(max(statistics.median(gaps), 0.0), _PDF_MAX_TRACKING_EM * size) if blanks and gaps else 0.0
     limit = tracking + _PDF_WORD_GAP_EM * size
     out: list[str] = []
-    previous, spaced = None, False
-    for char in ordered:
-        if not char["text"].strip():
-            spaced = True
-            continue
-        if previous is not None and (spaced or char["x0"] - previous["x1"] > limit):
+    for i, (text, spaced, gap) in enumerate(letters):
+        if i and (spaced or gap > limit):
             out.append(" ")
-        out.append(LIGATURES.get(char["text"], char["text"]))
-        previous, spaced = char, False
+        out.append(LIGATURES.get(text, text))
     return "".join(out)
