@@ -18,6 +18,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable, Sequence
+from typing import Literal
 from dataclasses import dataclass, field
 
 # --- Markdown structure (shared by the loaders, the chunker and the prose view) ---------------------
@@ -111,7 +112,7 @@ class BlockState:
     fence: Fence | None = None
     in_comment: bool = False
 
-    def step(self, line: str, comments: bool = True) -> str:
+    def step(self, line: str, comments: bool = True) -> Literal["code", "fence", "comment", "text"]:
         """Read one line and say what it is: ``"code"`` (inside a block, its closing fence included),
         ``"fence"`` (opens a block), ``"comment"`` (inside a comment, or opening one: text before the
         ``<!--`` goes with it) or ``"text"``. ``comments=False`` reads comments as text."""
