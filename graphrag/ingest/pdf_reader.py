@@ -310,14 +310,18 @@ def _pdf_page_with_tables(page: Any) -> str | None:
 
 # Share of a page's characters that may read right to left (mirrored, or turned upside down) before its
 # tables are left to pypdf: pdfplumber reads such text backwards ("m o r f r a f"), where pypdf follows
-# the text matrix.
+# the text matrix. A page mostly set sideways (turned by its text matrix, not by /Rotate) goes to pypdf
+# too: its "tables" would be read across the turned lines.
 _PDF_MAX_BACKWARDS = 0.1
+_PDF_MAX_SIDEWAYS = 0.5
 
 
 def _pdf_left_to_right(chars: list[dict[str, Any]]) -> bool:
-    """Whether nearly all of a page's characters read left to right or sideways (none mirrored)."""
+    """Whether nearly all of a page's characters read left to right: few mirrored, most upright (a
+    rotated heading or a margin stamp is read; a page turned by its text matrix is not)."""
     backwards = sum(1 for c in chars if (c.get("matrix") or (1,))[0] < 0)
-    return backwards <= _PDF_MAX_BACKWARDS * len(chars)
+    sideways = sum(1 for c in chars if not c.get("upright", True))
+    return backwards <= _PDF_MAX_BACKWARDS * len(chars) and sideways <= _PDF_MAX_SIDEWAYS * len(chars)
 
 
 def _pdf_table_cells(table: Any) -> list[list[str]]:
@@ -354,10 +358,17 @@ def _pdf_text_lines(chars: list[dict[str, Any]]) -> list[tuple[float, str]]:
     lines = [(min(c["top"] for c in line), _pdf_line_text(line))
              for line in cluster_objects(upright, "top", _PDF_LINE_TOLERANCE)]
     for column in cluster_objects(sideways, "x0", _PDF_LINE_TOLERANCE):
-        # Text turned counter-clockwise (the matrix's b > 0, a margin stamp) reads upwards.
-        column.sort(key=lambda c: -c["top"] if (c.get("matrix") or (1, 0))[1] > 0 else c["top"])
-        text = " ".join("".join(c["text"] for c in column).split())
-        lines.append((column[0]["top"], text))
+        # Laid down along the way the text reads: upwards when turned counter-clockwise (the matrix's
+        # b > 0, a margin stamp), downwards otherwise; then read as a line, split where two labels in
+        # one column are more than an em apart.
+        turned = sorted(({**c, "x0": -c["bottom"], "x1": -c["top"]} if (c.get("matrix") or (1, 0))[1] > 0
+                         else {**c, "x0": c["top"], "x1": c["bottom"]} for c in column), key=lambda c: c["x0"])
+        start = 0
+        for i in range(1, len(turned) + 1):
+            if i == len(turned) or turned[i]["x0"] - turned[i - 1]["x1"] > float(turned[i].get("size") or 10.0):
+                label = turned[start:i]
+                lines.append((min(c["top"] for c in label), _pdf_line_text(label)))
+                start = i
     lines.sort(key=lambda line: line[0])
     return lines
 
@@ -382,24 +393,28 @@ def _pdf_line_text(chars: list[dict[str, Any]]) -> str:
     """
     from pdfplumber.utils.text import LIGATURES
 
-    # By the middle: a space glyph drawn from where the next letter starts sorts before it.
-    ordered = sorted(chars, key=lambda c: c["x0"] + c["x1"])
+    # Left to right by where each glyph starts (a combining mark drawn over its letter comes after it);
+    # a space glyph starting where a letter starts goes before it.
+    ordered = sorted(chars, key=lambda c: (round(c["x0"], 1), bool(c["text"].strip())))
     if not ordered:
         return ""
     size = statistics.median(float(c.get("size") or 0) for c in ordered) or 10.0
-    # Each letter with whether a space glyph comes before it and its gap to the letter before.
+    # Each letter with whether a space glyph comes before it and its gap to the letters before (from the
+    # furthest right any of them reaches: a mark or an overlapping glyph does not open a gap).
     letters: list[tuple[str, bool, float]] = []
-    previous: dict[str, Any] | None = None
+    reach: float | None = None
     spaced = False
     for char in ordered:
         if not char["text"].strip():
             spaced = True
             continue
-        letters.append((char["text"], spaced, char["x0"] - previous["x1"] if previous is not None else 0.0))
-        previous, spaced = char, False
+        letters.append((char["text"], spaced, char["x0"] - reach if reach is not None else 0.0))
+        reach = char["x1"] if reach is None else max(reach, char["x1"])
+        spaced = False
+    # The usual gap between letters, from the gaps no space glyph bridges: tracked (letter-spaced) type
+    # and CJK set apart have one; the lower median, so that a line of two short words keeps 0.
     gaps = [gap for _, spaced, gap in letters[1:] if not spaced]
-    blanks = len(letters) < len(ordered)
-    tracking = min(max(statistics.median(gaps), 0.0), _PDF_MAX_TRACKING_EM * size) if blanks and gaps else 0.0
+    tracking = min(max(statistics.median_low(gaps), 0.0), _PDF_MAX_TRACKING_EM * size) if gaps else 0.0
     limit = tracking + _PDF_WORD_GAP_EM * size
     out: list[str] = []
     for i, (text, spaced, gap) in enumerate(letters):

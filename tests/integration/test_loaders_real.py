@@ -475,7 +475,7 @@ async def test_words_of_letter_spaced_and_tight_pdf_type_are_found_by_keyword_se
 
 def test_pdf_line_words_from_gaps_and_space_glyphs() -> None:
     """The word rule on characters as pdfplumber gives them (pure logic)."""
-    from graphrag.ingest.pdf_reader import _pdf_left_to_right, _pdf_line_text
+    from graphrag.ingest.pdf_reader import _pdf_left_to_right, _pdf_line_text, _pdf_text_lines
 
     def line(spec: str, size: float = 10.0, advance: float = 5.0, tracking: float = 0.0,
              word_gap: float = 0.0) -> list[dict[str, Any]]:
@@ -496,8 +496,20 @@ def test_pdf_line_words_from_gaps_and_space_glyphs() -> None:
     assert _pdf_line_text(line("1 2 3", tracking=0.0)) == "1 2 3"
     assert _pdf_line_text(line("oﬃce")) == "office"  # a ligature glyph written out
     assert _pdf_line_text([]) == ""
+    assert _pdf_line_text(line("日本語の文章", size=10.5, advance=10.5, tracking=2.0)) == "日本語の文章"  # CJK set apart
+    assert _pdf_line_text(line("TRACKED_HEADING", size=12, tracking=2.0, word_gap=6.0)) == "TRACKED HEADING"
+    mark = {"text": "\u0308", "x0": 107.0, "x1": 107.0, "size": 10.0, "matrix": (1, 0, 0, 1, 0, 0)}
+    assert _pdf_line_text(line("nive")[:2] + [mark] + line("nive")[2:]).startswith("ni\u0308")  # a mark after its letter
     mirrored = [dict(c, matrix=(-1, 0, 0, 1, 0, 0)) for c in line("backwards")]
     assert not _pdf_left_to_right(mirrored) and _pdf_left_to_right(line("forwards" * 2) + mirrored[:1])
+    turned = [dict(c, upright=False) for c in line("sideways")]
+    assert not _pdf_left_to_right(turned) and _pdf_left_to_right(line("upright text") + turned[:3])
+
+    def label(text: str, bottom: float) -> list[dict[str, Any]]:  # turned counter-clockwise: reads upwards
+        return [{"text": t, "x0": 20.0, "x1": 30.0, "top": bottom - 6 * (i + 1), "bottom": bottom - 6 * i,
+                 "size": 10.0, "upright": False, "matrix": (0, 1, -1, 0, 0, 0)} for i, t in enumerate(text)]
+
+    assert [text for _, text in _pdf_text_lines(label("North", 300.0) + label("South", 600.0))] == ["North", "South"]
 
 
 def test_pdf_title_placeholders_give_way_to_the_file_name(tmp_path: Path) -> None:
