@@ -276,6 +276,11 @@ def _pdf_in_columns(page: Any, words: list[dict[str, Any]]) -> bool:
     return False
 
 
+def _pdf_middle(obj: dict[str, Any]) -> tuple[float, float]:
+    """The middle of a character's (or any layout object's) box: what places it in a table or a cell."""
+    return (obj["x0"] + obj["x1"]) / 2, (obj["top"] + obj["bottom"]) / 2
+
+
 def _pdf_page_with_tables(page: Any) -> str | None:
     """The page's text lines outside its tables, and the tables as pipe tables, in reading order by
     height; None where the page has no data table or its text runs in columns."""
@@ -294,7 +299,7 @@ def _pdf_page_with_tables(page: Any) -> str | None:
     boxes = [t.bbox for t, _ in tables]
 
     def outside(obj: dict[str, Any]) -> bool:
-        mid_x, mid_y = (obj["x0"] + obj["x1"]) / 2, (obj["top"] + obj["bottom"]) / 2
+        mid_x, mid_y = _pdf_middle(obj)
         return not any(x0 <= mid_x <= x1 and top <= mid_y <= bottom for x0, top, x1, bottom in boxes)
 
     rest = page.filter(outside)
@@ -330,7 +335,7 @@ def _pdf_table_cells(table: Any) -> list[list[str]]:
     read by :func:`_pdf_text_lines`."""
 
     def inside(char: dict[str, Any], box: tuple[float, float, float, float]) -> bool:
-        mid_x, mid_y = (char["x0"] + char["x1"]) / 2, (char["top"] + char["bottom"]) / 2
+        mid_x, mid_y = _pdf_middle(char)
         return box[0] <= mid_x < box[2] and box[1] <= mid_y < box[3]
 
     chars = table.page.chars
@@ -386,9 +391,9 @@ def _pdf_line_text(chars: list[dict[str, Any]]) -> str:
 
     pdfplumber's default joins characters under 3 pt apart, whatever the type size: small type set
     without space glyphs runs words together ("infrastructuresen"), and letter-spaced type comes out a
-    letter at a time ("S p a c e d"). Here a space glyph always ends a word; on a line with space
-    glyphs the usual gap between letters is the line's own (the median gap not bridged by a space, so
-    tracked letters stay together); a gap wider than that by 0.15 em is a word break too. Ligature
+    letter at a time ("S p a c e d"). Here a space glyph always ends a word; the usual gap between
+    letters is the line's own (the lower median of the gaps no space glyph bridges, so tracked letters
+    and CJK set apart stay together); a gap wider than that by 0.15 em is a word break too. Ligature
     glyphs are written out ("ﬁ" -> "fi"), as pdfplumber does.
     """
     from pdfplumber.utils.text import LIGATURES
