@@ -89,6 +89,13 @@ class Settings(BaseSettings):
         "`torch`, or `auto` = OpenVINO wherever it is installed (with float32 products as fast as PyTorch and "
         "about 0.5 GB less peak memory in an ingest), else PyTorch.",
     )
+    embedding_device: str = Field(
+        "auto", pattern=r"^(auto|cpu|cuda(:[0-9]+)?)$",
+        description="Where a local model computes chunk embeddings, and the reranker its scores: `cpu`, `cuda` or "
+        "`cuda:N` (an NVIDIA GPU through PyTorch; chunks and queries then run there in float32 unless "
+        "GRAPHRAG_EMBEDDING_PRECISION=bfloat16), or `auto` = the first CUDA GPU PyTorch sees, else the CPU. "
+        "A GPU that is not there is a configuration error.",
+    )
     embedding_timeout_s: float = Field(30.0, gt=0, description="Timeout of one request to the embedding endpoint.")
     embedding_max_retries: int = Field(
         5, ge=0, description="Retries of an embedding request answered 429/5xx or failing to connect (backoff)."

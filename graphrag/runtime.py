@@ -81,7 +81,8 @@ class Runtime:
         needs no spaCy pipeline."""
         if self._router is None:
             router = SearchRouter(self.postgres, self.neo4j, self.embedders,
-                                  reranker_path=self.settings.reranker_model)
+                                  reranker_path=self.settings.reranker_model,
+                                  reranker_device=self.settings.embedding_device)
             router.expander = QueryExpander.from_settings(self.settings)
             router.leg_timeout_s = self.settings.leg_timeout_s
             self._router = router

@@ -23,6 +23,7 @@ import copy
 import logging
 import os
 import random
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -121,23 +122,68 @@ def cpu_has_native_bf16(cpuinfo: str | None = None) -> bool:
     return False
 
 
-def resolve_precision(precision: str, cpuinfo: str | None = None, setting: str = "EMBEDDING") -> str:
+def cuda_device_count() -> int:
+    """How many CUDA GPUs PyTorch sees (0 without PyTorch's CUDA or a driver). Asks the driver without
+    starting a CUDA context, so a process that forks later is unaffected."""
+    try:
+        import torch
+    except ImportError:
+        return 0
+    return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
+
+
+_DEVICE = re.compile(r"auto|cpu|cuda(?::(\d+))?")
+
+
+def resolve_device(device: str, gpus: int | None = None, setting: str = "GRAPHRAG_EMBEDDING_DEVICE") -> str:
+    """``cpu`` or ``cuda:N`` for a setting of ``auto``, ``cpu``, ``cuda`` or ``cuda:N``: ``auto`` is the
+    first CUDA GPU PyTorch sees, else the CPU. ``gpus``: the GPUs there are (None: ask PyTorch).
+    Raises ConfigurationError for a malformed value or a GPU that is not there."""
+    text = device.strip().lower()
+    match = _DEVICE.fullmatch(text)
+    if match is None:
+        raise ConfigurationError(f"{setting} must be auto, cpu, cuda or cuda:N, not {device!r}")
+    if text == "cpu":
+        return "cpu"
+    if gpus is None:
+        gpus = cuda_device_count()
+    if text == "auto":
+        return "cuda:0" if gpus else "cpu"
+    index = int(match.group(1) or 0)
+    if index >= gpus:
+        seen = f"sees {gpus} CUDA GPU{'s' if gpus != 1 else ''}" if gpus else "sees no CUDA GPU"
+        raise ConfigurationError(f"{setting}={device}: PyTorch {seen} (use cpu or auto)")
+    return f"cuda:{index}"
+
+
+def resolve_precision(precision: str, cpuinfo: str | None = None, setting: str = "EMBEDDING",
+                      device: str = "cpu") -> str:
     """``float32`` or ``bfloat16`` for a setting (``GRAPHRAG_<setting>_PRECISION``) of ``auto``,
-    ``float32`` or ``bfloat16``."""
+    ``float32`` or ``bfloat16``. On a GPU ``auto`` is float32: there the model outruns the tokenizer
+    that feeds it even in float32, so fewer bits would buy no time."""
     if precision == "auto":
+        if device != "cpu":
+            return "float32"
         return "bfloat16" if cpu_has_native_bf16(cpuinfo) else "float32"
     if precision not in ("float32", "bfloat16"):
         raise ConfigurationError(f"GRAPHRAG_{setting}_PRECISION must be auto, float32 or bfloat16, not {precision!r}")
     return precision
 
 
-def resolve_runtime(runtime: str) -> str:
+def resolve_runtime(runtime: str, device: str = "cpu") -> str:
     """``torch`` or ``openvino`` for a setting of ``auto``, ``torch`` or ``openvino``: ``auto`` is
     OpenVINO wherever the package is installed, else PyTorch. With bfloat16 products it takes a fifth
     less CPU; in float32 the same CPU at one thread (the ingest lanes'), a quarter less wall time at
-    two, and about 0.5 GB less peak memory in an ingest (docs/benchmarks.md)."""
+    two, and about 0.5 GB less peak memory in an ingest (docs/benchmarks.md). On a GPU (``device``
+    other than ``cpu``) it is PyTorch: OpenVINO runs here on the CPU only."""
     if runtime not in ("auto", "torch", "openvino"):
         raise ConfigurationError(f"GRAPHRAG_EMBEDDING_RUNTIME must be auto, torch or openvino, not {runtime!r}")
+    if device != "cpu":
+        if runtime == "openvino":
+            raise ConfigurationError(
+                f"GRAPHRAG_EMBEDDING_RUNTIME=openvino runs on the CPU, not on {device} "
+                "(set GRAPHRAG_EMBEDDING_DEVICE=cpu, or the runtime to auto or torch)")
+        return "torch"
     if runtime != "auto":
         return runtime
     from graphrag.ingest.openvino_encoder import openvino_available
@@ -220,7 +266,10 @@ class LocalEmbedder(Embedder):
     """A local sentence-transformers model, loaded once; never downloads."""
 
     def __init__(self, spec: EmbeddingSpec, *, batch_size: int = 64, dim: int | None = None,
-                 query_runtime: str = "onnx", precision: str = "auto", runtime: str = "auto") -> None:
+                 query_runtime: str = "onnx", precision: str = "auto", runtime: str = "auto",
+                 device: str = "cpu") -> None:
+        """Load the model at ``spec``; ``device``: ``auto``, ``cpu`` or ``cuda[:N]`` (:func:`resolve_device`).
+        Raises ConfigurationError (no model there, a GPU that is not there, a runtime that cannot run on it)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local path must never turn into a download
         # oneDNN (which runs the bfloat16 products) keeps what it builds for each input shape in two
         # caches of 1,024 entries, about 2 MB a shape: chunk batches come in hundreds of shapes, and a
@@ -239,7 +288,14 @@ class LocalEmbedder(Embedder):
         hf_logging.set_verbosity_error()
         self.spec = spec
         self.name = spec.name
-        self.model = SentenceTransformer(model_path, device="cpu", local_files_only=True)
+        #: ``cpu`` or ``cuda:N``: where the model runs.
+        self.device = resolve_device(device)
+        #: ``float32`` or ``bfloat16``: the matrix products of :meth:`encode` (sums stay float32).
+        self.precision = resolve_precision(precision, device=self.device)
+        #: ``torch`` or ``openvino``: what runs :meth:`encode` (OpenVINO falls back to PyTorch when the
+        #: model cannot be converted or its vectors differ; see openvino_encoder.py).
+        self.runtime = resolve_runtime(runtime, self.device)
+        self.model = SentenceTransformer(model_path, device=self.device, local_files_only=True)
         self.model.eval()
         self.batch_size = batch_size
         get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
@@ -255,18 +311,20 @@ class LocalEmbedder(Embedder):
         import torch
 
         self.threads = torch.get_num_threads()  # the default of a call that names none
-        #: ``float32`` or ``bfloat16``: the matrix products of :meth:`encode` (sums stay float32).
-        self.precision = resolve_precision(precision)
-        #: ``torch`` or ``openvino``: what runs :meth:`encode` (OpenVINO falls back to PyTorch when the
-        #: model cannot be converted or its vectors differ; see openvino_encoder.py).
-        self.runtime = resolve_runtime(runtime)
+        # A CPU batch is kept small enough for the CPU's caches (PADDED_TOKENS_PER_BATCH); a GPU is
+        # fed full batches.
+        self.padded_tokens_per_batch = (PADDED_TOKENS_PER_BATCH if self.device == "cpu"
+                                        else max(PADDED_TOKENS_PER_BATCH, batch_size * self.max_seq_length))
         self._chunk_encoder: Any = None
         self._chunk_encoder_lock = threading.Lock()
         if self.precision == "bfloat16":
             log.info("chunk embeddings by %s use bfloat16 matrix products (%s)", self.name, self.runtime)
+        if self.device != "cpu":
+            log.info("embeddings by %s run on %s (%s)", self.name, self.device, torch.cuda.get_device_name(self.device))
         self._counting_tokenizer: object | None = None
-        # Queries go through ONNX Runtime when it reproduces the model's vectors (query_encoder.py).
-        self._query_runtime = query_runtime
+        # Queries go through ONNX Runtime when it reproduces the model's vectors (query_encoder.py). That
+        # is a CPU runtime for the CPU's sake; on a GPU queries go where the chunks go.
+        self._query_runtime = query_runtime if self.device == "cpu" else "torch"
         self._query_encoder: Any = None
         self._query_lock = threading.Lock()
 
@@ -295,7 +353,7 @@ class LocalEmbedder(Embedder):
             return np.zeros((0, self.dim), dtype=np.float32)
         if lengths is None:
             lengths = self.token_lengths(texts)
-        batches = length_batches(lengths, self.batch_size, PADDED_TOKENS_PER_BATCH)
+        batches = length_batches(lengths, self.batch_size, self.padded_tokens_per_batch)
         encoder = self.chunk_encoder()
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         if encoder is not None:
@@ -307,13 +365,17 @@ class LocalEmbedder(Embedder):
         # Thread counts are per calling thread (OpenMP/MKL), so one call's setting does not hold
         # another caller back; every call sets its own.
         torch.set_num_threads(max(1, threads or self.threads))
+        device_type = "cpu" if self.device == "cpu" else "cuda"
         for batch in batches:
             with self._lock:
                 features = self.model.preprocess([texts[i] for i in batch])
-            with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16,
+            if device_type != "cpu":
+                features = {k: v.to(self.device, non_blocking=True) if isinstance(v, torch.Tensor) else v
+                            for k, v in features.items()}
+            with torch.inference_mode(), torch.autocast(device_type, dtype=torch.bfloat16,
                                                         enabled=self.precision == "bfloat16"):
                 vectors = self.model(features)["sentence_embedding"].float()
-                out[batch] = torch.nn.functional.normalize(vectors, p=2, dim=1).numpy()
+                out[batch] = torch.nn.functional.normalize(vectors, p=2, dim=1).cpu().numpy()
         return out
 
     def chunk_encoder(self) -> Any:
@@ -468,13 +530,14 @@ def _error_text(response: httpx.Response) -> str:
 def load_embedder(spec: EmbeddingSpec, *, api_key: str | None = None, dim: int | None = None,
                   request_dim: int | None = None, batch_size: int = 64, timeout_s: float = 30.0,
                   max_retries: int = 5, query_runtime: str = "onnx", precision: str = "auto",
-                  runtime: str = "auto") -> Embedder:
+                  runtime: str = "auto", device: str = "cpu") -> Embedder:
     """Load (or connect to) the model ``spec`` names; errors are one line.
 
     ``dim`` is the dimension expected (recorded or configured): a local model is checked against it at
-    once, an endpoint on every answer. Without it an endpoint is asked once."""
+    once, an endpoint on every answer. Without it an endpoint is asked once. ``device`` places a local
+    model (:func:`resolve_device`); an endpoint ignores it."""
     if spec.provider == "openai":
         return OpenAIEmbedder(spec, api_key=api_key, dim=dim, request_dim=request_dim, batch_size=batch_size,
                               timeout_s=timeout_s, max_retries=max_retries)
     return LocalEmbedder(spec, batch_size=batch_size, dim=dim, query_runtime=query_runtime, precision=precision,
-                         runtime=runtime)
+                         runtime=runtime, device=device)

@@ -21,6 +21,10 @@ from graphrag.stores.postgres import CollectionRecord, ModelRecord, PostgresStor
 log = logging.getLogger(__name__)
 
 
+#: Settings of where and how a local model runs; their errors are not about which model a collection needs.
+_RUN_SETTINGS = ("GRAPHRAG_EMBEDDING_DEVICE", "GRAPHRAG_EMBEDDING_RUNTIME", "GRAPHRAG_EMBEDDING_PRECISION")
+
+
 @dataclass(frozen=True)
 class EmbeddingSpace:
     """The model a search or a write uses, with where its vectors live in each store."""
@@ -81,7 +85,8 @@ class Embedders:
                                       max_retries=self.settings.embedding_max_retries,
                                       query_runtime=self.settings.query_encoder,
                                       precision=self.settings.embedding_precision,
-                                      runtime=self.settings.embedding_runtime)
+                                      runtime=self.settings.embedding_runtime,
+                                      device=self.settings.embedding_device)
                 self._loaded[spec.name] = found
         if dim is not None and found.dim != dim:
             raise ConfigurationError(f"embedding model {spec.name} gives {found.dim}-dim vectors, "
@@ -102,6 +107,8 @@ class Embedders:
         try:
             return self.load(spec, dim=record.dim)
         except ConfigurationError as exc:
+            if exc.message.startswith(_RUN_SETTINGS):
+                raise  # where or how the model runs, not which model: the hint below would mislead
             raise ConfigurationError(
                 f"{exc.message} (this collection was built with {record.name}; set GRAPHRAG_EMBEDDING_MODEL "
                 "so it can be loaded, or move the collection with `graphrag reembed`)") from None

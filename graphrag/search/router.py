@@ -18,7 +18,7 @@ import numpy as np
 
 from graphrag.communities.search import global_cue, route_global
 from graphrag.errors import InvalidInput, ServiceUnavailable, one_line
-from graphrag.ingest.embed import Embedder
+from graphrag.ingest.embed import Embedder, resolve_device
 from graphrag.ingest.embedders import Embedders, EmbeddingSpace
 from graphrag.models import Hit, Leg, LegReport, Mode, SearchResult, is_collection_name
 from graphrag.observability import events, tracing
@@ -71,15 +71,17 @@ class SearchRouter:
     leg_timeout_s: float | None = None
 
     def __init__(self, postgres: PostgresStore, neo4j: Neo4jStore, embedder: Embedders | Embedder, nlp: Any = None,
-                 reranker_path: str | None = None) -> None:
+                 reranker_path: str | None = None, reranker_device: str = "cpu") -> None:
         """``embedder``: the loaded models by name (each collection is searched with its own model), or
         one model, which then serves every collection that records it. ``nlp`` is not used by search
-        (the graph leg needs no parse of the query); it is accepted for callers that pass one."""
+        (the graph leg needs no parse of the query); it is accepted for callers that pass one.
+        ``reranker_device``: where the reranker runs (``auto``, ``cpu``, ``cuda[:N]``)."""
         self.postgres = postgres
         self.neo4j = neo4j
         self.embedders = embedder if isinstance(embedder, Embedders) else Embedders(None, default=embedder)
         self.nlp = nlp
         self.reranker_path = reranker_path
+        self.reranker_device = reranker_device
         self._reranker: Any = None
         self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._graph_priors: dict[tuple[str, ...] | None, tuple[float, float]] = {}
@@ -529,7 +531,8 @@ class SearchRouter:
         if self._reranker is None:
             from sentence_transformers import CrossEncoder
 
-            self._reranker = await asyncio.to_thread(CrossEncoder, self.reranker_path, device="cpu")
+            device = resolve_device(self.reranker_device)
+            self._reranker = await asyncio.to_thread(CrossEncoder, self.reranker_path, device=device)
         scores = await asyncio.to_thread(self._reranker.predict, [(query, c.row["content"]) for c in pool])
         for cand, score in zip(pool, scores, strict=True):
             cand.legs.setdefault("rerank", {})["score"] = float(score)
