@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> None:
     spec = embed.parse_spec(f"sentence-transformers:{model}")
     result: dict[str, Any] = {
         "documents": documents, "texts": len(texts), "repeats": args.repeats,
-        "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
+        "gpu_name": torch.cuda.get_device_name(0), "torch": torch.__version__,
         "cpu_cores": len(os.sched_getaffinity(0)), "platform": platform.platform(),
     }
     import sentence_transformers
@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> None:
                       "padded_tokens_per_batch": gpu.padded_tokens_per_batch,
                       "vs_cpu": cosines(vectors, on_cpu)}
         print(name, runs[name], flush=True)
-    result["gpu"] = runs
+    result["runs"] = runs
     counting, _ = timed(lambda: cpu.token_lengths(texts), args.repeats)
     result["token_counting_s"] = round(counting, 3)
     gpu = embed.LocalEmbedder(spec, device="cuda")

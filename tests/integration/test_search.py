@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from graphrag.errors import InvalidInput
+from graphrag.errors import ConfigurationError, InvalidInput
 from graphrag.models import Hit, Leg, LegReport, Mode, SearchResult
 from graphrag.ingest.pipeline import Ingestor
 from graphrag.runtime import Runtime
-from graphrag.ingest.embed import packaged_model_path
+from graphrag.ingest.embed import cuda_device_count, packaged_model_path
 from graphrag.search.legs import LegResult
 from graphrag.search.registry import LegInputs, LegRunner
 from graphrag.search.router import SearchRouter
@@ -304,6 +304,13 @@ async def test_rules_and_a_configured_cross_encoder_reranker(runtime: Runtime, c
     response = await rest_search(reranking, "food", mode="hybrid", limit=3, collections=[corpus], rerank=True)
     scores = [h["legs"]["rerank"]["score"] for h in response["results"]]
     assert scores == sorted(scores, reverse=True)
+    assert str(reranking._reranker.device) == "cpu"  # the default device, on a machine without a GPU
+    if cuda_device_count() == 0:
+        # A reranker asked to run on a GPU that is not there says so in one line (GRAPHRAG_EMBEDDING_DEVICE).
+        on_gpu = SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp,
+                              reranker_path=packaged_model_path(), reranker_device="cuda")
+        with pytest.raises(ConfigurationError, match="GRAPHRAG_EMBEDDING_DEVICE=cuda: PyTorch sees no CUDA GPU"):
+            await rest_search(on_gpu, "food", mode="hybrid", limit=3, collections=[corpus], rerank=True)
 
 
 async def test_graph_prior_follows_how_entity_centric_a_collection_is(

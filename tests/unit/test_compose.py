@@ -116,3 +116,19 @@ def test_ports_are_published_on_loopback_only_and_data_is_on_volumes(services: d
         mounts = dict(v.split(":", 1) for v in services[name]["volumes"])
         assert data_dir in mounts.values() and set(mounts) <= set(compose["volumes"]), name
     assert services["api"]["build"] == "." and (REPO / "Dockerfile").exists()
+
+
+def test_the_gpu_override_gives_the_api_a_gpu_and_a_device_setting_that_parses(services: dict[str, Any]) -> None:
+    override = yaml.safe_load((REPO / "docker-compose.gpu.yml").read_text())["services"]
+    assert set(override) == {"api"}  # only the API holds a model; the stores run as before
+    env = override["api"]["environment"]
+    assert set(env) == {"GRAPHRAG_EMBEDDING_DEVICE"} and "GRAPHRAG_EMBEDDING_DEVICE" in services["api"]["environment"]
+    [device] = override["api"]["deploy"]["resources"]["reservations"]["devices"]
+    assert device["driver"] == "nvidia" and "gpu" in device["capabilities"] and device["count"] >= 1
+    with pytest.MonkeyPatch.context() as mp:
+        for key in [k for k in os.environ if k.startswith("GRAPHRAG_")]:
+            mp.delenv(key)
+        for file_env in (services["api"]["environment"], env):
+            mp.setenv("GRAPHRAG_EMBEDDING_DEVICE", _interpolate(file_env["GRAPHRAG_EMBEDDING_DEVICE"]))
+            assert Settings(_env_file=None).embedding_device in ("auto", "cuda")  # type: ignore[call-arg]
+    assert _interpolate(env["GRAPHRAG_EMBEDDING_DEVICE"]) == "cuda"
