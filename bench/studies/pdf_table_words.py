@@ -1,4 +1,4 @@
-"""Ran at the commit after 2d1db13 (stop 39). The words of PDF pages read through pdfplumber (pages with
+"""Ran at the commit after 2d1db13 (stop 39); since stop 40 the path also re-reads overprinted pages. The words of PDF pages read through pdfplumber (pages with
 ruled tables) against pypdf's reading of the same pages.
 
     python bench/studies/pdf_table_words.py DIR [DIR ...]
@@ -46,7 +46,7 @@ def main() -> None:
             reader = PdfReader(io.BytesIO(data))
             if reader.is_encrypted:
                 reader.decrypt("")
-            pages = pdf_reader._pdf_tables_by_page(data)
+            pages = pdf_reader._pdf_pages_from_chars(data)
         except Exception:  # noqa: BLE001 - damaged and locked files are not this study's subject
             continue
         finally:

@@ -1,5 +1,6 @@
-"""PDFs as text page by page (pypdf), ruled tables as pipe tables in place (pdfplumber), a filled-in
-form's answers after their page; ``pages`` holds each page's span of the text."""
+"""PDFs as text page by page (pypdf), ruled tables as pipe tables in place and overprinted (fake bold)
+pages read once (pdfplumber), a filled-in form's answers after their page; ``pages`` holds each page's
+span of the text."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import io
 import logging
 import re
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,7 +43,7 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
         parts: list[str] = []
         pages: list[tuple[int, int]] = []
         offset = 0
-        tables = _pdf_tables_by_page(_decrypted(reader) if reader.is_encrypted else data)
+        tables = _pdf_pages_from_chars(_decrypted(reader) if reader.is_encrypted else data)
         widgets = _Widgets()
         for number, page in enumerate(reader.pages):
             text = tables.get(number) or (page.extract_text() or "").strip()
@@ -199,14 +201,19 @@ def _pdf_title(raw: str) -> str:
     return title
 
 
-def _pdf_tables_by_page(data: bytes) -> dict[int, str]:
-    """Pages that hold ruled tables, as their text with each table as a Markdown pipe table in place.
+def _pdf_pages_from_chars(data: bytes) -> dict[int, str]:
+    """Pages read from their characters (pdfplumber) rather than by pypdf: pages that hold ruled tables,
+    as their text with each table as a Markdown pipe table in place, and overprinted pages, with the
+    copies of each glyph dropped.
 
     pypdf flattens a table into loose words ("Max pressure 42 bar"), losing which value is in which column;
     pdfplumber finds ruled tables from the page's lines. Only pages with a table are re-read this way, so
     other pages keep pypdf's text, and so do pages where the tables would lose more than they give:
     rotated pages, text in columns (pdfplumber reads lines straight across), and tables whose rows hold
-    several rows of values each. A PDF pdfplumber cannot parse simply keeps pypdf's text.
+    several rows of values each. pypdf also reads every copy of a glyph drawn several times on one spot
+    (fake bold: a heading drawn four times a fraction of a point apart came out "2011201120112011 年年年年"):
+    such a page is read from its characters with the copies dropped (:func:`_pdf_overprints`), unless its
+    text runs in columns. A PDF pdfplumber cannot parse simply keeps pypdf's text.
     """
 
     import pdfplumber
@@ -217,15 +224,67 @@ def _pdf_tables_by_page(data: bytes) -> dict[int, str]:
             return {}
         with pdfplumber.open(io.BytesIO(data)) as pdf:
             for number, page in enumerate(pdf.pages):
-                if not (page.rotation or 0) % 360 and (page.lines or page.rects) and _pdf_left_to_right(page.chars):
-                    text = _pdf_page_with_tables(page)
+                if not (page.rotation or 0) % 360 and _pdf_left_to_right(page.chars):
+                    copies = _pdf_overprints(page.chars)
+                    overprinted = bool(copies)
+                    read = page.filter(_not_in(copies)) if overprinted else page
+                    text = _pdf_page_with_tables(read) if page.lines or page.rects else None
+                    if text is None and overprinted:
+                        text = _pdf_page_text(read)
                     if text is not None:
                         found[number] = text
                 page.close()  # drop the page's parsed layout: long manuals stay in bounded memory
     except Exception as exc:  # noqa: BLE001 - pdfminer raises many types on odd files; pypdf's text is still good
-        log.debug("PDF table detection skipped: %s: %s", type(exc).__name__, exc)
+        log.debug("PDF pages read from characters skipped: %s: %s", type(exc).__name__, exc)
         return {}
     return found
+
+
+# A page whose glyphs are drawn again on (nearly) the same spot at this share or more is overprinted
+# (fake bold, shadowed text): copies within the tolerance, in points, of the same glyph are dropped.
+_PDF_MAX_OVERPRINT = 0.05
+_PDF_OVERPRINT_TOLERANCE = 1.0
+_PDF_OVERPRINT_EM = 0.1
+
+
+def _pdf_overprints(chars: list[dict[str, Any]]) -> set[int]:
+    """The ``id`` of every glyph that repeats one drawn before it, the same glyph at the same size
+    within a point (and a tenth of an em) of it, where such copies are at least 5% of the page's visible glyphs (10 at the
+    least); else nothing. Fake bold and shadowed text are drawn so, and text extraction reads each copy
+    (pdfplumber's ``dedupe_chars`` kept two of four copies drawn in a square a quarter point wide)."""
+    visible = [c for c in chars if c["text"].strip()]
+    if len(visible) < 10:
+        return set()
+    tolerance = _PDF_OVERPRINT_TOLERANCE
+    kept: dict[tuple[str, float, int, int], list[dict[str, Any]]] = {}
+    copies: set[int] = set()
+    for c in visible:
+        size = round(float(c.get("size", 0)), 1)
+        cell_x, cell_y = int(c["x0"] // tolerance), int(c["top"] // tolerance)
+        near = (other for dx in (-1, 0, 1) for dy in (-1, 0, 1)
+                for other in kept.get((c["text"], size, cell_x + dx, cell_y + dy), ()))
+        # Within a tenth of an em as well: two narrow letters side by side in small type ("ll" at 4 pt
+        # is 0.9 pt from start to start) are not copies.
+        reach = min(tolerance, _PDF_OVERPRINT_EM * size)
+        if any(abs(o["x0"] - c["x0"]) <= reach and abs(o["top"] - c["top"]) <= reach for o in near):
+            copies.add(id(c))
+        else:
+            kept.setdefault((c["text"], size, cell_x, cell_y), []).append(c)
+    return copies if len(copies) >= _PDF_MAX_OVERPRINT * len(visible) else set()
+
+
+def _not_in(copies: set[int]) -> Callable[[dict[str, Any]], bool]:
+    """A pdfplumber filter keeping every layout object but the glyphs ``copies`` names (by ``id``)."""
+    return lambda obj: id(obj) not in copies
+
+
+def _pdf_page_text(page: Any) -> str | None:
+    """A page's text lines read from its characters (:func:`_pdf_text_lines`); None where its text
+    runs in columns (read straight across, the columns would interleave)."""
+    if _pdf_in_columns(page, page.extract_words()):
+        return None
+    text = "\n".join(text for _, text in _pdf_text_lines(page.chars) if text.strip())
+    return text.strip() or None
 
 
 # A cell of more lines than this is a page laid out in boxes, not a table cell.

@@ -473,6 +473,65 @@ async def test_words_of_letter_spaced_and_tight_pdf_type_are_found_by_keyword_se
         assert "| Flange size | Bolt torque |" in top["content"], top
 
 
+def _pdf_fake_bold(path: Path) -> None:
+    """Page 1: a heading in fake bold (drawn four times, a quarter point apart, as the Chinese annual
+    report of pdfplumber's issue 842 is), then plain text; page 2: plain text only."""
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt")
+    pdf.add_page()
+    pdf.set_font("helvetica", size=20)
+    for dx, dy in ((0, 0), (0.25, 0), (0, 0.25), (0.25, 0.25)):
+        pdf.text(72 + dx, 100 + dy, "Annual Report 2011")
+    pdf.set_font("helvetica", size=11)
+    pdf.text(72, 140, "Revenue of the quuxcorp group grew in every quarter.")
+    pdf.add_page()
+    pdf.text(72, 100, "Second page of plain text.")
+    pdf.output(str(path))
+
+
+def test_pdf_fake_bold_is_read_once(tmp_path: Path) -> None:
+    """Before: "Annual Report 2011Annual Report 2011Annual Report 2011Annual Report 2011" (pypdf reads
+    every copy)."""
+    path = tmp_path / "report.pdf"
+    _pdf_fake_bold(path)
+    doc = _load(path, "pdf")
+    assert doc.text == ("Annual Report 2011\nRevenue of the quuxcorp group grew in every quarter.\n\n"
+                        "Second page of plain text.")
+    assert [doc.text[a:b] for a, b in doc.pages][1] == "Second page of plain text."
+
+
+def test_pdf_overprint_rule() -> None:
+    """Copies are glyphs repeated within a point and a tenth of an em, on pages where they are 5% of
+    the glyphs (pure logic)."""
+    from graphrag.ingest.pdf_reader import _pdf_overprints
+
+    def glyphs(text: str, size: float, x: float = 100.0, top: float = 50.0, advance: float | None = None
+               ) -> list[dict[str, Any]]:
+        step = size * 0.5 if advance is None else advance
+        return [{"text": t, "x0": x + i * step, "top": top, "size": size} for i, t in enumerate(text)]
+
+    heading = [c for dx, dy in ((0, 0), (0.25, 0), (0, 0.25), (0.25, 0.25))
+               for c in glyphs("Annual Report", 20, 100 + dx, 50 + dy)]
+    copies = _pdf_overprints(heading + glyphs("plain text follows the heading", 10, top=90))
+    assert len(copies) == 3 * len("AnnualReport")  # three of each glyph's four draws
+    assert {id(c) for c in heading[len("Annual Report"):] if c["text"] != " "} == copies
+    # "ll" in 4 pt type: the second l starts 0.9 pt after the first, within a point but not a tenth of an em.
+    assert _pdf_overprints(glyphs("all skill fill ill", 4, advance=0.9)) == set()
+    # A few copies on a page of plain text are left alone (under 5%).
+    assert _pdf_overprints(glyphs("x" * 2, 10, advance=0.0) + glyphs("plain text " * 10, 10, top=90)) == set()
+
+
+async def test_fake_bold_pdf_heading_is_found_by_keyword_search(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    _pdf_fake_bold(tmp_path / "report.pdf")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, [])
+    response = await rest_search(router, "annual report quuxcorp", mode="keyword", limit=3, collections=[collection])
+    top = response["results"][0]
+    assert top["metadata"]["page"] == 1 and top["content"].startswith("Annual Report 2011\n"), top
+
+
 def test_pdf_line_words_from_gaps_and_space_glyphs() -> None:
     """The word rule on characters as pdfplumber gives them (pure logic)."""
     from graphrag.ingest.pdf_reader import _pdf_left_to_right, _pdf_line_text, _pdf_text_lines
