@@ -211,3 +211,29 @@ MATCH (m:GraphragBackfill {name: $backfill}) RETURN m.name AS name;
 
 // name: mark_backfill_done
 MERGE (m:GraphragBackfill {name: $backfill}) SET m.finished_at = datetime();
+
+// name: drop_collection_communities
+// A collection's nodes, label by label through their indexes, in batches (the caller repeats each
+// until nothing is left): its communities, its chunks, its documents, then its entities.
+MATCH (n:Community) WHERE n.collection = $collection AND n.level IS NOT NULL
+WITH n LIMIT $batch
+DETACH DELETE n
+RETURN count(*) AS deleted;
+
+// name: drop_collection_chunks
+MATCH (:Document {collection: $collection})-[:HAS_CHUNK]->(n:Chunk)
+WITH n LIMIT $batch
+DETACH DELETE n
+RETURN count(*) AS deleted;
+
+// name: drop_collection_documents
+MATCH (n:Document {collection: $collection})
+WITH n LIMIT $batch
+DETACH DELETE n
+RETURN count(*) AS deleted;
+
+// name: drop_collection_entities
+MATCH (n:Entity) WHERE n.collection = $collection AND n.key IS NOT NULL
+WITH n LIMIT $batch
+DETACH DELETE n
+RETURN count(*) AS deleted;

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from graphrag.errors import GraphRAGError, UserError
+from graphrag.errors import GraphRAGError, InvalidInput, UserError
 from graphrag.models import Hit, SearchResult
 
 if TYPE_CHECKING:
@@ -189,11 +189,38 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _delete_collection(args: argparse.Namespace, settings: Settings) -> int:
+    """``graphrag delete --all --collection C``: the collection and everything in it, from both stores."""
+    from graphrag.documents import delete_collection
+    from graphrag.entities import check_collection
+    from graphrag.runtime import open_services
+
+    if not args.collection:  # never the default collection by omission
+        raise InvalidInput("--all needs --collection: name the collection to delete")
+    check_collection(args.collection)
+
+    async def run() -> dict[str, Any]:
+        async with open_services(settings) as rt:
+            return await delete_collection(rt, args.collection)
+
+    done = asyncio.run(run())
+    if args.json:
+        print(json.dumps(done))
+    else:
+        pending = " (its graph follows when Neo4j is back: graphrag repair)" if done["graph_pending"] else ""
+        print(f"deleted collection {done['collection']}: {done['documents']} document"
+              f"{'s' if done['documents'] != 1 else ''}, {done['chunks']} chunk{'s' if done['chunks'] != 1 else ''}"
+              f"{pending}")
+    return 0
+
+
 def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
     from pathlib import Path
 
     from graphrag.runtime import open_services
 
+    if args.all:
+        return _delete_collection(args, settings)
     collection = args.collection or settings.default_collection
     source = str(Path(args.source).expanduser().resolve()) if args.source and Path(args.source).exists() else args.source
 
@@ -623,11 +650,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_portable.register(sub)  # export, import
 
-    delete = sub.add_parser("delete", help="remove a document from both stores")
+    delete = sub.add_parser("delete", help="remove a document, or a whole collection, from both stores")
     which = delete.add_mutually_exclusive_group(required=True)
     which.add_argument("--document", metavar="ID")
     which.add_argument("--source", metavar="PATH")
+    which.add_argument("--all", action="store_true",
+                       help="every document of --collection (which must be named) and the collection itself")
     delete.add_argument("--collection")
+    delete.add_argument("--json", action="store_true", help="with --all: what was deleted, as JSON")
     delete.set_defaults(func=cmd_delete)
 
     from graphrag import cli_suggest

@@ -30,6 +30,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from graphrag.api.schemas import (
+    CollectionDeleted,
     Deleted,
     DocumentDetail,
     DocumentPage,
@@ -175,6 +176,10 @@ class GraphRAGClient:
     async def delete_document(self, document_id: str) -> Deleted:
         """``DELETE /documents/{id}``: remove it from both stores."""
         return await self._get(Deleted, "DELETE", f"/documents/{_segment(document_id)}")
+
+    async def delete_collection(self, collection: str) -> CollectionDeleted:
+        """``DELETE /collections/{name}``: the collection and everything in it, from both stores."""
+        return await self._get(CollectionDeleted, "DELETE", f"/collections/{_segment(collection)}")
 
     # --- entities ----------------------------------------------------------------------------------
     async def search_entities(self, q: str, *, collection: str | None = None, limit: int = 20) -> EntitySearch:

@@ -254,6 +254,15 @@ async def get_document(rt: Runtime, document_id: str, *, chunks: bool = True) ->
     return out
 
 
+async def delete_collection(rt: Runtime, collection: str) -> dict[str, Any]:
+    """Remove a whole collection from both stores (graphrag/ingest/drop.py): what was deleted."""
+    from graphrag.entities import check_collection
+    from graphrag.ingest.drop import drop_collection
+
+    check_collection(collection)
+    return (await drop_collection(rt.postgres, rt.outbox, collection)).as_dict()
+
+
 async def delete_document(rt: Runtime, document_id: str) -> dict[str, Any]:
     """Remove a document from both stores."""
     doc_uuid = _uuid(document_id)

@@ -7,6 +7,7 @@
     │   ├── InvalidInput          bad value, malformed filter, unsupported type   (400/422)
     │   ├── Forbidden             the API key's scope does not cover this          (403)
     │   ├── NotFound              unknown document / entity id                     (404)
+    │   ├── Conflict              the collection is busy (a job runs in it)        (409)
     │   ├── PayloadTooLarge       file or upload over the size limit               (413)
     │   └── UnsupportedMedia      content type we cannot read                      (415)
     └── ServiceError              something on our side -> HTTP 5xx, CLI exit 1
@@ -50,6 +51,13 @@ class Forbidden(UserError):
 class NotFound(UserError):
     status_code = 404
     title = "Not found"
+
+
+class Conflict(UserError):
+    """The request cannot run now, given what else is under way (say so, and when to try again)."""
+
+    status_code = 409
+    title = "Conflict"
 
 
 class PayloadTooLarge(UserError):

@@ -98,3 +98,34 @@ SELECT graphrag_ensure_collection_vector_index(:collection, :dim);
 SELECT collection, dim, index_name, created_at FROM collection_vector_indexes
 WHERE :names::text[] IS NULL OR collection = ANY(:names::text[])
 ORDER BY collection, dim;
+
+-- name: running_jobs
+-- Ingestion jobs of the collection that a worker is running now (a drop waits for none of them).
+SELECT count(*) FROM jobs WHERE collection = :collection AND status = 'running';
+
+-- name: drop_collection_rows
+-- Everything the collection holds in PostgreSQL: documents (their chunks, terms and representations
+-- by cascade), keyword postings and statistics, suggestion terms, graph outbox entries, jobs not
+-- running, and the collection's row with its own vector indexes' rows; the documents and chunks
+-- deleted, and the names of those indexes (dropped after the commit, without blocking searches).
+WITH counts AS MATERIALIZED (
+    SELECT (SELECT count(*) FROM documents WHERE collection = :collection) AS documents,
+           (SELECT count(*) FROM chunks WHERE collection = :collection) AS chunks
+), postings AS (DELETE FROM chunk_postings WHERE collection = :collection),
+   lexemes AS (DELETE FROM lexeme_stats WHERE collection = :collection),
+   stats AS (DELETE FROM collection_stats WHERE collection = :collection),
+   terms AS (DELETE FROM suggest_terms WHERE collection = :collection),
+   outbox AS (DELETE FROM graph_outbox WHERE collection = :collection),
+   jobs AS (DELETE FROM jobs WHERE collection = :collection AND status <> 'running'),
+   docs AS (DELETE FROM documents WHERE collection = :collection),
+   indexes AS (DELETE FROM collection_vector_indexes WHERE collection = :collection RETURNING index_name),
+   gone AS (DELETE FROM collections WHERE name = :collection)
+SELECT counts.documents, counts.chunks,
+       ARRAY(SELECT index_name FROM indexes ORDER BY index_name) AS indexes
+FROM counts;
+
+-- name: drop_vector_index
+-- A collection's own HNSW index, after the drop committed. CONCURRENTLY: searches of the other
+-- collections keep running. An index name cannot be a parameter: /*INDEX*/ is filled from
+-- collection_vector_indexes (checked to be chunks_hnsw_<dim>_<16 hex digits>).
+DROP INDEX CONCURRENTLY IF EXISTS /*INDEX*/;

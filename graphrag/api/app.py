@@ -18,6 +18,7 @@ from graphrag import __version__
 from graphrag.api import docs, problems, routes, suggest_routes
 from graphrag.api.answer import AnswerController
 from graphrag.api.jobs import JobController
+from graphrag.api.collections import CollectionController
 from graphrag.api.portable import CollectionTransferController
 from graphrag.api.auth import RateLimiter, parse_keys
 from graphrag.api.mcp_http import McpEndpoint
@@ -78,7 +79,8 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
     max_body = int(settings.max_file_mb * 1024 * 1024) + 1024 * 1024  # the file plus multipart framing
     app = Litestar(
         route_handlers=[routes.SearchController, routes.DocumentController, routes.EntityController, JobController,
-                        CollectionTransferController, routes.health_check, routes.ready, routes.stats,
+                        CollectionTransferController, CollectionController, routes.health_check, routes.ready,
+                        routes.stats,
                         suggest_routes.suggest, docs.assets_router(), AnswerController, *observed.handlers,
                         mcp.route()],
         dependencies={"rt": Provide(routes.runtime, sync_to_thread=False),

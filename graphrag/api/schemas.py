@@ -267,6 +267,14 @@ class Deleted(_Out):
     deleted: bool
 
 
+class CollectionDeleted(_Out):
+    collection: str
+    deleted: bool
+    documents: int = Field(description="Documents deleted.")
+    chunks: int = Field(description="Chunks deleted.")
+    graph_pending: bool = Field(description="The graph's part waits in the outbox (Neo4j was unavailable).")
+
+
 # --- entities ----------------------------------------------------------------------------------
 class EntityHit(_Out):
     id: str

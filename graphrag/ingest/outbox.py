@@ -117,6 +117,12 @@ class GraphOutbox:
                                         document_ids=[uuid.UUID(d) for d in doc_ids],
                                         payload=json.dumps({"doc_ids": doc_ids}), vectors=None)
 
+    @staticmethod
+    async def enqueue_drop(uow: PgQueries, collection: str) -> int:
+        """Record "remove the whole collection from the graph" in the caller's transaction."""
+        return await uow.outbox.enqueue(collection=collection, op="drop", document_ids=[],
+                                        payload=json.dumps({"collection": collection}), vectors=None)
+
     # -- applying ----------------------------------------------------------------------------------
     async def drain(self, *, limit: int | None = None, wait_lock_s: float = 60.0) -> DrainResult:
         """Apply due entries in order until the queue is empty, one is not yet due, or Neo4j fails."""
@@ -179,6 +185,9 @@ class GraphOutbox:
         payload = json.loads(row.payload) if isinstance(row.payload, str) else row.payload
         if row.op == "remove":
             await self.graph.remove_documents(payload["doc_ids"])
+            return
+        if row.op == "drop":
+            await self.graph.drop_collection(payload["collection"])
             return
         await self._replace(payload, row.vectors)
 

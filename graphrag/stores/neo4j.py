@@ -249,6 +249,23 @@ class GraphWrites:
             async with self.store.driver.session(database=self.store.database) as session:
                 await session.execute_write(_remove, doc_ids)
 
+    async def drop_collection(self, collection: str, *, batch: int = 5_000) -> dict[str, int]:
+        """Delete the collection's communities, chunks, documents and entities (with their relations),
+        in transactions of ``batch`` nodes, so a large collection never needs one huge transaction;
+        a drop cut short is finished by running it again. The nodes deleted, by label."""
+        deleted: dict[str, int] = {}
+        with self.store.traced("ingest.drop_collection"):
+            async with self.store.driver.session(database=self.store.database) as session:
+                for label in ("communities", "chunks", "documents", "entities"):
+                    text = queries.cypher("ingest", f"drop_collection_{label}")
+                    deleted[label] = 0
+                    while True:
+                        n = await session.execute_write(_count_deleted, text, collection, batch)
+                        deleted[label] += n
+                        if n < batch:
+                            break
+        return deleted
+
     async def collection_counts(self) -> dict[str, dict[str, int]]:
         rows = await self.store.q.ingest.collection_counts()
         return {
@@ -259,6 +276,11 @@ class GraphWrites:
 
     async def document_ids(self, collection: str) -> set[str]:
         return await self.store.q.ingest.document_ids(collection)
+
+
+async def _count_deleted(tx: Any, text: str, collection: str, batch: int) -> int:
+    record = await (await tx.run(text, collection=collection, batch=batch)).single()
+    return int(record["deleted"]) if record else 0
 
 
 async def _remove(tx: Any, doc_ids: list[str]) -> None:

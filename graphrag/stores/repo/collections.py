@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+import re
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
 
+from graphrag.stores import queries
 from graphrag.stores.repo.base import Area
 
 
 #: Seconds an index build may take (a collection's own HNSW index of a million chunks takes minutes).
 INDEX_BUILD_TIMEOUT_S = 3 * 3600.0
+#: The names graphrag_ensure_collection_vector_index gives (migrations/009): all a dropped index may be.
+_OWN_INDEX = re.compile(r"chunks_hnsw_[0-9]{1,4}_[0-9a-f]{16}")
+
+
+@dataclass(frozen=True)
+class DroppedRows:
+    """What :meth:`CollectionsQueries.drop` deleted, and the collection's own indexes left to drop."""
+
+    documents: int
+    chunks: int
+    indexes: list[str]
 
 
 class CollectionsQueries(Area):
@@ -95,3 +109,22 @@ class CollectionsQueries(Area):
 
     async def switch(self, collection: str, model: str) -> None:
         await self._sql.execute("collections", "switch_collection", collection=collection, model=model)
+
+    async def running_jobs(self, collection: str) -> int:
+        """Ingestion jobs of the collection a worker is running now."""
+        return int(await self._sql.fetchval("collections", "running_jobs", collection=collection))
+
+    async def drop(self, collection: str) -> DroppedRows:
+        """Delete everything the collection holds in PostgreSQL (run it in a unit of work, with the
+        collection's lock held and the graph's outbox entry); its own vector indexes stay for
+        :meth:`drop_vector_index`, after the commit."""
+        row = await self._sql.fetchrow("collections", "drop_collection_rows", collection=collection)
+        assert row is not None
+        return DroppedRows(int(row["documents"]), int(row["chunks"]), list(row["indexes"]))
+
+    async def drop_vector_index(self, index_name: str) -> None:
+        """Drop one of a dropped collection's own HNSW indexes, concurrently (outside a transaction:
+        run it on the pool)."""
+        if not _OWN_INDEX.fullmatch(index_name):
+            raise ValueError(f"not a collection vector index: {index_name!r}")
+        await self._sql.target.execute(queries.sql("collections", "drop_vector_index").replace("/*INDEX*/", index_name))
