@@ -75,6 +75,14 @@ async def test_client_round_trip(api: InProcessApi, collection: str, tmp_path: P
         assert missing.value.detail == f"no document with id {added.id!r}"
         assert missing.value.request_id
 
+        dropped = await client.delete_collection(collection)
+        assert (dropped.collection, dropped.deleted, dropped.documents, dropped.graph_pending) == (
+            collection, True, 2, False)
+        assert collection not in (await client.stats()).collections
+        with pytest.raises(APIError) as gone:
+            await client.delete_collection(collection)
+        assert gone.value.status_code == 404 and gone.value.detail == f"unknown collection {collection!r}"
+
 
 async def test_client_raises_problem_details(api: InProcessApi, collection: str) -> None:
     async with GraphRAGClient(api.url, transport=api.transport) as client:
