@@ -21,11 +21,20 @@ async def repair(rt: Runtime, collection: str | None = None) -> dict[str, Any]:
     if drained.error and drained.pending:
         raise ServiceUnavailable(f"Neo4j is not accepting writes ({drained.error}); repair needs it")
     graph = GraphWrites(rt.neo4j)
-    names = [collection] if collection else await rt.postgres.q.documents.collections()
+    pg_names = await rt.postgres.q.documents.collections()
+    names = [collection] if collection else list(pg_names)
     graph_names = {r["collection"] for r in await rt.neo4j.q.ingest.collection_counts()}
     if not collection:
         names = sorted(set(names) | graph_names)
     report: dict[str, Any] = {"applied_pending": drained.applied, "collections": {}}
+    # A collection the graph holds but PostgreSQL does not know (its drop set aside, or cut short):
+    # the whole of it goes from the graph, communities included.
+    known = {r["name"] for r in await rt.postgres.q.collections.info(None)} | set(pg_names)
+    for name in sorted(n for n in graph_names if n not in known and n in names):
+        deleted = await graph.drop_collection(name)
+        await rt.postgres.q.outbox.clear_failed(name)
+        report["collections"][name] = {"dropped_from_graph": sum(deleted.values())}
+        names.remove(name)
     for name in names:
         pg = await rt.postgres.q.documents.chunk_ids(name)
         pg_docs = await rt.postgres.document_ids(name)

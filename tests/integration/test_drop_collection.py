@@ -173,3 +173,29 @@ def test_rest_delete_follows_the_key_scopes(settings: Any, services: Any, models
             assert admin.get("/documents", params={"collection": b}).json()["total"] == 1, "B untouched"
             r = admin.delete(f"/collections/{b}")
             assert r.status_code == 200 and r.json()["documents"] == 1, r.text
+
+
+async def test_repair_finishes_a_drop_whose_graph_part_was_set_aside(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphrag.repair import repair
+
+    collection = f"drop_{uuid.uuid4().hex[:8]}"
+    await _fill(tmp_path, ingestor, collection, TEXTS)
+    communities = run_cli("communities", "--collection", collection, "--min-size", "2",
+                          env={"GRAPHRAG_HOME": str(settings.home_dir)})
+    assert communities.returncode == 0, communities.stderr
+
+    async def away(self: GraphWrites, name: str, **_: Any) -> dict[str, int]:
+        raise ServiceUnavailable("Neo4j is unavailable (test)")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(GraphWrites, "drop_collection", away)
+        assert (await drop_collection(runtime.postgres, runtime.outbox, collection)).graph_pending
+    # Neo4j kept refusing it: the entry was set aside, and the graph still holds the whole collection.
+    await runtime.postgres.pool.execute("UPDATE graph_outbox SET state = 'failed' WHERE collection = $1", collection)
+    nodes = await _graph_nodes(runtime, collection)
+    assert nodes["Document"] == 2 and nodes.get("Community", 0) > 0
+    report = await repair(runtime, collection)
+    assert report["collections"][collection] == {"dropped_from_graph": sum(nodes.values())}
+    assert await _graph_nodes(runtime, collection) == {}
+    assert set((await _pg_rows(runtime, collection)).values()) == {0}
