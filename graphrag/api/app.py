@@ -98,6 +98,8 @@ def create_app(settings: Settings, *, start_local: bool = True, runtime: Runtime
             components=docs.components(),
             # Keys are declared only where the server asks for them, so clients of an open server need none.
             security=docs.SECURITY if api_keys else None,
+            # The handlers' docstrings are written for API users: each endpoint's description on the docs page.
+            use_handler_docstrings=True,
         ),
         request_max_body_size=max_body,
         # Strict: what the schema does not allow ("5" for a limit, 0 for a boolean) is a 400, not coerced.

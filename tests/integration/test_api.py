@@ -372,6 +372,12 @@ def test_openapi_documents_every_endpoint(client: httpx.Client) -> None:
     assert set(paths["/documents/{document_id}"]) == {"get", "delete"}
     for path in ("/entities", "/entities/{entity_id}", "/health", "/ready", "/stats"):
         assert "get" in paths[path]
+    assert set(paths["/collections/{name}"]) == {"delete"}
+    assert {"403", "404", "409"} <= set(paths["/collections/{name}"]["delete"]["responses"])
+    # Every operation says what it does (the handlers' docstrings), not only its one-line summary.
+    undescribed = [f"{method.upper()} {path}" for path, ops in paths.items() for method, op in ops.items()
+                   if len(op.get("description", "")) < 20]
+    assert not undescribed, undescribed
     # The key schemes are described (the docs' Authorize button); this server asks for no key.
     assert set(schema["components"]["securitySchemes"]) == {"bearer", "apiKey"}
     assert "security" not in schema
