@@ -40,6 +40,8 @@ CYPHER = [(f, n) for f in queries.files("cypher") if f != "schema" for n in quer
 def _expanded_sql(file: str, name: str) -> str:
     """The statement as the product runs it: markers filled in, ``:name`` parameters compiled."""
     text = queries.sql(file, name)
+    if "/*INDEX*/" in text:  # an index name, filled in from collection_vector_indexes (repo/collections.py)
+        return text.replace("/*INDEX*/", "chunks_hnsw_384_0123456789abcdef")
     return queries.variant(file, name, "TRUE" if "/*FILTER*/" in text else None, 384).text
 
 
