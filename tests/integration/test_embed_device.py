@@ -5,9 +5,9 @@ one stops with a one-line error before it writes anything to either store. With 
 ``needs_gpu`` run only there; CI has none): the GPU's vectors are the CPU's, in batches of any shape,
 for chunks and queries alike.
 
-The GPU tests import nothing beyond the embedder, so they run with ``--noconftest`` on a machine that has
-PyTorch and sentence-transformers but not the stores' drivers; ``GRAPHRAG_EMBEDDING_MODEL`` may name a
-model folder there."""
+The GPU tests need no store, so they run with ``--noconftest`` on a machine that has PyTorch and
+sentence-transformers (and the search router's Python dependencies) but no servers;
+``GRAPHRAG_EMBEDDING_MODEL`` may name a model folder there."""
 
 from __future__ import annotations
 
@@ -18,7 +18,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graphrag.ingest.embed import PADDED_TOKENS_PER_BATCH, LocalEmbedder, cuda_device_count, parse_spec
+from graphrag.ingest.embed import (
+    PACKAGED_NAME,
+    PADDED_TOKENS_PER_BATCH,
+    LocalEmbedder,
+    cuda_device_count,
+    packaged_model_path,
+    parse_spec,
+)
 
 GPUS = cuda_device_count()
 needs_gpu = pytest.mark.skipif(GPUS == 0, reason="no CUDA GPU here")
@@ -74,6 +81,29 @@ def test_gpu_bfloat16_products_stay_close() -> None:
     assert gpu.precision == "bfloat16" and gpu.device == f"cuda:{GPUS - 1}"
     cosines = (gpu.encode(TEXTS) * cpu.encode(TEXTS)).sum(axis=1)
     assert float(cosines.min()) > 0.999
+
+
+@needs_gpu
+async def test_the_reranker_runs_on_the_gpu_with_the_cpus_scores() -> None:
+    """The search router's cross-encoder on the device named (a sentence-transformers folder loads as
+    one: an untrained head, enough to compare the devices' scores)."""
+    import torch
+
+    from graphrag.search.fusion import Candidate
+    from graphrag.search.router import SearchRouter
+
+    path = str(spec().target) if spec().target != PACKAGED_NAME else packaged_model_path()
+    scores = {}
+    for device in ("cpu", "cuda"):
+        router = SearchRouter(None, None, LocalEmbedder(spec(), device="cpu"),  # type: ignore[arg-type]
+                              reranker_path=path, reranker_device=device)
+        pool = [Candidate(chunk_id=str(i), row={"content": text}) for i, text in enumerate(TEXTS[:8])]
+        torch.manual_seed(0)  # the untrained head is drawn at random when the model loads: the same on both
+        ranked = await router._rerank("which drug lowers the risk of stroke?", pool)
+        assert str(router._reranker.device).startswith(device)
+        scores[device] = {c.chunk_id: c.legs["rerank"]["score"] for c in ranked}
+    assert scores["cpu"].keys() == scores["cuda"].keys()
+    assert max(abs(scores["cpu"][k] - scores["cuda"][k]) for k in scores["cpu"]) < 1e-4
 
 
 @pytest.mark.skipif(GPUS > 0, reason="this machine has a GPU")
