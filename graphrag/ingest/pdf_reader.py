@@ -420,7 +420,7 @@ def _pdf_text_lines(chars: list[dict[str, Any]]) -> list[tuple[float, str]]:
     upright = [c for c in chars if c.get("upright", True)]
     sideways = [c for c in chars if not c.get("upright", True)]
     lines = [(min(c["top"] for c in line), _pdf_line_text(line))
-             for line in cluster_objects(upright, "top", _PDF_LINE_TOLERANCE)]
+             for line in _pdf_inline_scripts(cluster_objects(upright, "top", _PDF_LINE_TOLERANCE))]
     for column in cluster_objects(sideways, "x0", _PDF_LINE_TOLERANCE):
         # Laid down along the way the text reads: upwards when turned counter-clockwise (the matrix's
         # b > 0, a margin stamp), downwards otherwise; then read as a line, split where two labels in
@@ -435,6 +435,61 @@ def _pdf_text_lines(chars: list[dict[str, Any]]) -> list[tuple[float, str]]:
                 start = i
     lines.sort(key=lambda line: line[0])
     return lines
+
+
+# Glyphs at most this share of a line's type size, sitting within that line's height, are its subscripts
+# and superscripts: H2O's "2" is set lower than the line's tops allow (pdfplumber's 3 pt), and would
+# otherwise read as a line of its own ("H O" above "2").
+_PDF_SCRIPT_SIZE = 0.85
+
+
+def _pdf_inline_scripts(clusters: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    """Lines (clusters of characters by height) with every line of small glyphs whose middle lies
+    within the height of a line of larger type, and fewer glyphs than it, joined to that line (the
+    nearest such one by middle): subscripts and superscripts read in place. A drop cap hosts nothing:
+    the lines beside it have more glyphs than it."""
+    def size(line: list[dict[str, Any]]) -> float:
+        return statistics.median(float(c.get("size") or 0.0) for c in line)
+
+    def middle(line: list[dict[str, Any]]) -> float:
+        return statistics.median((c["top"] + c["bottom"]) / 2 for c in line)
+
+    sizes = [size(line) for line in clusters]
+    middles = [middle(line) for line in clusters]
+    spans = [(min(c["top"] for c in line), max(c["bottom"] for c in line)) for line in clusters]
+    joined: list[list[dict[str, Any]]] = [list(line) for line in clusters]
+    alive = [True] * len(clusters)
+    for i in sorted(range(len(clusters)), key=lambda k: sizes[k]):  # the smallest type first
+        hosts = [j for j in range(len(clusters))
+                 if j != i and alive[j] and sizes[i] <= _PDF_SCRIPT_SIZE * sizes[j]
+                 and len(clusters[j]) > len(clusters[i]) and spans[j][0] <= middles[i] <= spans[j][1]
+                 and _pdf_beside_glyphs(clusters[i], joined[j], sizes[i], sizes[j])]
+        if hosts:
+            host = min(hosts, key=lambda j: abs(middles[j] - middles[i]))
+            joined[host].extend(joined[i])
+            alive[i] = False
+    return [line for line, keep in zip(joined, alive, strict=True) if keep]
+
+
+def _pdf_beside_glyphs(small: list[dict[str, Any]], line: list[dict[str, Any]], small_size: float,
+                      line_size: float) -> bool:
+    """Whether small glyphs sit between a line's glyphs as scripts do: each run of them starts or ends
+    within half an em of one of the line's glyphs, and none covers half its width of one (two small
+    lines stacked beside a heading, a box of small print at the end of a line, stay lines of their own)."""
+    ordered = sorted(small, key=lambda c: c["x0"])
+    runs: list[list[dict[str, Any]]] = [[ordered[0]]]
+    for c in ordered[1:]:
+        if c["x0"] - runs[-1][-1]["x1"] > 0.5 * small_size:
+            runs.append([c])
+        else:
+            runs[-1].append(c)
+    reach = 0.5 * line_size
+    for run in runs:
+        left, right = run[0]["x0"], max(c["x1"] for c in run)
+        if not any(abs(left - g["x1"]) <= reach or abs(g["x0"] - right) <= reach for g in line):
+            return False
+    return not any(min(c["x1"], g["x1"]) - max(c["x0"], g["x0"]) > 0.5 * (c["x1"] - c["x0"])
+                   for c in small for g in line)
 
 
 # A gap between two letters wider than the line's own gap between letters by this share of the type

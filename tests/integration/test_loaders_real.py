@@ -501,6 +501,60 @@ def test_pdf_fake_bold_is_read_once(tmp_path: Path) -> None:
     assert [doc.text[a:b] for a, b in doc.pages][1] == "Second page of plain text."
 
 
+def test_pdf_subscripts_and_superscripts_stay_in_their_line(tmp_path: Path) -> None:
+    """Before: "Water is H O and ammonium is NH +; E = mc2." with "2 4" as a line of its own (a
+    subscript sits lower than the line's tops allow). Small type under the line stays apart."""
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt")
+    pdf.add_page()
+    pdf.set_font("helvetica", size=10)
+    pdf.set_xy(72, 100)
+    for text, position in (("Water is H", "LINE"), ("2", "SUB"), ("O and ammonium is NH", "LINE"), ("4", "SUB"),
+                           ("+", "SUP"), ("; E = mc", "LINE"), ("2", "SUP"), (".", "LINE")):
+        pdf.char_vpos = position  # type: ignore[assignment]
+        pdf.write(12, text)
+    pdf.char_vpos = "LINE"
+    pdf.ln(30)
+    pdf.set_font("helvetica", size=6)
+    pdf.set_x(72)
+    pdf.write(8, "Footnote in small type under the line.")
+    pdf.ln(20)
+    pdf.set_font("helvetica", size=9)
+    with pdf.table(width=200) as table:  # a ruled table: the page is read from its characters
+        for values in (("Ion", "Charge"), ("Ammonium", "+1")):
+            row = table.row()
+            for value in values:
+                row.cell(value)
+    path = tmp_path / "ions.pdf"
+    pdf.output(str(path))
+    assert _load(path, "pdf").text == ("Water is H2O and ammonium is NH4+; E = mc2.\n"
+                                       "Footnote in small type under the line.\n\n"
+                                       "| Ion | Charge |\n| --- | --- |\n| Ammonium | +1 |")
+
+
+def test_pdf_script_lines_join_only_beside_their_glyphs() -> None:
+    """Small type joins a larger line only where it sits between that line's glyphs (pure logic)."""
+    from graphrag.ingest.pdf_reader import _pdf_inline_scripts
+
+    def glyphs(text: str, size: float, x: float, top: float) -> list[dict[str, Any]]:
+        return [{"text": t, "x0": x + i * size * 0.5, "x1": x + (i + 1) * size * 0.5, "top": top,
+                 "bottom": top + size, "size": size} for i, t in enumerate(text)]
+
+    def read(lines: list[list[dict[str, Any]]]) -> list[str]:
+        return ["".join(c["text"] for c in sorted(line, key=lambda c: c["x0"])) for line in _pdf_inline_scripts(lines)]
+
+    heading = glyphs("NCCN Guidelines 2020", 12, 50, 100)
+    # Two lines of small print stacked at the end of a heading's line (a box of links) stay lines of their own.
+    box = [glyphs("Guidelines Index", 6, 250, 100), glyphs("Table of Contents", 6, 250, 106)]
+    assert read([heading, *box]) == ["NCCN Guidelines 2020", "Guidelines Index", "Table of Contents"]
+    # A subscript right after a letter joins its line; a drop cap hosts nothing (fewer glyphs than its neighbour).
+    base = glyphs("CO", 10, 50, 100) + glyphs(" total", 10, 63, 100)
+    assert read([base, glyphs("2", 7, 60, 105)]) == ["CO2 total"]
+    drop_cap = glyphs("W", 30, 10, 100)
+    assert read([drop_cap, glyphs("ater is wet", 10, 30, 105)]) == ["W", "ater is wet"]
+
+
 def test_pdf_overprint_rule() -> None:
     """Copies are glyphs repeated within a point and a tenth of an em, on pages where they are 5% of
     the glyphs (pure logic)."""
