@@ -199,3 +199,26 @@ async def test_repair_finishes_a_drop_whose_graph_part_was_set_aside(
     assert report["collections"][collection] == {"dropped_from_graph": sum(nodes.values())}
     assert await _graph_nodes(runtime, collection) == {}
     assert set((await _pg_rows(runtime, collection)).values()) == {0}
+
+
+async def test_an_ingest_whose_collection_is_deleted_meanwhile_writes_nothing_more(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    collection = f"drop_{uuid.uuid4().hex[:8]}"
+    real_write = Ingestor._write
+
+    async def dropped_first(self: Ingestor, batch: list[Any], report: Any) -> None:
+        # The drop commits between the batch's model work (which recorded the collection) and its write.
+        if (await runtime.postgres.collection_info([collection])).get(collection) is not None:
+            await drop_collection(runtime.postgres, runtime.outbox, collection)
+        await real_write(self, batch, report)
+
+    monkeypatch.setattr(Ingestor, "_write", dropped_first)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, text in TEXTS.items():
+        (folder / name).write_text(text)
+    report = await ingestor.ingest_paths([folder], collection=collection)
+    assert report.ingested == 0 and len(report.failed) == 2
+    assert all(f"collection {collection!r} was deleted during this ingest" in f["error"] for f in report.failed)
+    assert set((await _pg_rows(runtime, collection)).values()) == {0}
+    assert await _graph_nodes(runtime, collection) == {}
