@@ -99,10 +99,6 @@ SELECT collection, dim, index_name, created_at FROM collection_vector_indexes
 WHERE :names::text[] IS NULL OR collection = ANY(:names::text[])
 ORDER BY collection, dim;
 
--- name: running_jobs
--- Ingestion jobs of the collection that a worker is running now (a drop waits for none of them).
-SELECT count(*) FROM jobs WHERE collection = :collection AND status = 'running';
-
 -- name: drop_collection_rows
 -- Everything the collection holds in PostgreSQL: documents (their chunks, terms and representations
 -- by cascade), keyword postings and statistics, suggestion terms, graph outbox entries, jobs not

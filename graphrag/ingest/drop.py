@@ -41,7 +41,7 @@ async def drop_collection(postgres: PostgresStore, outbox: GraphOutbox, collecti
         await uow.collections.lock(collection)  # waits for the collection's writers, keeps new ones out
         if not await uow.collections.info([collection]):
             raise NotFound(f"unknown collection {collection!r}")
-        running = await uow.collections.running_jobs(collection)
+        running = await uow.jobs.count(collections=[collection], status="running")
         if running:
             raise Conflict(f"collection {collection!r} has {running} ingestion job{'s' if running != 1 else ''} "
                            "running; delete it when they are done")
@@ -52,14 +52,7 @@ async def drop_collection(postgres: PostgresStore, outbox: GraphOutbox, collecti
             await postgres.q.collections.drop_vector_index(index)
         except Exception as exc:  # noqa: BLE001 - the rows are gone; an empty index left behind harms nothing
             log.warning("index %s of dropped collection %s not dropped: %s", index, collection, one_line(exc))
-    pending = False
-    try:
-        result = await outbox.drain()
-        pending = bool(result.pending)
-        if result.error and result.pending:
-            log.warning("graph of dropped collection %s pending: %s", collection, result.error)
-    except Exception as exc:  # noqa: BLE001 - committed; the graph catches up when the outbox is applied
-        log.warning("graph outbox not drained: %s", one_line(exc))
-        pending = True
+    result = await outbox.drain_now()
+    pending = result is None or bool(result.pending)
     log.info("dropped collection %s: %d documents, %d chunks", collection, rows.documents, rows.chunks)
     return DroppedCollection(collection, rows.documents, rows.chunks, pending)

@@ -124,6 +124,19 @@ class GraphOutbox:
                                         payload=json.dumps({"collection": collection}), vectors=None)
 
     # -- applying ----------------------------------------------------------------------------------
+    async def drain_now(self) -> DrainResult | None:
+        """:meth:`drain` for a caller whose rows are committed already (an ingest, a drop): a failure is
+        logged, not raised, since the entries wait for the API's worker, the next write or `graphrag
+        repair`. None when the drain itself failed."""
+        try:
+            result = await self.drain()
+        except Exception as exc:  # noqa: BLE001 - the rows are committed; the graph catches up later
+            log.warning("graph outbox not drained: %s", one_line(exc))
+            return None
+        if result.error and result.pending:
+            log.warning("%s graph write(s) pending: %s", result.pending, result.error)
+        return result
+
     async def drain(self, *, limit: int | None = None, wait_lock_s: float = 60.0) -> DrainResult:
         """Apply due entries in order until the queue is empty, one is not yet due, or Neo4j fails."""
         result = DrainResult()

@@ -612,16 +612,10 @@ class Ingestor:
         """Apply the outbox now, so the graph is current when ingest returns; if Neo4j is away the
         entries stay pending (the API's worker, the next ingest or `graphrag repair` apply them)."""
         t0 = time.perf_counter()
-        try:
-            result = await self.outbox.drain()
-        except Exception as exc:  # noqa: BLE001 - the rows are committed; the graph catches up later
-            log.warning("graph outbox not drained: %s", one_line(exc))
-            return
-        if report is not None:
+        result = await self.outbox.drain_now()
+        if result is not None and report is not None:
             report.add_time("write_neo4j", time.perf_counter() - t0)
             report.graph_pending = result.pending
-        if result.error and result.pending:
-            log.warning("%s graph write(s) pending: %s", result.pending, result.error)
 
     async def _delete_ids(self, ids: list[uuid.UUID]) -> int:
         async with self.postgres.unit_of_work() as uow:

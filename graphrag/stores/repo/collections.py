@@ -110,10 +110,6 @@ class CollectionsQueries(Area):
     async def switch(self, collection: str, model: str) -> None:
         await self._sql.execute("collections", "switch_collection", collection=collection, model=model)
 
-    async def running_jobs(self, collection: str) -> int:
-        """Ingestion jobs of the collection a worker is running now."""
-        return int(await self._sql.fetchval("collections", "running_jobs", collection=collection))
-
     async def drop(self, collection: str) -> DroppedRows:
         """Delete everything the collection holds in PostgreSQL (run it in a unit of work, with the
         collection's lock held and the graph's outbox entry); its own vector indexes stay for
