@@ -124,6 +124,13 @@ class Settings(BaseSettings):
         "spacy", description="Entity extractor: `spacy`, `llm` (needs GRAPHRAG_LLM_EXTRACTOR_MODEL) or "
         "`package.module:Class` (a class with `extract_many(documents)`, built as `Class(settings)`).")
     code_entities: bool = Field(True, description="Inline code spans that name an identifier become CODE entities.")
+    entity_terms: Path | None = Field(
+        None, description="A glossary (JSON Lines: `{\"name\": ..., \"label\": ..., \"aliases\": [...]}` a line): "
+        "every occurrence of a term's name or alias is a mention of one entity with the term's name and label, "
+        "whatever the NER model says (docs/ingestion.md). Part of the content hash: editing it re-extracts.")
+    tech_terms: bool = Field(
+        True, description="Entities named after widely used technologies (languages, formats, protocols, browsers, "
+        "databases: graphrag/ingest/tech_terms.txt) take the label TECH; ambiguous names only in documents with code.")
     identifier_min_chunks: int = Field(
         2, ge=1, description="Chunks of a document a plain lower-case code identifier (`counter`) must appear in.")
     keyphrases: bool = Field(

@@ -20,7 +20,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from graphrag.ingest.fast_ner import FastEntityRecognizer
 from graphrag.ingest.fast_ruler import FastAttributeRuler
 from graphrag.ingest.textprep import IDENTIFIER, Prose, code_name, identifier_shaped, prose_views, reject_name
 from graphrag.models import Entity, Extraction, Relation
+
+if TYPE_CHECKING:
+    from graphrag.ingest.glossary import Term, TechNames
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +90,9 @@ class ExtractOptions:
     keyphrases: bool = True
     keyphrase_min_chunks: int = 3
     precision: str = "float32"  # of the pipeline's large matrix products: float32 or bfloat16
+    terms: tuple[Term, ...] = ()  # the glossary (graphrag.ingest.glossary): names that are always entities
+    terms_fingerprint: str = ""  # of the glossary's content (part of the content hash)
+    tech_names: TechNames | None = None  # technology names labelled TECH (graphrag.ingest.glossary)
 
 
 CODE = "CODE"  # an identifier written as code (inline code span, or a name the document writes as code)
@@ -115,6 +121,7 @@ class _DocState:
     code_marks: int = 0  # inline code spans + code blocks seen: is this a technical document?
     common: set[str] = field(default_factory=set)  # one-word NER names that may be common words
     lower_words: set[str] = field(default_factory=set)  # words the document writes in lower case
+    terms: dict[str, Term] = field(default_factory=dict)  # norm -> the glossary term found under it
 
     def add(self, chunk: int, norm: str, name: str, label: str, kind: str) -> None:
         self.votes.setdefault(norm, Counter())[label] += 1
@@ -262,6 +269,11 @@ class SpacyExtractor:
             self._ner = FastEntityRecognizer.for_pipe(self.nlp.get_pipe("ner"))
             if self._ner is not None:
                 self._skip.append("ner")
+        self._terms: Any = None
+        if self.options.terms:
+            from graphrag.ingest.glossary import TermMatcher
+
+            self._terms = TermMatcher(self.nlp, self.options.terms)
         self.model_name = model
         from spacy.attrs import IS_ALPHA, IS_LOWER, ORTH
 
@@ -327,11 +339,20 @@ class SpacyExtractor:
         state.code_marks += len(view.code_spans) + len(view.code_blocks)
         state.lower_words.update(self._lower_words(doc))
         state.code_blocks.extend((chunk_index, b) for b in view.code_blocks)
+        # Glossary terms first: a term is an entity whatever the model or the code markup says of it.
+        term_tokens: set[int] = set()
+        for start, end, term in self._terms.find(doc) if self._terms is not None else ():
+            state.terms[term.key] = term
+            state.add(chunk_index, term.key, term.name, term.label, "term")
+            spans.append((start, end, term.key))
+            term_tokens.update(range(start, end))
         for start, end, content in view.code_spans:
             span = doc.char_span(start, end, alignment_mode="expand")
             if span is None:
                 continue
             code_tokens.update(range(span.start, span.end))
+            if term_tokens.intersection(range(span.start, span.end)):
+                continue
             named = code_name(content) if opts.code_entities else None
             if named is None:
                 continue
@@ -340,6 +361,7 @@ class SpacyExtractor:
                 continue
             state.add(chunk_index, norm, named[0], CODE, "code")
             spans.append((span.start, span.end, norm))
+        code_tokens |= term_tokens
         for ent in doc.ents:
             if ent.label_ in opts.drop_labels or any(t in code_tokens for t in range(ent.start, ent.end)):
                 continue
@@ -456,7 +478,7 @@ class SpacyExtractor:
         technical = state.code_marks >= 3
         for norm, kinds in state.kinds.items():
             spread = len(chunks_of.get(norm, ()))
-            if kinds & {"ner", "concept"}:
+            if kinds & {"ner", "concept", "term"}:
                 # "Scope" tagged as a name where the document also writes "scope": a common word.
                 # Only in documents with code: in prose about biology "Condensin"/"condensin" is a term.
                 if technical and kinds == {"ner"} and norm in state.common and norm in state.lower_words:
@@ -480,13 +502,20 @@ class SpacyExtractor:
                     if norm in code_norms:
                         mentions[(chunk, norm)] += 1
         result = Extraction()
+        tech = opts.tech_names
         for norm in keep:
             name = state.names[norm].most_common(1)[0][0]
             votes = state.votes[norm]
-            if CODE in votes:
+            if (term := state.terms.get(norm)) is not None:
+                name, label = term.name, term.label
+                if term.aliases:
+                    result.aliases[norm] = set(term.aliases)
+            elif CODE in votes:
                 label = CODE
             elif technical and identifier_shaped(name) and "CONCEPT" not in votes:
                 label = CODE if re.search(r"_|::|\w\.\w", name) else TECH
+            elif tech is not None and (name in tech.anywhere or (technical and name in tech.with_code)):
+                label = TECH  # the model's "JavaScript" PERSON, "Perl" ORG
             else:
                 label = votes.most_common(1)[0][0]
             result.entities[norm] = Entity(key=norm, name=name, label=label)
@@ -511,10 +540,11 @@ class SpacyExtractor:
         return result
 
 
-def unify_labels(result: Extraction) -> Extraction:
+def unify_labels(result: Extraction, terms: frozenset[str] = frozenset()) -> Extraction:
     """Key entities by normalised name alone: one name is one entity of a document, with the label
     most of its mentions carry (``rust|ORG`` x3 + ``rust|PERSON`` x1 -> ``rust``, ORG). For extractors
-    that key by name + label (the LLM extractor); keys without a label pass through unchanged."""
+    that key by name + label (the LLM extractor); keys without a label pass through unchanged. Names
+    are checked once more (:func:`reject_name`) except code names and glossary ``terms`` (keys)."""
     weight: dict[str, Counter[str]] = {}
     for (_, key), count in result.mentions.items():
         norm, _, label = key.rpartition("|") if "|" in key else (key, "", "")
@@ -524,13 +554,16 @@ def unify_labels(result: Extraction) -> Extraction:
     new_key: dict[str, str] = {}
     for key, ent in result.entities.items():
         norm = key.rpartition("|")[0] if "|" in key else key
-        if not norm or (ent.label != CODE and reject_name(ent.name)):  # code names are checked by code_name
+        if not norm or (ent.label != CODE and norm not in terms and reject_name(ent.name)):
             continue
         new_key[key] = norm
         if norm not in out.entities:
             votes = weight.get(norm)
             label = votes.most_common(1)[0][0] if votes else ent.label
             out.entities[norm] = Entity(key=norm, name=ent.name, label=label)
+    for key, names in result.aliases.items():
+        if key in new_key:
+            out.aliases.setdefault(new_key[key], set()).update(names)
     for (chunk, key), count in result.mentions.items():
         if key in new_key:
             k = (chunk, new_key[key])
@@ -547,7 +580,7 @@ def unify_labels(result: Extraction) -> Extraction:
     return out
 
 
-EXTRACTION_VERSION = 4  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
+EXTRACTION_VERSION = 5  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
 _DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
 
 

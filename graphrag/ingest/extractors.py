@@ -23,8 +23,9 @@ from typing import Any, Protocol, runtime_checkable
 from graphrag.config import Settings
 from graphrag.errors import ConfigurationError
 from graphrag.ingest.extract import ExtractOptions, SpacyExtractor, unify_labels
+from graphrag.ingest.glossary import Term, load_glossary, tech_names
 from graphrag.ingest.textprep import boilerplate_flags, repeated_chunks
-from graphrag.models import Extraction
+from graphrag.models import Entity, Extraction
 
 log = logging.getLogger(__name__)
 
@@ -76,10 +77,12 @@ def _from_path(spec: str, settings: Settings) -> Extractor:
 class BoilerplateGate:
     """Blanks boilerplate chunks before the extractor sees them, and keys its output by name."""
 
-    def __init__(self, inner: Extractor, *, enabled: bool = True, repeated_min_documents: int = 3) -> None:
+    def __init__(self, inner: Extractor, *, enabled: bool = True, repeated_min_documents: int = 3,
+                 terms: Sequence[Term] = ()) -> None:
         self.inner = inner
         self.enabled = enabled
         self.repeated_min_documents = repeated_min_documents
+        self.terms = {t.key: t for t in terms}  # the glossary: its names and labels win over any extractor's
 
     @property
     def spacy(self) -> Any:
@@ -99,7 +102,17 @@ class BoilerplateGate:
                         blanked += 1
             if blanked:
                 log.debug("%d boilerplate chunk(s) yield no entities", blanked)
-        return [unify_labels(x) for x in self.inner.extract_many(docs)]
+        return [self._glossary(unify_labels(x, frozenset(self.terms))) for x in self.inner.extract_many(docs)]
+
+    def _glossary(self, result: Extraction) -> Extraction:
+        """Glossary terms keep the glossary's name, label and aliases (an LLM beside spaCy may name them
+        otherwise)."""
+        for key in result.entities.keys() & self.terms.keys():
+            term = self.terms[key]
+            result.entities[key] = Entity(key=key, name=term.name, label=term.label)
+            if term.aliases:
+                result.aliases.setdefault(key, set()).update(term.aliases)
+        return result
 
 
 def build_extractor(settings: Settings, spacy: SpacyExtractor, llm_model: Any = None) -> BoilerplateGate:
@@ -113,14 +126,18 @@ def build_extractor(settings: Settings, spacy: SpacyExtractor, llm_model: Any = 
         raise ConfigurationError(
             f"GRAPHRAG_EXTRACTOR: unknown extractor {name!r}; use {', '.join(EXTRACTORS)} or package.module:Class")
     return BoilerplateGate(inner, enabled=settings.boilerplate_filter,
-                           repeated_min_documents=settings.boilerplate_repeated_documents)
+                           repeated_min_documents=settings.boilerplate_repeated_documents,
+                           terms=spacy.options.terms)
 
 
 def extract_options(settings: Settings) -> ExtractOptions:
     """The spaCy extractor's options from settings."""
     from graphrag.ingest.embed import resolve_precision
 
+    glossary = load_glossary(settings.entity_terms)
     return ExtractOptions(drop_labels=frozenset(settings.entity_drop_labels), noun_phrases=settings.noun_phrases,
                           code_entities=settings.code_entities, identifier_min_chunks=settings.identifier_min_chunks,
                           keyphrases=settings.keyphrases, keyphrase_min_chunks=settings.keyphrase_min_chunks,
-                          precision=resolve_precision(settings.extraction_precision, setting="EXTRACTION"))
+                          precision=resolve_precision(settings.extraction_precision, setting="EXTRACTION"),
+                          terms=glossary.terms, terms_fingerprint=glossary.fingerprint,
+                          tech_names=tech_names() if settings.tech_terms else None)

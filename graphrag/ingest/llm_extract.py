@@ -87,7 +87,10 @@ class LLMExtractor:
 def merge_extractions(first: Extraction, second: Extraction) -> Extraction:
     """Union of two extractions of the same chunks (spaCy beside the LLM); a name both found keeps the
     second's (the LLM's) name and label."""
-    out = Extraction(entities=dict(first.entities), mentions=dict(first.mentions), phrases=dict(first.phrases))
+    out = Extraction(entities=dict(first.entities), mentions=dict(first.mentions), phrases=dict(first.phrases),
+                     aliases={k: set(v) for k, v in first.aliases.items()})
+    for key, names in second.aliases.items():
+        out.aliases.setdefault(key, set()).update(names)
     out.relations = {k: Relation(v.source, v.target, dict(v.chunk_weights), set(v.predicates))
                      for k, v in first.relations.items()}
     for key, ent in second.entities.items():

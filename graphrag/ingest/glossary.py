@@ -1,0 +1,187 @@
+"""Domain terms: names the extractor must know, whatever the NER model says of them.
+
+Two lists feed it:
+
+- **A glossary** (``GRAPHRAG_ENTITY_TERMS``, a JSON Lines file of the user's own): every occurrence
+  of a term's name or one of its aliases, in any document, is a mention of one entity with the term's
+  name and label. A term wins over the NER model (which misses product names or calls them PERSON)
+  and over inline code (a backticked ``pgvector`` is the glossary's ``pgvector``); its aliases become
+  the entity's aliases, which query expansion uses. One line a term::
+
+      {"name": "pgvector", "label": "TECH", "aliases": ["pg_vector"]}
+      {"name": "Acme Widget", "label": "PRODUCT", "ignore_case": true}
+
+  ``label`` defaults to ``TERM``; names are matched as written unless ``ignore_case`` is true; blank
+  lines and lines starting with ``#`` are skipped.
+- **Technology names** (``GRAPHRAG_TECH_TERMS``, on by default; ``tech_terms.txt`` beside this module):
+  widely used languages, formats, protocols, browsers, systems and databases. An entity the
+  extractor found under one of these names, written as listed, takes the label ``TECH`` (the small
+  NER model labels "JavaScript", "JSON" and "Firefox" PERSON and "Perl" ORG). Names with another
+  meaning ("Java", "Python", "Kafka"; acronyms such as TLS or REST, which biology uses too) are
+  relabelled only in documents with code (three or more code spans or blocks), where prose about an
+  island or a protein rarely is. The list adds no entities.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from graphrag.errors import ConfigurationError
+from graphrag.ingest.extract import normalise_name
+
+DEFAULT_LABEL = "TERM"
+MAX_TERMS = 100_000
+MAX_ALIASES = 16
+
+
+@dataclass(frozen=True)
+class Term:
+    """One glossary entry: the entity's name, label and other names."""
+
+    name: str
+    label: str = DEFAULT_LABEL
+    aliases: tuple[str, ...] = ()
+    ignore_case: bool = False
+
+    @property
+    def key(self) -> str:
+        """The entity key (normalised name) every form of the term resolves to."""
+        return normalise_name(self.name)
+
+
+@dataclass(frozen=True)
+class Glossary:
+    """The terms of one glossary file and a fingerprint of them (part of the content hash)."""
+
+    terms: tuple[Term, ...] = ()
+    fingerprint: str = ""
+
+
+def _fail(where: str, why: str) -> ConfigurationError:
+    return ConfigurationError(f"GRAPHRAG_ENTITY_TERMS: {where}: {why}")
+
+
+def _term(row: Any, where: str) -> Term:
+    if not isinstance(row, dict):
+        raise _fail(where, "each line must be a JSON object with a \"name\"")
+    unknown = set(row) - {"name", "label", "aliases", "ignore_case"}
+    if unknown:
+        raise _fail(where, f"unknown field {sorted(unknown)[0]!r} (name, label, aliases, ignore_case)")
+    name, label = row.get("name"), row.get("label", DEFAULT_LABEL)
+    aliases, ignore_case = row.get("aliases", []), row.get("ignore_case", False)
+    if not isinstance(name, str):
+        raise _fail(where, "\"name\" must be a string")
+    if len(normalise_name(name)) < 2:
+        raise _fail(where, f"{name!r} keeps fewer than two characters as an entity key "
+                           f"({normalise_name(name)!r}: case, punctuation and articles are folded)")
+    if not isinstance(label, str) or not label.strip() or len(label) > 40:
+        raise _fail(where, "\"label\" must be a non-empty string of at most 40 characters")
+    if not isinstance(aliases, list) or not all(isinstance(a, str) and normalise_name(a) for a in aliases):
+        raise _fail(where, "\"aliases\" must be a list of non-empty strings")
+    if len(aliases) > MAX_ALIASES:
+        raise _fail(where, f"at most {MAX_ALIASES} aliases a term")
+    if not isinstance(ignore_case, bool):
+        raise _fail(where, "\"ignore_case\" must be true or false")
+    return Term(name=name.strip(), label=label.strip().upper(), aliases=tuple(a.strip() for a in aliases),
+                ignore_case=ignore_case)
+
+
+def load_glossary(path: Path | None) -> Glossary:
+    """The terms of ``path`` (JSON Lines, see the module docstring); an empty glossary for None.
+    A missing file, a malformed line or two terms claiming one name is a one-line ConfigurationError."""
+    if path is None:
+        return Glossary()
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise _fail(str(path), exc.strerror or "cannot be read") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise _fail(str(path), "not UTF-8 text") from None
+    terms: list[Term] = []
+    claimed: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        where = f"{path}:{number}"
+        try:
+            row = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise _fail(where, f"not JSON ({exc.msg})") from None
+        term = _term(row, where)
+        for form in (term.name, *term.aliases):
+            first = claimed.setdefault(normalise_name(form), number)
+            if first != number:
+                raise _fail(where, f"{form!r} is already a name or alias of the term on line {first}")
+        terms.append(term)
+        if len(terms) > MAX_TERMS:
+            raise _fail(str(path), f"more than {MAX_TERMS:,} terms")
+    digest = hashlib.sha256(json.dumps([t.__dict__ for t in terms], sort_keys=True).encode()).hexdigest()[:16]
+    return Glossary(tuple(terms), digest if terms else "")
+
+
+@dataclass(frozen=True)
+class TechNames:
+    """The shipped technology list, names as written: those labelled ``TECH`` in any document, and
+    those labelled so only in documents with code."""
+
+    anywhere: frozenset[str] = frozenset()
+    with_code: frozenset[str] = frozenset()
+
+
+@functools.cache
+def tech_names() -> TechNames:
+    """The shipped technology list (``tech_terms.txt``: a ``[anywhere]`` and a ``[with code]`` section)."""
+    text = resources.files("graphrag.ingest").joinpath("tech_terms.txt").read_text(encoding="utf-8")
+    sections: dict[str, set[str]] = {"anywhere": set(), "with code": set()}
+    current: set[str] | None = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("[") and stripped.endswith("]"):
+            current = sections[stripped[1:-1]]
+        elif current is not None:
+            current.add(stripped)
+    return TechNames(frozenset(sections["anywhere"]), frozenset(sections["with code"]))
+
+
+class TermMatcher:
+    """Finds a glossary's names and aliases in parsed texts (spaCy's ``PhraseMatcher`` over the same
+    tokenizer, so "Node.js" or "C++" match however the tokenizer splits them)."""
+
+    def __init__(self, nlp: Any, terms: tuple[Term, ...]) -> None:
+        from spacy.matcher import PhraseMatcher
+
+        self._by_id: dict[str, Term] = {}
+        self._exact = PhraseMatcher(nlp.vocab, attr="ORTH")
+        self._folded = PhraseMatcher(nlp.vocab, attr="LOWER")
+        for i, term in enumerate(terms):
+            match_id = f"graphrag-term-{i}"
+            self._by_id[match_id] = term
+            forms = list(dict.fromkeys((term.name, *term.aliases)))
+            matcher = self._folded if term.ignore_case else self._exact
+            matcher.add(match_id, [nlp.make_doc(form) for form in forms])
+
+    def find(self, doc: Any) -> list[tuple[int, int, Term]]:
+        """(token start, token end, term) of each match in ``doc``, longest first where matches
+        overlap, in text order."""
+        strings = doc.vocab.strings
+        found = [(start, end, self._by_id[strings[mid]]) for matcher in (self._exact, self._folded)
+                 for mid, start, end in matcher(doc)]
+        found.sort(key=lambda m: (m[0] - m[1], m[0]))  # longest first, then leftmost
+        taken: set[int] = set()
+        kept: list[tuple[int, int, Term]] = []
+        for start, end, term in found:
+            if not taken.intersection(range(start, end)):
+                taken.update(range(start, end))
+                kept.append((start, end, term))
+        return sorted(kept, key=lambda m: m[0])

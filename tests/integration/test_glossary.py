@@ -1,0 +1,211 @@
+"""Domain terms: a user's glossary (GRAPHRAG_ENTITY_TERMS) and the shipped technology names.
+
+The file format and the extractor's use of it are tested on their own (the real spaCy model); what
+reaches the graph, the query expansion that uses a term's aliases and the CLI's errors are tested
+against the real stores."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphrag.config import Settings
+from graphrag.errors import ConfigurationError
+from graphrag.ingest.extract import SpacyExtractor
+from graphrag.ingest.extractors import build_extractor, extract_options
+from graphrag.ingest.glossary import Term, load_glossary, tech_names
+from graphrag.ingest.pipeline import Ingestor
+from graphrag.models import Document
+from graphrag.runtime import Runtime
+from graphrag.search.expansion import QueryExpander
+from graphrag.search.router import SearchRouter
+from tests.helpers import rest_search, run_cli
+
+GLOSSARY = [
+    {"name": "Quillfeather", "label": "PRODUCT", "aliases": ["QF"]},
+    {"name": "pgvector", "label": "TECH", "aliases": ["pg_vector"]},
+    {"name": "Node.js", "label": "TECH"},
+    {"name": "blue widget", "label": "part", "ignore_case": True},
+]
+
+
+def _write(path: Path, rows: list[Any]) -> Path:
+    path.write_text("# our terms\n\n" + "\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+# --- the file ------------------------------------------------------------------------------------
+
+def test_a_glossary_file_loads_with_defaults_and_a_fingerprint(tmp_path: Path) -> None:
+    glossary = load_glossary(_write(tmp_path / "terms.jsonl", [*GLOSSARY, {"name": "Zorblax Engine"}]))
+    assert glossary.terms[0] == Term("Quillfeather", "PRODUCT", ("QF",), False)
+    assert glossary.terms[3] == Term("blue widget", "PART", (), True)  # labels are upper case
+    assert glossary.terms[4].label == "TERM" and glossary.terms[4].key == "zorblax engine"
+    again = load_glossary(_write(tmp_path / "again.jsonl", [*GLOSSARY, {"name": "Zorblax Engine"}]))
+    other = load_glossary(_write(tmp_path / "other.jsonl", GLOSSARY))
+    assert glossary.fingerprint == again.fingerprint != other.fingerprint
+    assert load_glossary(None).terms == () and load_glossary(None).fingerprint == ""
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"name": "ok"', "terms.jsonl:3: not JSON"),
+    ('["Quillfeather"]', "must be a JSON object"),
+    ('{"name": "X"}', "fewer than two characters"),
+    ('{"name": "C#"}', "fewer than two characters"),
+    ('{"name": "Ok", "colour": "red"}', "unknown field 'colour'"),
+    ('{"name": "Ok", "aliases": "OK"}', '"aliases" must be a list'),
+    ('{"name": "Ok", "label": ""}', '"label" must be a non-empty string'),
+    ('{"name": "Ok", "ignore_case": "yes"}', '"ignore_case" must be true or false'),
+    ('{"name": "Other", "aliases": ["pgvector"]}', "'pgvector' is already a name or alias of the term on line 3"),
+])
+def test_a_bad_line_is_a_one_line_error_naming_it(tmp_path: Path, line: str, message: str) -> None:
+    path = tmp_path / "terms.jsonl"
+    path.write_text("# terms\n\n" + (json.dumps(GLOSSARY[1]) + "\n" if "already" in message else "") + line + "\n")
+    with pytest.raises(ConfigurationError) as caught:
+        load_glossary(path)
+    text = str(caught.value)
+    assert text.startswith("GRAPHRAG_ENTITY_TERMS: ") and message in text and "\n" not in text, text
+
+
+def test_a_missing_or_binary_file_is_a_configuration_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="No such file"):
+        load_glossary(tmp_path / "missing.jsonl")
+    (tmp_path / "binary.jsonl").write_bytes(b"\xff\xfe\x00junk")
+    with pytest.raises(ConfigurationError, match="not UTF-8"):
+        load_glossary(tmp_path / "binary.jsonl")
+
+
+def test_the_shipped_technology_list_has_two_sections() -> None:
+    names = tech_names()
+    assert {"JavaScript", "JSON", "Firefox", "PostgreSQL", "Node.js", "C++"} <= names.anywhere
+    assert {"Java", "Python", "Kafka", "Rust", "TLS", "REST"} <= names.with_code
+    assert not names.anywhere & names.with_code
+
+
+# --- the extractor (the real spaCy model, no stores) ---------------------------------------------
+
+def _extractor(settings: Settings) -> Any:
+    spacy = SpacyExtractor(settings.spacy_model, extract_options(settings))
+    return build_extractor(settings, spacy)
+
+
+@pytest.fixture(scope="module")
+def glossary_extractor(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    path = _write(tmp_path_factory.mktemp("glossary") / "terms.jsonl", GLOSSARY)
+    return _extractor(Settings(entity_terms=path))
+
+
+def test_terms_are_entities_under_their_name_label_and_aliases(glossary_extractor: Any) -> None:
+    chunks = ["Olga Brandt ships Quillfeather to Norway. QF stores vectors with `pgvector`, or pg_vector as "
+              "the old docs say, and runs on Node.js beside a Blue Widget.",
+              "Nobody else sells a BLUE WIDGET; the quillfeather in lower case is a bird's feather."]
+    [ex] = glossary_extractor.extract_many([chunks])
+    got = {key: (e.name, e.label) for key, e in ex.entities.items()}
+    assert got["quillfeather"] == ("Quillfeather", "PRODUCT")  # whatever NER says of it
+    assert got["pgvector"] == ("pgvector", "TECH")  # the code span too is the term, not a CODE entity
+    assert got["node.js"] == ("Node.js", "TECH") and got["blue widget"] == ("blue widget", "PART")
+    assert "qf" not in got and "pg_vector" not in got  # aliases are mentions of their term
+    assert ex.mentions[(0, "quillfeather")] == 2 and ex.mentions[(0, "pgvector")] == 2
+    assert ex.mentions[(1, "blue widget")] == 1  # ignore_case
+    assert (1, "quillfeather") not in ex.mentions  # names are matched as written
+    assert ex.aliases["quillfeather"] == {"QF"} and ex.aliases["pgvector"] == {"pg_vector"}
+    # Terms relate to what shares their sentences, as any entity does.
+    assert ("olga brandt", "quillfeather") in ex.relations
+
+
+def test_the_glossary_label_wins_over_an_llm_beside_spacy(glossary_extractor: Any) -> None:
+    from graphrag.ingest.extractors import BoilerplateGate
+    from graphrag.models import Entity, Extraction
+
+    class Renamer:
+        def extract_many(self, documents: Any) -> list[Extraction]:
+            return [Extraction(entities={"quillfeather|ORG": Entity("quillfeather|ORG", "QuillFeather", "ORG")},
+                               mentions={(0, "quillfeather|ORG"): 1}) for _ in documents]
+
+    gate = BoilerplateGate(Renamer(), terms=glossary_extractor.terms.values())
+    [ex] = gate.extract_many([["Quillfeather is here."]])
+    assert (ex.entities["quillfeather"].name, ex.entities["quillfeather"].label) == ("Quillfeather", "PRODUCT")
+    assert ex.aliases["quillfeather"] == {"QF"}
+
+
+CODE_DOC = ["Run `cargo build`, then `cargo run`. JavaScript and Java both compile to something; "
+            "`main` calls `helper`.", "```rust\nfn main() {}\n```\nJava and JavaScript again."]
+PROSE_DOC = ["Java is an island of Indonesia; its capital is Jakarta. Rice grows in central Java.",
+             "JavaScript was named after Java, which Sun Microsystems made."]
+
+
+def test_technology_names_take_tech_where_they_are_unambiguous(glossary_extractor: Any) -> None:
+    code, prose = glossary_extractor.extract_many([CODE_DOC, PROSE_DOC])
+    assert code.entities["javascript"].label == "TECH" and code.entities["java"].label == "TECH"
+    assert prose.entities["javascript"].label == "TECH"  # no other meaning
+    assert prose.entities.get("java") is None or prose.entities["java"].label != "TECH"  # the island
+    off = _extractor(Settings(tech_terms=False))
+    [plain] = off.extract_many([PROSE_DOC])
+    assert plain.entities["javascript"].label != "TECH"  # the model's own label
+
+
+# --- against the real stores ---------------------------------------------------------------------
+
+def _models_with(models: Any, settings: Settings) -> Any:
+    """The session's models, with the extractor of ``settings`` (the embedder is not loaded again)."""
+    plugged = copy.copy(models)
+    plugged.extractor_options = extract_options(settings)
+    plugged.spacy = SpacyExtractor(settings.spacy_model, plugged.extractor_options)
+    plugged.extractor = build_extractor(settings, plugged.spacy)
+    return plugged
+
+
+DOCS = {
+    "launch": "# Launch\n\nQuillfeather stores its vectors with pgvector. The team of Olga Brandt built it.\n",
+    "notes": "# Notes\n\nQF is fast. Olga Brandt wrote these notes about the blue widget.\n",
+}
+
+
+async def test_a_glossary_reaches_the_graph_and_query_expansion(runtime: Runtime, models: Any, tmp_path: Path,
+                                                                collection: str) -> None:
+    settings = runtime.settings.model_copy(update={"entity_terms": _write(tmp_path / "terms.jsonl", GLOSSARY)})
+    ingestor = Ingestor(settings, runtime.postgres, runtime.neo4j, _models_with(models, settings))
+    items = [(Document(source=name, title=name, text=text, kind="markdown"), name) for name, text in DOCS.items()]
+    report = await ingestor.ingest_documents(items, collection=collection)
+    assert report.ingested == 2 and not report.failed
+    rows, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (e:Entity {collection: $c}) RETURN e.key AS key, e.name AS name, e.label AS label, "
+        "e.aliases AS aliases, e.mentions AS mentions", c=collection)
+    entities = {r["key"]: r for r in rows}
+    assert (entities["quillfeather"]["name"], entities["quillfeather"]["label"]) == ("Quillfeather", "PRODUCT")
+    assert entities["quillfeather"]["aliases"] == ["QF"] and entities["quillfeather"]["mentions"] == 2
+    assert entities["blue widget"]["label"] == "PART" and entities["pgvector"]["label"] == "TECH"
+    assert "qf" not in entities
+    # A keyword search for the term's name finds the document that only says its alias.
+    router = SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
+    router.expander = QueryExpander.from_settings(settings)
+    found = await rest_search(router, "Quillfeather", mode="keyword", collections=[collection], expand=True)
+    assert "QF" in found["legs"]["keyword"]["expanded"]
+    assert {hit["source"] for hit in found["results"]} == {"launch", "notes"}
+    # The same documents under a changed glossary are extracted again on the next ingest.
+    changed = [*GLOSSARY[1:], {"name": "Quillfeather", "label": "SERVICE"}]
+    settings = settings.model_copy(update={"entity_terms": _write(tmp_path / "changed.jsonl", changed)})
+    again = await Ingestor(settings, runtime.postgres, runtime.neo4j, _models_with(models, settings)) \
+        .ingest_documents(items, collection=collection)
+    assert again.updated == 2 and not again.failed
+    rows, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (e:Entity {collection: $c, key: 'quillfeather'}) RETURN e.label AS label, e.aliases AS aliases",
+        c=collection)
+    assert rows[0]["label"] == "SERVICE"
+
+
+async def test_cli_refuses_a_bad_glossary_before_writing_anything(settings: Settings, services: Any, runtime: Runtime,
+                                                                  tmp_path: Path, collection: str) -> None:
+    (tmp_path / "doc.md").write_text("# Doc\n\nQuillfeather.\n")
+    (tmp_path / "terms.jsonl").write_text('{"name": "Quillfeather", "label": "PRODUCT"}\n{"name": \n')
+    env = {"GRAPHRAG_HOME": str(settings.home_dir), "GRAPHRAG_ENTITY_TERMS": str(tmp_path / "terms.jsonl")}
+    result = await asyncio.to_thread(run_cli, "ingest", str(tmp_path / "doc.md"), "--collection", collection, env=env)
+    assert result.returncode != 0 and result.stderr.count("\n") == 1, result.stderr
+    assert "GRAPHRAG_ENTITY_TERMS" in result.stderr and "terms.jsonl:2: not JSON" in result.stderr
+    assert await runtime.postgres.pool.fetchval("SELECT count(*) FROM documents WHERE collection = $1",
+                                                collection) == 0
