@@ -32,6 +32,17 @@ def test_home() -> Path:
     return Path(os.environ.get("GRAPHRAG_TEST_HOME", REPO / ".graphrag-test")).resolve()
 
 
+@pytest.fixture(autouse=True)
+def no_model_requests() -> Iterator[None]:
+    """No test reaches a real language model (it would fail instead of spending money); a test that
+    serves its own model on loopback allows requests for itself, and the next test starts refused."""
+    from pydantic_ai import models
+
+    models.ALLOW_MODEL_REQUESTS = False
+    yield
+    models.ALLOW_MODEL_REQUESTS = False
+
+
 @pytest.fixture(scope="session")
 def settings() -> Settings:
     return Settings(home=test_home())

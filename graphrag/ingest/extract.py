@@ -113,7 +113,7 @@ class _DocState:
 
     votes: dict[str, Counter[str]] = field(default_factory=dict)  # norm -> label votes
     names: dict[str, Counter[str]] = field(default_factory=dict)  # norm -> surface forms
-    kinds: dict[str, set[str]] = field(default_factory=dict)  # norm -> {"ner", "code", "phrase", "concept"}
+    kinds: dict[str, set[str]] = field(default_factory=dict)  # norm -> {"ner", "heading", "code", "phrase", ...}
     mentions: Counter[tuple[int, str]] = field(default_factory=Counter)
     sentences: list[tuple[int, set[str]]] = field(default_factory=list)
     svo: list[tuple[str, str, str, int]] = field(default_factory=list)
@@ -371,7 +371,8 @@ class SpacyExtractor:
             name, norm = accepted
             if self._common_word(ent, name):
                 state.common.add(norm)
-            state.add(chunk_index, norm, name, ent.label_, "ner")
+            in_heading = any(a <= ent.start_char and ent.end_char <= b for a, b in view.headings)
+            state.add(chunk_index, norm, name, ent.label_, "heading" if in_heading else "ner")
             spans.append((ent.start, ent.end, norm))
         covered = {t for s, e, _ in spans for t in range(s, e)} | code_tokens
         if opts.noun_phrases or opts.keyphrases:
@@ -454,6 +455,13 @@ class SpacyExtractor:
             return None
         return name, norm, toks[0].i, toks[-1].i + 1
 
+    @staticmethod
+    def _heading_words(norm: str, state: _DocState) -> bool:
+        """Whether a name found only in headings reads as a section's topic rather than a name: its last
+        word (the head noun: "usage", "errors", "dependencies") is one the document writes in lower case."""
+        last = norm.rsplit(" ", 1)[-1]
+        return last.isalpha() and last in state.lower_words
+
     def _svo(self, sent: Any, token_norm: dict[int, str], chunk_index: int, state: _DocState) -> None:
         for token in sent:
             if token.pos_ not in ("VERB", "AUX"):
@@ -476,12 +484,17 @@ class SpacyExtractor:
             chunks_of.setdefault(norm, set()).add(chunk)
         keep: set[str] = set()
         technical = state.code_marks >= 3
+        topics: set[str] = set()
         for norm, kinds in state.kinds.items():
             spread = len(chunks_of.get(norm, ()))
-            if kinds & {"ner", "concept", "term"}:
+            if kinds == {"heading"} and self._heading_words(norm, state):
+                # "Overriding Dependencies", "CLI Usage": a section's heading, named nowhere else. It
+                # stays (a question about the section links to it) as the section's topic, not an ORG.
+                topics.add(norm)
+            if kinds & {"ner", "concept", "term", "heading"}:
                 # "Scope" tagged as a name where the document also writes "scope": a common word.
                 # Only in documents with code: in prose about biology "Condensin"/"condensin" is a term.
-                if technical and kinds == {"ner"} and norm in state.common and norm in state.lower_words:
+                if technical and kinds <= {"ner", "heading"} and norm in state.common and norm in state.lower_words:
                     continue
                 keep.add(norm)
             elif "code" in kinds:
@@ -516,6 +529,8 @@ class SpacyExtractor:
                 label = CODE if re.search(r"_|::|\w\.\w", name) else TECH
             elif tech is not None and (name in tech.anywhere or (technical and name in tech.with_code)):
                 label = TECH  # the model's "JavaScript" PERSON, "Perl" ORG
+            elif norm in topics:
+                label = "TOPIC"
             else:
                 label = votes.most_common(1)[0][0]
             result.entities[norm] = Entity(key=norm, name=name, label=label)

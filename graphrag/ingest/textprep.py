@@ -365,6 +365,7 @@ class Prose:
     code_spans: list[tuple[int, int, str]] = field(default_factory=list)  # start, end in text, raw content
     code_blocks: list[str] = field(default_factory=list)
     open_fence: Fence | None = None  # the chunk ends inside this code block (a long block cut in pieces)
+    headings: list[tuple[int, int]] = field(default_factory=list)  # start, end in text of each heading line
 
 
 def _inline(line: str, out: list[str], pos: int, spans: list[tuple[int, int, str]]) -> int:
@@ -444,6 +445,7 @@ def prose_view(text: str, open_fence: Fence | None = None) -> Prose:
     out: list[str] = []
     spans: list[tuple[int, int, str]] = []
     blocks: list[str] = []
+    headings: list[tuple[int, int]] = []
     pos = 0
     fence: Fence | None = open_fence
     block: list[str] = []
@@ -489,7 +491,10 @@ def prose_view(text: str, open_fence: Fence | None = None) -> Prose:
             line = container.group(1) or container.group(2) or ""
         if "|" in line:
             line = line.replace("\\|", " ").replace("|", " ; ")
+        start = pos
         pos = _inline(line, out, pos, spans)
+        if heading:
+            headings.append((start, pos))
         if (heading or admonition or container) and line.strip() and line.rstrip()[-1] not in ".!?:":
             out.append(".")
             pos += 1
@@ -497,7 +502,7 @@ def prose_view(text: str, open_fence: Fence | None = None) -> Prose:
         pos += 1
     if fence is not None and block:
         blocks.append("\n".join(block))
-    return Prose("".join(out), spans, blocks, fence)
+    return Prose("".join(out), spans, blocks, fence, headings)
 
 
 def _overlap_at(previous: str, text: str) -> int | None:

@@ -5,12 +5,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic_ai import models
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
@@ -33,14 +31,6 @@ DOCS = {
 }
 QUESTION = "Who founded Apex Logistics?"
 
-
-@pytest.fixture(autouse=True)
-def no_model_requests() -> Iterator[None]:
-    """A test that reached for a real model would fail instead of spending money."""
-    before = models.ALLOW_MODEL_REQUESTS
-    models.ALLOW_MODEL_REQUESTS = False
-    yield
-    models.ALLOW_MODEL_REQUESTS = before
 
 
 @pytest.fixture

@@ -45,14 +45,6 @@ TEXT = {
 QUESTION = "Who founded Apex Logistics?"
 
 
-@pytest.fixture(autouse=True)
-def no_model_requests() -> Iterator[None]:
-    """A test that reached for a real model would fail instead of spending money."""
-    before = models.ALLOW_MODEL_REQUESTS
-    models.ALLOW_MODEL_REQUESTS = False
-    yield
-    models.ALLOW_MODEL_REQUESTS = before
-
 
 @pytest.fixture(scope="module")
 def served(settings: Settings, services: object, models: object) -> Iterator[dict[str, Any]]:

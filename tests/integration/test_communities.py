@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 from pydantic import SecretStr
-from pydantic_ai import models
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -104,14 +103,6 @@ In London, restaurants serve Margherita pizza from Naples with Chardonnay from B
 THEMES = "What are the main themes of this collection?"
 FACTUAL = "Which rover landed in Jezero Crater?"
 
-
-@pytest.fixture(autouse=True)
-def no_model_requests() -> Iterator[None]:
-    """A test that reached for a real language model would fail instead of spending money."""
-    before = models.ALLOW_MODEL_REQUESTS
-    models.ALLOW_MODEL_REQUESTS = False
-    yield
-    models.ALLOW_MODEL_REQUESTS = before
 
 
 async def _details(rt: Runtime, collection: str) -> list[dict[str, Any]]:

@@ -153,6 +153,21 @@ def test_code_spans_label_a_name_code_in_the_whole_document(spacy_extractor: Spa
     assert not any("Cons(" in e.name or "&v" in e.name for e in ex.entities.values())
 
 
+def test_a_name_found_only_in_a_heading_is_the_sections_topic(spacy_extractor: SpacyExtractor) -> None:
+    chunks = ["## CLI Usage\n\nThe usage of the tool is simple: run it with a path.",
+              "## Different Errors\n\nSome errors stop the run and others are retried by Olga Brandt's code.",
+              "## Apache Kafka\n\nThe broker keeps the events in order.",
+              "## Zyrtle Labs\n\nZyrtle Labs ships the broker to Norway."]
+    [ex] = spacy_extractor.extract_many([chunks])
+    labels = {e.name: e.label for e in ex.entities.values()}
+    # Found only in a heading whose head word the document writes in lower case: the section's topic
+    # (a question about the section links to it), whatever NER took it for.
+    assert labels["CLI Usage"] == "TOPIC" and labels["Different Errors"] == "TOPIC"
+    assert labels["Apache Kafka"] != "TOPIC"  # only in a heading, but nothing in it is a common word here
+    assert labels["Zyrtle Labs"] != "TOPIC" and ex.mentions[(3, "zyrtle labs")] == 2  # heading and text count
+    assert prose_view("## CLI Usage\n\nText.").headings == [(0, 9)]
+
+
 def test_keyphrases_need_to_recur(spacy_extractor: SpacyExtractor) -> None:
     text = "The borrow checker rejects the program. Reference counting keeps values alive."
     [ex] = spacy_extractor.extract_many([[text, text.replace("rejects", "accepts"), text, "Nothing else here."]])

@@ -6,7 +6,6 @@ import copy
 import uuid
 from typing import Any
 
-import pydantic_ai.models
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -29,7 +28,6 @@ from graphrag.runtime import Runtime
 from graphrag.search.router import SearchRouter
 from tests.helpers import rest_search
 
-pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
 
 LOGISTICS = Document(
     source="logistics.md", title="Quarterly logistics review", kind="markdown",

@@ -5,11 +5,9 @@ heuristic judge, and the LLM judge's plumbing with pydantic-ai's FunctionModel s
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pydantic_ai import models
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -52,13 +50,6 @@ QUESTION = Question("q", "Which concurrency approaches are described across the 
 ))
 TOTALS = Totals(documents=10, groups=3, communities=4)
 
-
-@pytest.fixture(autouse=True)
-def no_model_requests() -> Iterator[None]:
-    before = models.ALLOW_MODEL_REQUESTS
-    models.ALLOW_MODEL_REQUESTS = False
-    yield
-    models.ALLOW_MODEL_REQUESTS = before
 
 
 def test_terms_match_at_word_starts_and_whole_words_when_asked() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-import pydantic_ai.models
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -13,7 +12,6 @@ from graphrag.ingest.llm_extract import CombinedExtractor, LLMExtractor
 from graphrag.ingest.pipeline import Ingestor
 from graphrag.runtime import Runtime
 
-pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
 
 
 def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
