@@ -23,12 +23,11 @@ from graphrag.ingest.textprep import (
     CODE_SPAN,
     HEADING_LINE,
     SETEXT_UNDERLINE,
-    fence_closes,
+    BlockState,
     fence_open,
     heading_text,
     table_starts,
 )
-from graphrag.ingest.textprep import opens_comment as opens_comment_on
 from graphrag.models import Chunk, Document
 
 CHUNKERS = ("markdown", "sentence", "paragraph", "page", "semantic", "whole")
@@ -387,23 +386,32 @@ class Chunker:
                 spans.append(_Span(block_start, block_end, "text", current_path()))
                 block_start = None
 
-        in_comment = False
+        state = BlockState()
         while i < len(lines):
             line = lines[i]
             stripped = line.strip()
-            opens_comment = not in_comment and opens_comment_on(line)
-            if in_comment or opens_comment:
+            kind = state.step(line)
+            if kind == "comment":
                 # Inside an HTML comment: text, never a heading or a fence ("# TODO" notes).
-                in_comment = opens_comment or "-->" not in line
                 if block_start is None:
                     block_start = pos
                 block_end = pos + len(line)
                 pos += len(line)
                 i += 1
                 continue
-            fence = fence_open(line)
+            if kind == "fence":
+                close_text()
+                start = pos
+                pos += len(line)
+                i += 1
+                while i < len(lines) and state.fence is not None:  # to its closing fence, or the end
+                    state.step(lines[i])
+                    pos += len(lines[i])
+                    i += 1
+                spans.append(_Span(start, pos, "code", current_path()))
+                continue
             heading = HEADING_LINE.match(line)
-            if heading is None and block_start is None and stripped and i + 1 < len(lines) and not fence \
+            if heading is None and block_start is None and stripped and i + 1 < len(lines) \
                     and not stripped.startswith(("|", "-", "*", "+", ">")) \
                     and (underline := SETEXT_UNDERLINE.match(lines[i + 1])) is not None:
                 # A setext heading: one line of text over "===" (level 1) or "---" (level 2).
@@ -414,19 +422,6 @@ class Chunker:
                 end = pos + len(line) + len(lines[i + 1])
                 spans.append(_Span(pos, end, "heading", current_path()))
                 pos, i = end, i + 2
-                continue
-            if fence:
-                close_text()
-                start = pos
-                pos += len(line)
-                i += 1
-                while i < len(lines) and not fence_closes(lines[i], fence):
-                    pos += len(lines[i])
-                    i += 1
-                if i < len(lines):  # closing fence
-                    pos += len(lines[i])
-                    i += 1
-                spans.append(_Span(start, pos, "code", current_path()))
                 continue
             if heading:
                 close_text()

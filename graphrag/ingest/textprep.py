@@ -107,27 +107,39 @@ def opens_comment(line: str) -> bool:
 @dataclass
 class BlockState:
     """Where a line-by-line walk of Markdown is: inside a code block (``fence``), inside an HTML comment,
-    or in the text. :meth:`step` reads the next line; what is open at the end stays in the fields."""
+    or in the text. :meth:`step` reads the next line; what is open at the end stays in the fields.
+
+    The Markdown walks (the chunker's sections, the prose view NER reads, indented code, notebook
+    cells, the fences of a chunk) all step through this one state, so they agree on what is code."""
 
     fence: Fence | None = None
     in_comment: bool = False
+    # After a "comment" line: its text outside the comment (before an opening ``<!--``, after a closing
+    # ``-->``), or None for a line wholly inside one.
+    outside: str | None = None
 
     def step(self, line: str, comments: bool = True) -> Literal["code", "fence", "comment", "text"]:
         """Read one line and say what it is: ``"code"`` (inside a block, its closing fence included),
-        ``"fence"`` (opens a block), ``"comment"`` (inside a comment, or opening one: text before the
-        ``<!--`` goes with it) or ``"text"``. ``comments=False`` reads comments as text."""
+        ``"fence"`` (opens a block), ``"comment"`` (inside a comment, or opening or closing one; see
+        :attr:`outside`) or ``"text"``. ``comments=False`` reads comments as text."""
         if self.fence is not None:
             if fence_closes(line, self.fence):
                 self.fence = None
             return "code"
         if self.in_comment:
-            self.in_comment = "-->" not in line
+            if "-->" not in line:
+                self.outside = None
+                return "comment"
+            after = line.split("-->", 1)[1]
+            self.in_comment = opens_comment(after)  # "--> text <!-- more" opens the next one
+            self.outside = after.split("<!--", 1)[0] if self.in_comment else after
             return "comment"
         if (opened := fence_open(line)) is not None:
             self.fence = opened
             return "fence"
         if comments and opens_comment(line):
             self.in_comment = True
+            self.outside = line.split("<!--", 1)[0]
             return "comment"
         return "text"
 
@@ -447,31 +459,24 @@ def prose_view(text: str, open_fence: Fence | None = None) -> Prose:
     blocks: list[str] = []
     headings: list[tuple[int, int]] = []
     pos = 0
-    fence: Fence | None = open_fence
+    state = BlockState(open_fence)
     block: list[str] = []
-    in_comment = False
     lines = text.split("\n")
     for i, line in enumerate(lines):
-        if fence is not None:
-            if fence_closes(line, fence):
+        kind = state.step(line)
+        if kind == "code":
+            if state.fence is None:  # its closing fence
                 blocks.append("\n".join(block))
-                fence, block = None, []
+                block = []
             else:
                 block.append(line)
             continue
-        if in_comment:
-            if "-->" in line:
-                in_comment = False
-                line = line.split("-->", 1)[1]
-            else:
-                continue
-        opened = fence_open(line)
-        if opened is not None:
-            fence = opened
+        if kind == "fence":
             continue
-        if opens_comment(line):
-            in_comment = True
-            line = line.split("<!--", 1)[0]
+        if kind == "comment":
+            if state.outside is None:  # wholly inside the comment
+                continue
+            line = state.outside
         if _REF_DEF.match(line) or (line.strip() and _TABLE_RULE.match(line) and "-" in line) or SETEXT_UNDERLINE.match(line):
             out.append("\n")
             pos += 1
@@ -500,9 +505,9 @@ def prose_view(text: str, open_fence: Fence | None = None) -> Prose:
             pos += 1
         out.append("\n")
         pos += 1
-    if fence is not None and block:
+    if state.fence is not None and block:
         blocks.append("\n".join(block))
-    return Prose("".join(out), spans, blocks, fence, headings)
+    return Prose("".join(out), spans, blocks, state.fence, headings)
 
 
 def _overlap_at(previous: str, text: str) -> int | None:

@@ -104,6 +104,24 @@ def test_prose_view_drops_code_and_markup() -> None:
     assert all(view.text[s:e] == c for s, e, c in view.code_spans)
 
 
+def test_one_block_state_reads_comments_and_fences_for_every_markdown_walk() -> None:
+    from graphrag.ingest.textprep import BlockState
+
+    state = BlockState()
+    lines = ["Keep <!-- hidden", "still hidden", "hidden --> shown <!-- again", "not this --> end", "```py",
+             "<!-- code -->", "```", "<!-- whole -->", "plain"]
+    kinds = [(state.step(line), state.outside) for line in lines]
+    assert [k for k, _ in kinds] == ["comment", "comment", "comment", "comment", "fence", "code", "code",
+                                     "text", "text"]
+    assert [o for k, o in kinds[:4]] == ["Keep ", None, " shown ", " end"]
+    assert state.fence is None and not state.in_comment
+    # The prose view NER reads keeps the text outside comments and sets the code aside.
+    view = prose_view("\n".join(lines))
+    assert "Keep" in view.text and "shown" in view.text and "end" in view.text and "plain" in view.text
+    assert not any(word in view.text for word in ("hidden", "again", "not this", "code -->"))
+    assert view.code_blocks == ["<!-- code -->"]
+
+
 def test_licence_text_is_boilerplate_and_a_mention_is_not() -> None:
     assert is_boilerplate(LICENCE)
     assert not is_boilerplate("Zyrtle is MIT licensed; the `Rc<T>` type counts references to a value on the heap.")
