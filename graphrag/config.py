@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -256,6 +256,13 @@ class Settings(BaseSettings):
     log_format: Literal["text", "json"] = Field(
         "text", description="Log lines of `graphrag serve`: `text`, or `json` (one object per line with time, level, "
         "logger, message, request_id).")
+
+
+    @field_validator("entity_terms", "synonyms_file", mode="before")
+    @classmethod
+    def _empty_path_is_none(cls, value: object) -> object:
+        """``GRAPHRAG_ENTITY_TERMS=`` (set but empty) means no file, not the current directory."""
+        return None if isinstance(value, str) and not value.strip() else value
 
     @property
     def home_dir(self) -> Path:

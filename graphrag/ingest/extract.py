@@ -339,17 +339,22 @@ class SpacyExtractor:
         state.code_marks += len(view.code_spans) + len(view.code_blocks)
         state.lower_words.update(self._lower_words(doc))
         state.code_blocks.extend((chunk_index, b) for b in view.code_blocks)
-        # Glossary terms first: a term is an entity whatever the model or the code markup says of it.
+        code = [(span, content) for start, end, content in view.code_spans
+                if (span := doc.char_span(start, end, alignment_mode="expand")) is not None]
+        # Glossary terms first: a term is an entity whatever the model or the code markup says of it,
+        # unless it is part of a longer name or code span ("Python" in "Python Software Foundation",
+        # "pgvector" in `pgvector.Vector`), which stays what it is.
         term_tokens: set[int] = set()
-        for start, end, term in self._terms.find(doc) if self._terms is not None else ():
-            state.terms[term.key] = term
-            state.add(chunk_index, term.key, term.name, term.label, "term")
-            spans.append((start, end, term.key))
-            term_tokens.update(range(start, end))
-        for start, end, content in view.code_spans:
-            span = doc.char_span(start, end, alignment_mode="expand")
-            if span is None:
-                continue
+        if self._terms is not None:
+            longer = [(span.start, span.end) for span, _ in code] + [(e.start, e.end) for e in doc.ents]
+            for start, end, term in self._terms.find(doc):
+                if any(a <= start and end <= b and b - a > end - start for a, b in longer):
+                    continue
+                state.terms[term.key] = term
+                state.add(chunk_index, term.key, term.name, term.label, "term")
+                spans.append((start, end, term.key))
+                term_tokens.update(range(start, end))
+        for span, content in code:
             code_tokens.update(range(span.start, span.end))
             if term_tokens.intersection(range(span.start, span.end)):
                 continue
@@ -487,7 +492,7 @@ class SpacyExtractor:
         topics: set[str] = set()
         for norm, kinds in state.kinds.items():
             spread = len(chunks_of.get(norm, ()))
-            if kinds == {"heading"} and self._heading_words(norm, state):
+            if technical and kinds == {"heading"} and self._heading_words(norm, state):
                 # "Overriding Dependencies", "CLI Usage": a section's heading, named nowhere else. It
                 # stays (a question about the section links to it) as the section's topic, not an ORG.
                 topics.add(norm)

@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 from graphrag.config import Settings
 from graphrag.errors import ConfigurationError
 from graphrag.ingest.extract import ExtractOptions, SpacyExtractor, unify_labels
-from graphrag.ingest.glossary import Term, load_glossary, tech_names
+from graphrag.ingest.glossary import Term, TermMatcher, load_glossary, tech_names
 from graphrag.ingest.textprep import boilerplate_flags, repeated_chunks
 from graphrag.models import Entity, Extraction
 
@@ -109,6 +109,8 @@ class BoilerplateGate:
         otherwise)."""
         for key in result.entities.keys() & self.terms.keys():
             term = self.terms[key]
+            if not TermMatcher.names(term, result.entities[key].name):
+                continue  # "APPLE" is not the glossary's case-sensitive "Apple"
             result.entities[key] = Entity(key=key, name=term.name, label=term.label)
             if term.aliases:
                 result.aliases.setdefault(key, set()).update(term.aliases)

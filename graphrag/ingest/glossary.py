@@ -63,6 +63,13 @@ class Glossary:
     fingerprint: str = ""
 
 
+@functools.cache
+def _stop_words() -> frozenset[str]:
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return frozenset(STOP_WORDS)
+
+
 def _fail(where: str, why: str) -> ConfigurationError:
     return ConfigurationError(f"GRAPHRAG_ENTITY_TERMS: {where}: {why}")
 
@@ -77,13 +84,16 @@ def _term(row: Any, where: str) -> Term:
     aliases, ignore_case = row.get("aliases", []), row.get("ignore_case", False)
     if not isinstance(name, str):
         raise _fail(where, "\"name\" must be a string")
-    if len(normalise_name(name)) < 2:
-        raise _fail(where, f"{name!r} keeps fewer than two characters as an entity key "
-                           f"({normalise_name(name)!r}: case, punctuation and articles are folded)")
     if not isinstance(label, str) or not label.strip() or len(label) > 40:
         raise _fail(where, "\"label\" must be a non-empty string of at most 40 characters")
-    if not isinstance(aliases, list) or not all(isinstance(a, str) and normalise_name(a) for a in aliases):
-        raise _fail(where, "\"aliases\" must be a list of non-empty strings")
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise _fail(where, "\"aliases\" must be a list of strings")
+    for form in (name, *aliases):
+        if len(normalise_name(form)) < 2:
+            raise _fail(where, f"{form!r} keeps fewer than two characters as an entity key "
+                               f"({normalise_name(form)!r}: case, punctuation and articles are folded)")
+        if form.strip().lower() in _stop_words():
+            raise _fail(where, f"{form!r} is a common word: every {form.strip()!r} in the text would be the term")
     if len(aliases) > MAX_ALIASES:
         raise _fail(where, f"at most {MAX_ALIASES} aliases a term")
     if not isinstance(ignore_case, bool):
@@ -107,7 +117,7 @@ def load_glossary(path: Path | None) -> Glossary:
         raise _fail(str(path), "not UTF-8 text") from None
     terms: list[Term] = []
     claimed: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # JSON strings may hold U+2028
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
@@ -135,6 +145,7 @@ class TechNames:
 
     anywhere: frozenset[str] = frozenset()
     with_code: frozenset[str] = frozenset()
+    fingerprint: str = ""  # of the list (part of the content hash: editing it re-extracts)
 
 
 @functools.cache
@@ -151,31 +162,45 @@ def tech_names() -> TechNames:
             current = sections[stripped[1:-1]]
         elif current is not None:
             current.add(stripped)
-    return TechNames(frozenset(sections["anywhere"]), frozenset(sections["with code"]))
+    listed = json.dumps([sorted(sections["anywhere"]), sorted(sections["with code"])])
+    return TechNames(frozenset(sections["anywhere"]), frozenset(sections["with code"]),
+                     hashlib.sha256(listed.encode()).hexdigest()[:12])
 
 
 class TermMatcher:
-    """Finds a glossary's names and aliases in parsed texts (spaCy's ``PhraseMatcher`` over the same
-    tokenizer, so "Node.js" or "C++" match however the tokenizer splits them)."""
+    """Finds a glossary's names and aliases in parsed texts, tokenized as the texts are (so "Node.js"
+    or "C++" match however the tokenizer splits them). One-word forms go through spaCy's
+    ``PhraseMatcher``; forms of several words through its ``Matcher``, with any white space between
+    the words (Markdown wraps lines: "Quill\\nFeather" is "Quill Feather")."""
 
     def __init__(self, nlp: Any, terms: tuple[Term, ...]) -> None:
-        from spacy.matcher import PhraseMatcher
+        from spacy.matcher import Matcher, PhraseMatcher
 
         self._by_id: dict[str, Term] = {}
         self._exact = PhraseMatcher(nlp.vocab, attr="ORTH")
         self._folded = PhraseMatcher(nlp.vocab, attr="LOWER")
-        for i, term in enumerate(terms):
-            match_id = f"graphrag-term-{i}"
+        self._phrases = Matcher(nlp.vocab)
+        jobs = [(f"graphrag-term-{i}", term, form) for i, term in enumerate(terms)
+                for form in dict.fromkeys((term.name, *term.aliases))]
+        for (match_id, term, _), doc in zip(jobs, nlp.tokenizer.pipe(form for _, _, form in jobs), strict=True):
             self._by_id[match_id] = term
-            forms = list(dict.fromkeys((term.name, *term.aliases)))
-            matcher = self._folded if term.ignore_case else self._exact
-            matcher.add(match_id, [nlp.make_doc(form) for form in forms])
+            words = [t.text for t in doc if not t.is_space]
+            if len(words) == 1:
+                (self._folded if term.ignore_case else self._exact).add(match_id, [doc])
+                continue
+            key = "LOWER" if term.ignore_case else "ORTH"
+            pattern: list[dict[str, Any]] = []
+            for word in words:
+                if pattern:
+                    pattern.append({"IS_SPACE": True, "OP": "*"})
+                pattern.append({key: word.lower() if term.ignore_case else word})
+            self._phrases.add(match_id, [pattern])
 
     def find(self, doc: Any) -> list[tuple[int, int, Term]]:
         """(token start, token end, term) of each match in ``doc``, longest first where matches
         overlap, in text order."""
         strings = doc.vocab.strings
-        found = [(start, end, self._by_id[strings[mid]]) for matcher in (self._exact, self._folded)
+        found = [(start, end, self._by_id[strings[mid]]) for matcher in (self._exact, self._folded, self._phrases)
                  for mid, start, end in matcher(doc)]
         found.sort(key=lambda m: (m[0] - m[1], m[0]))  # longest first, then leftmost
         taken: set[int] = set()
@@ -185,3 +210,10 @@ class TermMatcher:
                 taken.update(range(start, end))
                 kept.append((start, end, term))
         return sorted(kept, key=lambda m: m[0])
+
+    @staticmethod
+    def names(term: Term, name: str) -> bool:
+        """Whether ``name`` is written as one of the term's forms (in any case with ``ignore_case``)."""
+        forms = (term.name, *term.aliases)
+        folded = " ".join(name.split())
+        return folded in forms if not term.ignore_case else folded.lower() in {f.lower() for f in forms}

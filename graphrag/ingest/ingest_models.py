@@ -57,7 +57,8 @@ class IngestModels:
         return (f"|{self.extractor_model}|{sorted(opts.drop_labels)}|{opts.noun_phrases}|{opts.svo}"
                 f"|{self.extractor_name}|{opts.code_entities}|{opts.identifier_min_chunks}|{opts.keyphrases}"
                 f"|{opts.keyphrase_min_chunks}|{self.boilerplate}|v{EXTRACTION_VERSION}"
-                f"{'' if opts.tech_names else '|no-tech'}{f'|terms:{opts.terms_fingerprint}' if opts.terms else ''}")
+                f"|tech:{opts.tech_names.fingerprint if opts.tech_names else 'off'}"
+                f"{f'|terms:{opts.terms_fingerprint}' if opts.terms else ''}")
 
     @property
     def embedder(self) -> Embedder:

@@ -172,7 +172,7 @@ def test_code_spans_label_a_name_code_in_the_whole_document(spacy_extractor: Spa
 
 
 def test_a_name_found_only_in_a_heading_is_the_sections_topic(spacy_extractor: SpacyExtractor) -> None:
-    chunks = ["## CLI Usage\n\nThe usage of the tool is simple: run it with a path.",
+    chunks = ["## CLI Usage\n\nThe usage of the tool is simple: run it with `tool` and `path`, or `-v`.",
               "## Different Errors\n\nSome errors stop the run and others are retried by Olga Brandt's code.",
               "## Apache Kafka\n\nThe broker keeps the events in order.",
               "## Zyrtle Labs\n\nZyrtle Labs ships the broker to Norway."]
@@ -184,6 +184,10 @@ def test_a_name_found_only_in_a_heading_is_the_sections_topic(spacy_extractor: S
     assert labels["Apache Kafka"] != "TOPIC"  # only in a heading, but nothing in it is a common word here
     assert labels["Zyrtle Labs"] != "TOPIC" and ex.mentions[(3, "zyrtle labs")] == 2  # heading and text count
     assert prose_view("## CLI Usage\n\nText.").headings == [(0, 9)]
+    # Only in documents with code: in other prose a heading "General Electric" is as likely a name.
+    [prose] = spacy_extractor.extract_many([["## General Electric\n\nThe company makes electric motors "
+                                              "in Schenectady, New York."]])
+    assert all(e.label != "TOPIC" for e in prose.entities.values())
 
 
 def test_keyphrases_need_to_recur(spacy_extractor: SpacyExtractor) -> None:

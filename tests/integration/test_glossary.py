@@ -61,7 +61,9 @@ def test_a_glossary_file_loads_with_defaults_and_a_fingerprint(tmp_path: Path) -
     ('{"name": "Ok", "aliases": "OK"}', '"aliases" must be a list'),
     ('{"name": "Ok", "label": ""}', '"label" must be a non-empty string'),
     ('{"name": "Ok", "ignore_case": "yes"}', '"ignore_case" must be true or false'),
-    ('{"name": "Other", "aliases": ["pgvector"]}', "'pgvector' is already a name or alias of the term on line 3"),
+    ('{"name": "Zorblax", "aliases": ["pgvector"]}', "'pgvector' is already a name or alias of the term on line 3"),
+    ('{"name": "Ok", "aliases": ["a"]}', "'a' keeps fewer than two characters"),
+    ('{"name": "Ok", "aliases": ["the"]}', "'the' is a common word"),
 ])
 def test_a_bad_line_is_a_one_line_error_naming_it(tmp_path: Path, line: str, message: str) -> None:
     path = tmp_path / "terms.jsonl"
@@ -70,6 +72,14 @@ def test_a_bad_line_is_a_one_line_error_naming_it(tmp_path: Path, line: str, mes
         load_glossary(path)
     text = str(caught.value)
     assert text.startswith("GRAPHRAG_ENTITY_TERMS: ") and message in text and "\n" not in text, text
+
+
+def test_a_json_string_may_hold_a_line_separator_and_an_empty_setting_is_no_file(tmp_path: Path) -> None:
+    path = tmp_path / "terms.jsonl"
+    path.write_text('{"name": "Quill\u2028Feather"}\n{"name": "Zorblax"}\n{"name": \n', encoding="utf-8")
+    with pytest.raises(ConfigurationError, match="terms.jsonl:3: not JSON"):  # lines counted at \n only
+        load_glossary(path)
+    assert Settings(entity_terms="").entity_terms is None and Settings(synonyms_file=" ").synonyms_file is None
 
 
 def test_a_missing_or_binary_file_is_a_configuration_error(tmp_path: Path) -> None:
@@ -118,13 +128,42 @@ def test_terms_are_entities_under_their_name_label_and_aliases(glossary_extracto
     assert ("olga brandt", "quillfeather") in ex.relations
 
 
+def test_a_term_inside_a_longer_name_or_code_span_leaves_it_alone(tmp_path: Path) -> None:
+    terms = [{"name": "Python", "label": "LANG"}, {"name": "pgvector", "label": "TECH"},
+             {"name": "Quill Feather", "label": "PRODUCT"}]
+    extractor = _extractor(Settings(entity_terms=_write(tmp_path / "terms.jsonl", terms)))
+    [ex] = extractor.extract_many([[
+        "The Python Software Foundation wrote Python. Use `pgvector.Vector` or `pgvector` itself.",
+        "The Quill\nFeather pen and the Quill  Feather case: one product, however the lines wrap."]])
+    got = {key: (e.name, e.label) for key, e in ex.entities.items()}
+    assert got["python software foundation"][1] == "ORG" and got["python"] == ("Python", "LANG")
+    assert ex.mentions[(0, "python")] == 1  # the one outside the foundation's name
+    assert got["pgvector.vector"] == ("pgvector.Vector", "CODE") and got["pgvector"] == ("pgvector", "TECH")
+    assert ex.mentions[(1, "quill feather")] == 2 and got["quill feather"] == ("Quill Feather", "PRODUCT")
+
+
+def test_the_gate_relabels_only_names_written_as_the_glossary_writes_them(glossary_extractor: Any) -> None:
+    from graphrag.ingest.extractors import BoilerplateGate
+    from graphrag.models import Entity, Extraction
+
+    class Shouting:
+        def extract_many(self, documents: Any) -> list[Extraction]:
+            return [Extraction(entities={"quillfeather": Entity("quillfeather", "QUILLFEATHER", "ORG"),
+                                         "blue widget": Entity("blue widget", "Blue Widget", "ORG")},
+                               mentions={(0, "quillfeather"): 1, (0, "blue widget"): 1}) for _ in documents]
+
+    [ex] = BoilerplateGate(Shouting(), terms=glossary_extractor.terms.values()).extract_many([["x"]])
+    assert ex.entities["quillfeather"].label == "ORG"  # the term is written "Quillfeather", as written
+    assert ex.entities["blue widget"].label == "PART"  # ignore_case
+
+
 def test_the_glossary_label_wins_over_an_llm_beside_spacy(glossary_extractor: Any) -> None:
     from graphrag.ingest.extractors import BoilerplateGate
     from graphrag.models import Entity, Extraction
 
     class Renamer:
         def extract_many(self, documents: Any) -> list[Extraction]:
-            return [Extraction(entities={"quillfeather|ORG": Entity("quillfeather|ORG", "QuillFeather", "ORG")},
+            return [Extraction(entities={"quillfeather|ORG": Entity("quillfeather|ORG", "Quillfeather", "ORG")},
                                mentions={(0, "quillfeather|ORG"): 1}) for _ in documents]
 
     gate = BoilerplateGate(Renamer(), terms=glossary_extractor.terms.values())
