@@ -6,7 +6,8 @@
 // parameter types (an empty list is typed apart from a list of maps, null apart from a list), and
 // planning a statement this size takes seconds; as fields of one map, every search shares one plan.
 // Its fields:
-//   spans      [{q: Lucene query, toks: [name tokens]}]: name-like spans of the query
+//   spans      [{q: Lucene query, toks: [name tokens]}]: name-like spans of the query (linked through
+//               the entities' names and their aliases)
 //   grams      [{norm, span, start, end}]: word n-grams of the spans (of a query without any), as
 //               exact entity names; a match inside a longer match of the same span does not count
 //   prf        [{chunk, w}]: passages the keyword leg ranked first; their entities seed too
@@ -36,6 +37,25 @@ CALL () {
   WITH e, CASE WHEN size(et) >= 2 AND common = size(et) THEN 0.8 ELSE 0.0 END AS contained,
        toFloat(common) / (size(s.toks) + size(et) - common) AS jaccard
   WITH e, CASE WHEN jaccard > contained THEN jaccard ELSE contained END AS link
+  WHERE link >= 0.5
+  RETURN e, link, true AS named
+  UNION ALL
+  // Spans through the entity-alias full-text index: another name a document or the glossary gives an
+  // entity ("TNF" for tumor necrosis factor, "QF" for Quillfeather), judged as names are, the best alias.
+  UNWIND $leg.spans AS s
+  CALL db.index.fulltext.queryNodes('entity_alias', s.q) YIELD node, score
+  WHERE $leg.collections IS NULL OR node.collection IN $leg.collections
+  WITH s, node ORDER BY score DESC
+  WITH s, collect(node)[0..$leg.per_span] AS nodes
+  UNWIND nodes AS e
+  UNWIND coalesce(e.aliases, []) AS alias
+  WITH s, e, reduce(acc = [], t IN split(replace(replace(replace(replace(replace(toLower(alias), '.', ' '),
+       '-', ' '), '/', ' '), '&', ' '), '+', ' '), ' ') | CASE WHEN t = '' OR t IN acc THEN acc ELSE acc + t END) AS at
+  WITH s, e, at, size([t IN at WHERE t IN s.toks]) AS common
+  WHERE common > 0
+  WITH e, CASE WHEN size(at) >= 2 AND common = size(at) THEN 0.8 ELSE 0.0 END AS contained,
+       toFloat(common) / (size(s.toks) + size(at) - common) AS jaccard
+  WITH e, max(CASE WHEN jaccard > contained THEN jaccard ELSE contained END) AS link
   WHERE link >= 0.5
   RETURN e, link, true AS named
   UNION ALL

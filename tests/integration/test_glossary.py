@@ -226,6 +226,13 @@ async def test_a_glossary_reaches_the_graph_and_query_expansion(runtime: Runtime
     found = await rest_search(router, "Quillfeather", mode="keyword", collections=[collection], expand=True)
     assert "QF" in found["legs"]["keyword"]["expanded"]
     assert {hit["source"] for hit in found["results"]} == {"launch", "notes"}
+    # Graph mode links a query naming an alias to the term's entity (the entity-alias index).
+    graph = await rest_search(router, "What is QF?", mode="graph", collections=[collection])
+    assert "Quillfeather" in {e["name"] for e in graph["graph_context"]["entities"]}
+    assert {hit["source"] for hit in graph["results"]} == {"launch", "notes"}
+    # ... as a name the query gives (full confidence: the leg's weight in fused modes), not only through
+    # the passages the keyword leg found (0.25).
+    assert graph["legs"]["graph"].get("confidence", 1.0) == 1.0, graph["legs"]["graph"]
     # The same documents under a changed glossary are extracted again on the next ingest.
     changed = [*GLOSSARY[1:], {"name": "Quillfeather", "label": "SERVICE"}]
     settings = settings.model_copy(update={"entity_terms": _write(tmp_path / "changed.jsonl", changed)})
