@@ -169,39 +169,31 @@ def tech_names() -> TechNames:
 
 class TermMatcher:
     """Finds a glossary's names and aliases in parsed texts, tokenized as the texts are (so "Node.js"
-    or "C++" match however the tokenizer splits them). One-word forms go through spaCy's
-    ``PhraseMatcher``; forms of several words through its ``Matcher``, with any white space between
-    the words (Markdown wraps lines: "Quill\\nFeather" is "Quill Feather")."""
+    or "C++" match however the tokenizer splits them), with spaCy's ``PhraseMatcher``. White space
+    between words does not count (Markdown wraps lines: "Quill\\nFeather" is "Quill Feather"): forms
+    and texts are matched without their white-space tokens."""
 
     def __init__(self, nlp: Any, terms: tuple[Term, ...]) -> None:
-        from spacy.matcher import Matcher, PhraseMatcher
+        from spacy.matcher import PhraseMatcher
 
         self._by_id: dict[str, Term] = {}
         self._exact = PhraseMatcher(nlp.vocab, attr="ORTH")
         self._folded = PhraseMatcher(nlp.vocab, attr="LOWER")
-        self._phrases = Matcher(nlp.vocab)
-        jobs = [(f"graphrag-term-{i}", term, form) for i, term in enumerate(terms)
-                for form in dict.fromkeys((term.name, *term.aliases))]
-        for (match_id, term, _), doc in zip(jobs, nlp.tokenizer.pipe(form for _, _, form in jobs), strict=True):
+        forms = [list(dict.fromkeys((term.name, *term.aliases))) for term in terms]
+        docs = iter(nlp.tokenizer.pipe(form for group in forms for form in group))
+        for i, (term, group) in enumerate(zip(terms, forms, strict=True)):
+            match_id = f"graphrag-term-{i}"
             self._by_id[match_id] = term
-            words = [t.text for t in doc if not t.is_space]
-            if len(words) == 1:
-                (self._folded if term.ignore_case else self._exact).add(match_id, [doc])
-                continue
-            key = "LOWER" if term.ignore_case else "ORTH"
-            pattern: list[dict[str, Any]] = []
-            for word in words:
-                if pattern:
-                    pattern.append({"IS_SPACE": True, "OP": "*"})
-                pattern.append({key: word.lower() if term.ignore_case else word})
-            self._phrases.add(match_id, [pattern])
+            patterns = [_compact(next(docs))[0] for _ in group]
+            (self._folded if term.ignore_case else self._exact).add(match_id, patterns)
 
     def find(self, doc: Any) -> list[tuple[int, int, Term]]:
         """(token start, token end, term) of each match in ``doc``, longest first where matches
         overlap, in text order."""
+        compact, at = _compact(doc)
         strings = doc.vocab.strings
-        found = [(start, end, self._by_id[strings[mid]]) for matcher in (self._exact, self._folded, self._phrases)
-                 for mid, start, end in matcher(doc)]
+        found = [(at[start], at[end - 1] + 1, self._by_id[strings[mid]]) for matcher in (self._exact, self._folded)
+                 for mid, start, end in matcher(compact)]
         found.sort(key=lambda m: (m[0] - m[1], m[0]))  # longest first, then leftmost
         taken: set[int] = set()
         kept: list[tuple[int, int, Term]] = []
@@ -217,3 +209,13 @@ class TermMatcher:
         forms = (term.name, *term.aliases)
         folded = " ".join(name.split())
         return folded in forms if not term.ignore_case else folded.lower() in {f.lower() for f in forms}
+
+
+def _compact(doc: Any) -> tuple[Any, list[int]]:
+    """``doc`` without its white-space tokens, and each remaining token's index in ``doc``."""
+    at = [t.i for t in doc if not t.is_space]
+    if len(at) == len(doc):
+        return doc, at
+    from spacy.tokens import Doc
+
+    return Doc(doc.vocab, words=[doc[i].text for i in at]), at
