@@ -35,20 +35,26 @@ class IngestModels:
         self.extended_model = extended_model  # a pydantic-ai model for GRAPHRAG_EXTENDED=llm (tests pass one)
         self.representers: dict[str, Any] = {}
         self._counters: dict[str, HFTokenCounter] = {}
+        # Settings that can be wrong (a glossary file) are read before any model work starts.
+        self.extractor_options = extract_options(settings)
         building: threading.Thread | None = None
         if self.embedders.default_spec.provider != "openai":
             # A local model loads here (callers build IngestModels off the event loop), not inside the
             # first search, whose legs would wait for it; an endpoint is asked on first use instead.
             building = build_chunk_encoder(self.embedder)
-        self.extractor_options = extract_options(settings)
-        self.extractor_model = settings.spacy_model
-        self.spacy = SpacyExtractor(settings.spacy_model, self.extractor_options)
-        self.extractor: Any = build_extractor(settings, self.spacy, llm_model)
-        self.extractor_name = f"{settings.extractor}:{type(self.extractor.inner).__name__}"
-        self.boilerplate = (settings.boilerplate_filter, settings.boilerplate_repeated_documents)
-        self.chunk_options = ChunkOptions(budget=settings.chunk_tokens, overlap_tokens=settings.chunk_overlap_tokens)
-        if building is not None:
-            building.join()
+        try:
+            self.extractor_model = settings.spacy_model
+            self.spacy = SpacyExtractor(settings.spacy_model, self.extractor_options)
+            self.extractor: Any = build_extractor(settings, self.spacy, llm_model)
+            self.extractor_name = f"{settings.extractor}:{type(self.extractor.inner).__name__}"
+            self.boilerplate = (settings.boilerplate_filter, settings.boilerplate_repeated_documents)
+            self.chunk_options = ChunkOptions(budget=settings.chunk_tokens,
+                                              overlap_tokens=settings.chunk_overlap_tokens)
+        finally:
+            # Also on a failure: a process must not exit while the encoder is half built (its native
+            # threads abort the interpreter's exit).
+            if building is not None:
+                building.join()
 
     @property
     def extraction_signature(self) -> str:
