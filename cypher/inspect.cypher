@@ -21,14 +21,22 @@
 // and (:Community {level: 0})-[:PARENT_OF]->(:Community {level: 1}).
 
 // name: collections
-// Every collection in the graph with its document, chunk, entity and relation counts.
-MATCH (n) WHERE (n:Document OR n:Chunk OR n:Entity) AND n.collection IS NOT NULL
-WITH DISTINCT n.collection AS collection
-RETURN collection,
-       COUNT { MATCH (d:Document) WHERE d.collection = collection } AS documents,
-       COUNT { MATCH (c:Chunk) WHERE c.collection = collection } AS chunks,
-       COUNT { MATCH (e:Entity) WHERE e.collection = collection } AS entities,
-       COUNT { MATCH (e:Entity)-[:RELATED_TO]->() WHERE e.collection = collection } AS relations
+// Every collection in the graph with its document, chunk, entity and relation counts, in one pass over
+// each label (as `graphrag status` counts): a count per collection would read all chunks once per
+// collection (2,713 collections and 39k chunks: minutes, against a second).
+CALL () {
+  MATCH (d:Document) WHERE d.collection IS NOT NULL
+  RETURN d.collection AS collection, count(*) AS documents, 0 AS chunks, 0 AS entities, 0 AS relations
+  UNION ALL
+  MATCH (c:Chunk) WHERE c.collection IS NOT NULL
+  RETURN c.collection AS collection, 0 AS documents, count(*) AS chunks, 0 AS entities, 0 AS relations
+  UNION ALL
+  MATCH (e:Entity) WHERE e.collection IS NOT NULL
+  RETURN e.collection AS collection, 0 AS documents, 0 AS chunks, count(*) AS entities,
+         sum(COUNT { (e)-[:RELATED_TO]->() }) AS relations  // an entity's degree, no expansion
+}
+RETURN collection, sum(documents) AS documents, sum(chunks) AS chunks, sum(entities) AS entities,
+       sum(relations) AS relations
 ORDER BY collection;
 
 // name: collection_overview
