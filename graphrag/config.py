@@ -257,7 +257,6 @@ class Settings(BaseSettings):
         "text", description="Log lines of `graphrag serve`: `text`, or `json` (one object per line with time, level, "
         "logger, message, request_id).")
 
-
     @field_validator("entity_terms", "synonyms_file", mode="before")
     @classmethod
     def _empty_path_is_none(cls, value: object) -> object:

@@ -83,6 +83,7 @@ class BoilerplateGate:
         self.enabled = enabled
         self.repeated_min_documents = repeated_min_documents
         self.terms = {t.key: t for t in terms}  # the glossary: its names and labels win over any extractor's
+        self._term_keys = frozenset(self.terms)
 
     @property
     def spacy(self) -> Any:
@@ -102,7 +103,7 @@ class BoilerplateGate:
                         blanked += 1
             if blanked:
                 log.debug("%d boilerplate chunk(s) yield no entities", blanked)
-        return [self._glossary(unify_labels(x, frozenset(self.terms))) for x in self.inner.extract_many(docs)]
+        return [self._glossary(unify_labels(x, self._term_keys)) for x in self.inner.extract_many(docs)]
 
     def _glossary(self, result: Extraction) -> Extraction:
         """Glossary terms keep the glossary's name, label and aliases (an LLM beside spaCy may name them
