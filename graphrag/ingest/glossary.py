@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -49,9 +49,10 @@ class Term:
     aliases: tuple[str, ...] = ()
     ignore_case: bool = False
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
-        """The entity key (normalised name) every form of the term resolves to."""
+        """The entity key (normalised name) every form of the term resolves to (computed once: it is read
+        for every match)."""
         return normalise_name(self.name)
 
 
@@ -134,7 +135,7 @@ def load_glossary(path: Path | None) -> Glossary:
         terms.append(term)
         if len(terms) > MAX_TERMS:
             raise _fail(str(path), f"more than {MAX_TERMS:,} terms")
-    digest = hashlib.sha256(json.dumps([t.__dict__ for t in terms], sort_keys=True).encode()).hexdigest()[:16]
+    digest = hashlib.sha256(json.dumps([asdict(t) for t in terms], sort_keys=True).encode()).hexdigest()[:16]
     return Glossary(tuple(terms), digest if terms else "")
 
 
