@@ -103,6 +103,9 @@ _PHRASE_POS = {"NOUN", "PROPN", "ADJ"}
 _QUALIFIERS = frozenset("multiple many several various other different same certain own such more most few entire "
                         "whole new original specific particular individual given following previous next first "
                         "second third last additional simple actual main only single".split())
+# The model's labels for proper names, which a phrase the document also writes in lower case is not.
+_PROPER_LABELS = frozenset({"PERSON", "ORG", "GPE", "NORP", "LOC", "FAC", "EVENT", "LAW", "WORK_OF_ART",
+                            "PRODUCT", "LANGUAGE"})
 _TRIM = " \t\n,;:"
 _SEGMENT = re.compile(r"::|\.")
 
@@ -113,7 +116,7 @@ class _DocState:
 
     votes: dict[str, Counter[str]] = field(default_factory=dict)  # norm -> label votes
     names: dict[str, Counter[str]] = field(default_factory=dict)  # norm -> surface forms
-    kinds: dict[str, set[str]] = field(default_factory=dict)  # norm -> {"ner", "heading", "code", "phrase", ...}
+    kinds: dict[str, set[str]] = field(default_factory=dict)  # norm -> {"ner", "heading", "title", "code", ...}
     mentions: Counter[tuple[int, str]] = field(default_factory=Counter)
     sentences: list[tuple[int, set[str]]] = field(default_factory=list)
     svo: list[tuple[str, str, str, int]] = field(default_factory=list)
@@ -121,6 +124,7 @@ class _DocState:
     code_marks: int = 0  # inline code spans + code blocks seen: is this a technical document?
     common: set[str] = field(default_factory=set)  # one-word NER names that may be common words
     lower_words: set[str] = field(default_factory=set)  # words the document writes in lower case
+    texts: list[str] = field(default_factory=list)  # the prose of each chunk, white space collapsed
     terms: dict[str, Term] = field(default_factory=dict)  # norm -> the glossary term found under it
 
     def add(self, chunk: int, norm: str, name: str, label: str, kind: str) -> None:
@@ -338,6 +342,7 @@ class SpacyExtractor:
         code_tokens: set[int] = set()
         state.code_marks += len(view.code_spans) + len(view.code_blocks)
         state.lower_words.update(self._lower_words(doc))
+        state.texts.append(" ".join(doc.text.split()))
         state.code_blocks.extend((chunk_index, b) for b in view.code_blocks)
         code = [(span, content) for start, end, content in view.code_spans
                 if (span := doc.char_span(start, end, alignment_mode="expand")) is not None]
@@ -376,8 +381,13 @@ class SpacyExtractor:
             name, norm = accepted
             if self._common_word(ent, name):
                 state.common.add(norm)
-            in_heading = any(a <= ent.start_char and ent.end_char <= b for a, b in view.headings)
-            state.add(chunk_index, norm, name, ent.label_, "heading" if in_heading else "ner")
+            if any(a <= ent.start_char and ent.end_char <= b for a, b in view.headings):
+                kind = "heading"
+            elif any(view.text[a:b].strip() == ent.text for a, b in view.links):
+                kind = "title"  # the whole text of a link to another page or section: that one's title
+            else:
+                kind = "ner"
+            state.add(chunk_index, norm, name, ent.label_, kind)
             spans.append((ent.start, ent.end, norm))
         covered = {t for s, e, _ in spans for t in range(s, e)} | code_tokens
         if opts.noun_phrases or opts.keyphrases:
@@ -467,6 +477,27 @@ class SpacyExtractor:
         last = norm.rsplit(" ", 1)[-1]
         return last.isalpha() and last in state.lower_words
 
+    @staticmethod
+    def _written_lower(state: _DocState, keep: set[str]) -> set[str]:
+        """The multi-word model names that the document also writes in lower case: "Integer Types"
+        (PERSON) beside "integer types", "Turtle Graphics" (ORG) beside "turtle graphics". A proper
+        name keeps its capitals wherever it is written; a phrase written both ways is a term, which
+        title case (a heading, a list item) made look like a name."""
+        forms: dict[str, str] = {}
+        for norm in keep:
+            if " " not in norm or not state.kinds[norm] <= {"ner", "heading", "title", "phrase", "concept"}:
+                continue
+            if state.votes[norm].most_common(1)[0][0] not in _PROPER_LABELS:
+                continue
+            name = state.names[norm].most_common(1)[0][0]
+            if name != name.lower():
+                forms[name.lower()] = norm
+        if not forms:
+            return set()
+        pattern = re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, sorted(forms, key=len, reverse=True)))
+                             + r")(?![\w-])")
+        return {forms[m.group(0)] for m in pattern.finditer("\n".join(state.texts))}
+
     def _svo(self, sent: Any, token_norm: dict[int, str], chunk_index: int, state: _DocState) -> None:
         for token in sent:
             if token.pos_ not in ("VERB", "AUX"):
@@ -492,14 +523,15 @@ class SpacyExtractor:
         topics: set[str] = set()
         for norm, kinds in state.kinds.items():
             spread = len(chunks_of.get(norm, ()))
-            if technical and kinds == {"heading"} and self._heading_words(norm, state):
-                # "Overriding Dependencies", "CLI Usage": a section's heading, named nowhere else. It
+            if technical and kinds <= {"heading", "title"} and self._heading_words(norm, state):
+                # "Overriding Dependencies", "CLI Usage": a section's heading, or the text of links to
+                # a page or section ("see [Usage Limits](agent.md#usage-limits)"), named nowhere else. It
                 # stays (a question about the section links to it) as the section's topic, not an ORG.
                 topics.add(norm)
-            if kinds & {"ner", "concept", "term", "heading"}:
+            if kinds & {"ner", "concept", "term", "heading", "title"}:
                 # "Scope" tagged as a name where the document also writes "scope": a common word.
                 # Only in documents with code: in prose about biology "Condensin"/"condensin" is a term.
-                if technical and kinds <= {"ner", "heading"} and norm in state.common and norm in state.lower_words:
+                if technical and kinds <= {"ner", "heading", "title"} and norm in state.common and norm in state.lower_words:
                     continue
                 keep.add(norm)
             elif "code" in kinds:
@@ -521,6 +553,7 @@ class SpacyExtractor:
                         mentions[(chunk, norm)] += 1
         result = Extraction()
         tech = opts.tech_names
+        lowered = self._written_lower(state, keep)
         for norm in keep:
             name = state.names[norm].most_common(1)[0][0]
             votes = state.votes[norm]
@@ -534,6 +567,8 @@ class SpacyExtractor:
                 label = CODE if re.search(r"_|::|\w\.\w", name) else TECH
             elif tech is not None and (name in tech.anywhere or (technical and name in tech.with_code)):
                 label = TECH  # the model's "JavaScript" PERSON, "Perl" ORG
+            elif norm in lowered:
+                label = "CONCEPT"
             elif norm in topics:
                 label = "TOPIC"
             else:
@@ -600,7 +635,7 @@ def unify_labels(result: Extraction, terms: frozenset[str] = frozenset()) -> Ext
     return out
 
 
-EXTRACTION_VERSION = 5  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
+EXTRACTION_VERSION = 6  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
 _DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
 
 

@@ -362,6 +362,7 @@ _IMAGE = re.compile(r"!\[([^\[\]]*)\](?:\([^()]*\)|\[[^\[\]]*\])")
 _LINK = re.compile(r"\[((?:[^\[\]]|\[[^\]]*\])*)\](?:\((?:<[^>]*>|(?:[^()\s]|\([^)]*\))*)"
                    r"(?:\s+(?:\"[^\"]*\"|'[^']*'))?\)|\[[^\]]*\])")
 _AUTOLINK = re.compile(r"<(?:(?:https?|ftp|mailto):[^>\s]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)>")
+_EXTERNAL = re.compile(r"\(<?(?:[a-z][a-z0-9+.-]*:|//|www\.)", re.I)  # a link target with a scheme or host
 _URL = re.compile(r"(?:https?|ftp)://[^\s)>\]]+|www\.[^\s)>\]]+")
 CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _EMPHASIS = re.compile(r"(?<![\w*])[*_]{1,3}(?=[^\s*_])|(?<=[^\s*_])[*_]{1,3}(?![\w*])")
@@ -378,25 +379,59 @@ class Prose:
     code_blocks: list[str] = field(default_factory=list)
     open_fence: Fence | None = None  # the chunk ends inside this code block (a long block cut in pieces)
     headings: list[tuple[int, int]] = field(default_factory=list)  # start, end in text of each heading line
+    links: list[tuple[int, int]] = field(default_factory=list)  # start, end in text of each internal link's text
 
 
-def _inline(line: str, out: list[str], pos: int, spans: list[tuple[int, int, str]]) -> int:
-    """Append one line of prose without markup; inline code content stays, its position is recorded.
+def _link_text(m: re.Match[str]) -> str:
+    """A link's text; an internal link's (to a page or section of the same site: a relative path, an
+    anchor or a reference) between marks, since its text is usually that page's or section's title."""
+    target = m.group(0)[len(m.group(1)) + 2:]
+    if _EXTERNAL.match(target):
+        return m.group(1)
+    return f"\x01{m.group(1)}\x02"
+
+
+def _unmark(text: str, pos: int, links: list[tuple[int, int]]) -> str:
+    """``text`` without its link marks; the position of each marked stretch (``pos``: where ``text``
+    starts) goes to ``links``. A mark without its pair (a code span in the link's text) is dropped."""
+    if "\x01" not in text and "\x02" not in text:
+        return text
+    out: list[str] = []
+    opened: int | None = None
+    length = 0
+    for piece in re.split(r"([\x01\x02])", text):
+        if piece == "\x01":
+            opened = pos + length
+        elif piece == "\x02":
+            if opened is not None and pos + length > opened:
+                links.append((opened, pos + length))
+            opened = None
+        else:
+            out.append(piece)
+            length += len(piece)
+    return "".join(out)
+
+
+def _inline(line: str, out: list[str], pos: int, spans: list[tuple[int, int, str]],
+            links: list[tuple[int, int]] | None = None) -> int:
+    """Append one line of prose without markup; inline code content stays, its position is recorded,
+    as is the text of each internal link (in ``links``).
 
     Code spans are set aside first, so nothing meant for prose touches them (``Option<S>`` keeps
     its ``<S>``, ``http://localhost`` its URL)."""
     codes: list[str] = []
+    found: list[tuple[int, int]] = [] if links is None else links
 
     def stash(m: re.Match[str]) -> str:
         codes.append(m.group(2).strip())
         return f"\x00{len(codes) - 1}\x00"
 
-    line = CODE_SPAN.sub(stash, line.replace("\x00", " "))
+    line = CODE_SPAN.sub(stash, re.sub(r"[\x00-\x02]", " ", line))
     line = _COMMENT.sub(" ", line)
     line = _IMAGE.sub(lambda m: " ", line)
     line = _FOOTNOTE_REF.sub(" ", line)
     for _ in range(2):  # a link inside a link's text is rare but exists
-        line = _LINK.sub(lambda m: m.group(1), line)
+        line = _LINK.sub(_link_text, line)
     line = _AUTOLINK.sub(" ", line)
     line = _TAG.sub(" ", line)
     line = _URL.sub(" ", line)
@@ -404,7 +439,7 @@ def _inline(line: str, out: list[str], pos: int, spans: list[tuple[int, int, str
     line = html.unescape(line)  # "AT&amp;T" -> "AT&T", "&#x27;" -> "'"
     last = 0
     for m in _STASHED.finditer(line):
-        before = _EMPHASIS.sub(" ", line[last:m.start()])
+        before = _unmark(_EMPHASIS.sub(" ", line[last:m.start()]), pos, found)
         out.append(before + " ")
         pos += len(before) + 1
         content = codes[int(m.group(1))]
@@ -414,7 +449,7 @@ def _inline(line: str, out: list[str], pos: int, spans: list[tuple[int, int, str
         out.append(" ")
         pos += 1
         last = m.end()
-    rest = _EMPHASIS.sub(" ", line[last:])
+    rest = _unmark(_EMPHASIS.sub(" ", line[last:]), pos, found)
     out.append(rest)
     return pos + len(rest)
 
@@ -458,6 +493,7 @@ def prose_view(text: str, open_fence: Fence | None = None) -> Prose:
     spans: list[tuple[int, int, str]] = []
     blocks: list[str] = []
     headings: list[tuple[int, int]] = []
+    links: list[tuple[int, int]] = []
     pos = 0
     state = BlockState(open_fence)
     block: list[str] = []
@@ -497,7 +533,7 @@ def prose_view(text: str, open_fence: Fence | None = None) -> Prose:
         if "|" in line:
             line = line.replace("\\|", " ").replace("|", " ; ")
         start = pos
-        pos = _inline(line, out, pos, spans)
+        pos = _inline(line, out, pos, spans, links)
         if heading:
             headings.append((start, pos))
         if (heading or admonition or container) and line.strip() and line.rstrip()[-1] not in ".!?:":
@@ -507,7 +543,7 @@ def prose_view(text: str, open_fence: Fence | None = None) -> Prose:
         pos += 1
     if state.fence is not None and block:
         blocks.append("\n".join(block))
-    return Prose("".join(out), spans, blocks, state.fence, headings)
+    return Prose("".join(out), spans, blocks, state.fence, headings, links)
 
 
 def _overlap_at(previous: str, text: str) -> int | None:

@@ -104,6 +104,14 @@ def test_prose_view_drops_code_and_markup() -> None:
     assert all(view.text[s:e] == c for s, e, c in view.code_spans)
 
 
+def test_prose_view_marks_the_text_of_links_to_other_pages() -> None:
+    view = prose_view("See [Usage Limits](agent.md#usage-limits), [**Retries**](#retries) and [Chapter 4][ch4], "
+                      "not [Acme](https://acme.example) or [`Agent`](agent.md).\n\n## [Models](models.md)")
+    # Internal links (a relative path, an anchor, a reference) name a page or section of the same site.
+    assert [view.text[a:b].strip() for a, b in view.links] == ["Usage Limits", "Retries", "Chapter 4", "Models"]
+    assert "**" not in view.text and "Acme" in view.text and "Agent" in view.text
+
+
 def test_one_block_state_reads_comments_and_fences_for_every_markdown_walk() -> None:
     from graphrag.ingest.textprep import BlockState
 
@@ -188,6 +196,31 @@ def test_a_name_found_only_in_a_heading_is_the_sections_topic(spacy_extractor: S
     [prose] = spacy_extractor.extract_many([["## General Electric\n\nThe company makes electric motors "
                                               "in Schenectady, New York."]])
     assert all(e.label != "TOPIC" for e in prose.entities.values())
+
+
+def test_a_name_found_only_as_a_link_to_a_section_is_its_topic(spacy_extractor: SpacyExtractor) -> None:
+    chunks = ["Limits on a run: `UsageLimits` caps requests, and `run_sync` checks them with `agent.run`; see "
+              "[Usage Limits](agent.md#usage-limits). The limits apply to every tool.",
+              "The team wrote it with Olga Brandt in Norway."]
+    [ex] = spacy_extractor.extract_many([chunks])
+    labels = {e.name: e.label for e in ex.entities.values()}
+    assert labels["Usage Limits"] == "TOPIC"  # the model's ORG: the title of the section the link goes to
+    assert labels["Olga Brandt"] == "PERSON" and labels["Norway"] == "GPE"
+
+
+def test_a_name_the_document_also_writes_in_lower_case_is_a_concept(spacy_extractor: SpacyExtractor) -> None:
+    graphics = ["## Turtle Graphics\n\nThe Turtle Graphics module draws on a canvas. Call `forward` and `left`.",
+                "Many languages ship turtle graphics, and `turtle.done()` ends the program.",
+                "The Zyrtle Labs team at Acme Robotics wrote it in Norway."]
+    types = ["Integer Types are listed below. Olga Brandt wrote that integer types differ in size."]
+    capitals_only = ["Integer Types are listed below. Olga Brandt wrote that they differ in size."]
+    found = spacy_extractor.extract_many([graphics, types, capitals_only])
+    labels = [{e.name: e.label for e in ex.entities.values()} for ex in found]
+    # The model calls them ORG and PERSON; the document's own lower-case writing says they are terms.
+    assert labels[0]["Turtle Graphics"] == "CONCEPT" and labels[1]["Integer Types"] == "CONCEPT"
+    # Names written only with capitals keep the model's label, and proper names are left alone.
+    assert labels[2]["Integer Types"] == "PERSON"
+    assert labels[0]["Acme Robotics"] == "ORG" and labels[1]["Olga Brandt"] == "PERSON"
 
 
 def test_keyphrases_need_to_recur(spacy_extractor: SpacyExtractor) -> None:

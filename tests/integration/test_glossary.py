@@ -183,6 +183,13 @@ def test_technology_names_take_tech_where_they_are_unambiguous(glossary_extracto
     assert code.entities["javascript"].label == "TECH" and code.entities["java"].label == "TECH"
     assert prose.entities["javascript"].label == "TECH"  # no other meaning
     assert prose.entities.get("java") is None or prose.entities["java"].label != "TECH"  # the island
+    # Computing's acronyms, which the model takes for organisations, count only where there is code.
+    acronyms = ["Run `cargo build`, then `cargo run`. The API is served by the CLI; the UI talks to the LLM.",
+                "```rust\nfn main() {}\n```\nThe API again, and the SDK."]
+    meeting = ["The API and the CLI were discussed by the board. The AI lab in Boston."]
+    tech, plain_text = glossary_extractor.extract_many([acronyms, meeting])
+    assert {tech.entities[k].label for k in ("api", "cli", "sdk")} == {"TECH"}
+    assert all(e.label != "TECH" for e in plain_text.entities.values())
     off = _extractor(Settings(tech_terms=False))
     [plain] = off.extract_many([PROSE_DOC])
     assert plain.entities["javascript"].label != "TECH"  # the model's own label
