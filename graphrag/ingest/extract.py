@@ -125,6 +125,7 @@ class _DocState:
     common: set[str] = field(default_factory=set)  # one-word NER names that may be common words
     lower_words: set[str] = field(default_factory=set)  # words the document writes in lower case
     texts: list[str] = field(default_factory=list)  # the prose of each chunk, white space collapsed
+    proper: set[str] = field(default_factory=set)  # multi-word NER names written as "the X" in running text
     terms: dict[str, Term] = field(default_factory=dict)  # norm -> the glossary term found under it
 
     def add(self, chunk: int, norm: str, name: str, label: str, kind: str) -> None:
@@ -387,6 +388,8 @@ class SpacyExtractor:
                 kind = "title"  # the whole text of a link to another page or section: that one's title
             else:
                 kind = "ner"
+                if " " in norm and self._named_with_the(ent):
+                    state.proper.add(norm)
             state.add(chunk_index, norm, name, ent.label_, kind)
             spans.append((ent.start, ent.end, norm))
         covered = {t for s, e, _ in spans for t in range(s, e)} | code_tokens
@@ -478,15 +481,26 @@ class SpacyExtractor:
         return last.isalpha() and last in state.lower_words
 
     @staticmethod
+    def _named_with_the(ent: Any) -> bool:
+        """Whether running text names it as one thing, "the X" with nothing after it that "the" could
+        be for ("played in the Football League"; not "the Turtle Graphics module")."""
+        doc = ent.doc
+        the = ent[0].lower_ == "the" or (ent.start > 0 and doc[ent.start - 1].lower_ == "the")
+        return the and (ent.end == len(doc) or doc[ent.end].pos_ not in ("NOUN", "PROPN"))
+
+    @staticmethod
     def _written_lower(state: _DocState, keep: set[str]) -> set[str]:
         """The multi-word model names that the document also writes in lower case: "Integer Types"
         (PERSON) beside "integer types", "Turtle Graphics" (ORG) beside "turtle graphics". A proper
         name keeps its capitals wherever it is written; a phrase written both ways is a term, which
-        title case (a heading, a list item) made look like a name."""
+        title case (a title, a heading, a list item) made look like a name. Not a name the text
+        calls "the X" ("the Football League" beside "a football league")."""
         forms: dict[str, str] = {}
         for norm in keep:
             if " " not in norm or not state.kinds[norm] <= {"ner", "heading", "title", "phrase", "concept"}:
                 continue
+            if norm in state.proper:
+                continue  # "played in the Football League": a name, though "a football league" is not
             if state.votes[norm].most_common(1)[0][0] not in _PROPER_LABELS:
                 continue
             name = state.names[norm].most_common(1)[0][0]

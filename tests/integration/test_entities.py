@@ -214,13 +214,16 @@ def test_a_name_the_document_also_writes_in_lower_case_is_a_concept(spacy_extrac
                 "The Zyrtle Labs team at Acme Robotics wrote it in Norway."]
     types = ["Integer Types are listed below. Olga Brandt wrote that integer types differ in size."]
     capitals_only = ["Integer Types are listed below. Olga Brandt wrote that they differ in size."]
-    found = spacy_extractor.extract_many([graphics, types, capitals_only])
+    league = ["Tottenham won the FA Cup and the Football League twice. A football league is a competition."]
+    found = spacy_extractor.extract_many([graphics, types, capitals_only, league])
     labels = [{e.name: e.label for e in ex.entities.values()} for ex in found]
     # The model calls them ORG and PERSON; the document's own lower-case writing says they are terms.
     assert labels[0]["Turtle Graphics"] == "CONCEPT" and labels[1]["Integer Types"] == "CONCEPT"
     # Names written only with capitals keep the model's label, and proper names are left alone.
     assert labels[2]["Integer Types"] == "PERSON"
     assert labels[0]["Acme Robotics"] == "ORG" and labels[1]["Olga Brandt"] == "PERSON"
+    # "the Football League" in running text is the name of one thing, though "a football league" is not.
+    assert labels[3]["Football League"] == "ORG"
 
 
 def test_keyphrases_need_to_recur(spacy_extractor: SpacyExtractor) -> None:
