@@ -16,7 +16,8 @@ Reports
     python bench/graph_quality.py --rescore before               # after editing the review list
 
 Results: bench/results/graph_quality_<tag>.json, the full entity list in
-bench/results/graph_quality_<tag>_entities.json. Needs the local services (started on demand).
+bench/results/graph_quality_<tag>_entities.json; ``--questions-only COLLECTION`` asks the questions
+alone of a collection ingested before (graph_quality_<tag>_questions.json), for query-path A/Bs. Needs the local services (started on demand).
 """
 
 from __future__ import annotations
@@ -132,11 +133,20 @@ async def main() -> None:
     parser.add_argument("--licence-file", default="think-js/fdl-1.3.md",
                         help="a corpus file that is licence text only: its entities are boilerplate")
     parser.add_argument("--rescore", metavar="TAG", help="recompute the name share of an earlier run and exit")
+    parser.add_argument("--questions-only", metavar="COLLECTION",
+                        help="only ask the questions, of a collection ingested before (a query-path A/B)")
     args = parser.parse_args()
     if args.rescore:
         rescore(args.rescore, args.sample_percent)
         return
     settings = Settings()
+    if args.questions_only:
+        async with open_services(settings) as rt:
+            asked = await questions(rt, args.questions_only, [m for m in args.modes.split(",") if m])
+        write_result(f"graph_quality_{args.tag}_questions.json",
+                     {"tag": args.tag, "collection": args.questions_only, "retrieval": asked})
+        print({m: (r["top1"], r["top5"]) for m, r in asked.items()})
+        return
     collection = f"techq_{args.tag}_{int(time.time())}"
     async with open_services(settings) as rt:
         ingestor = await rt.ingestor()
