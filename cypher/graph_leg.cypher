@@ -8,9 +8,8 @@
 // Its fields:
 //   spans      [{q: Lucene query, toks: [name tokens]}]: name-like spans of the query (linked through
 //               the entities' names and their aliases)
-//   grams      [{norm, span, start, end, w}]: word n-grams of the spans (of a query without any), and
-//               the names a span starts and its lower-case head words end, as exact entity names
-//               linked at w; a match inside a longer match of the same span does not count
+//   grams      [{norm, span, start, end}]: word n-grams of the spans (of a query without any), as
+//               exact entity names; a match inside a longer match of the same span does not count
 //   prf        [{chunk, w}]: passages the keyword leg ranked first; their entities seed too
 //   titles     [title key]: documents named after a span (Document.title_norm)
 //   collections (null = all), total: chunks in them (for the entities' IDF)
@@ -60,8 +59,7 @@ CALL () {
   WHERE link >= 0.5
   RETURN e, link, true AS named
   UNION ALL
-  // Exact names among the spans' word n-grams (those of a query without spans), longest matches only;
-  // w: 1.0, or less for a name that runs on into the query's lower-case words ("MCP sampling").
+  // Exact names among the spans' word n-grams (those of a query without spans), longest matches only.
   UNWIND $leg.grams AS g
   MATCH (e:Entity {norm: g.norm})
   WHERE $leg.collections IS NULL OR e.collection IN $leg.collections
@@ -72,7 +70,7 @@ CALL () {
   WHERE none(o IN found WHERE o.g.span = f.g.span AND o.g.start <= f.g.start AND o.g.end >= f.g.end
                               AND o.g.end - o.g.start > f.g.end - f.g.start)
   UNWIND f.es AS e
-  RETURN e, f.g.w AS link, true AS named
+  RETURN e, 1.0 AS link, true AS named
   UNION ALL
   // Passage feedback: the entities the top passages mention most.
   UNWIND $leg.prf AS p

@@ -11,15 +11,12 @@ from typing import Any
 
 from graphrag.search.config import SearchConfig
 from graphrag.search.legs import LegResult, collection_list, fetch_rows
-from graphrag.search.linking import Span, name_grams, query_spans, with_head_words
+from graphrag.search.linking import name_grams, query_spans
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore
 
 #: Full-text candidates of one span that name overlap then judges.
 PER_SPAN = 8
-#: The link of an exact name that a span starts and lower-case words after it end ("MCP sampling"): as
-#: a name a longer mention contains (linking.name_overlap), not as one the query writes as a name.
-HEAD_WORD_LINK = 0.8
 #: Neighbours a seed spreads to, and a node of the first hop.
 PER_FIRST, PER_NEXT = 25, 8
 #: Nodes of the first hop that spread further.
@@ -45,21 +42,6 @@ async def _value(value: Any) -> Any:
     return await asyncio.shield(value) if inspect.isawaitable(value) else value
 
 
-def _grams(query: str, spans: list[Span]) -> list[dict[str, object]]:
-    """The n-grams looked up as exact names, each with its link confidence ``w``: the spans' own (1.0),
-    or the whole query's when it has no span; and the names a span starts and the lower-case words
-    after it end ("MCP sampling": ``HEAD_WORD_LINK``, since the query does not write them as a name;
-    "what New York county" is a county of New York, not New York County)."""
-    if not spans:
-        return [{**g, "w": 1.0} for g in name_grams([query])]
-    grams = [{**g, "w": 1.0} for g in name_grams([s.text for s in spans])]
-    places = [place for s in spans for place in with_head_words(query, s.text)]
-    if places:
-        heads = name_grams([text for text, _ in places], heads=[own for _, own in places])
-        grams += [{**g, "span": len(spans) + int(g["span"]), "w": HEAD_WORD_LINK} for g in heads]  # type: ignore[call-overload]
-    return grams
-
-
 def graph_parameters(query: str, config: SearchConfig, *, total_chunks: int,
                      feedback: list[tuple[str, float]]) -> dict[str, Any]:
     """The fields of ``graph_leg``'s one parameter, ``$leg``, for this query and config (pure: no store is
@@ -72,7 +54,7 @@ def graph_parameters(query: str, config: SearchConfig, *, total_chunks: int,
            for rank_weight, (chunk_id, relative) in zip(_prf_weights(len(feedback)), feedback, strict=True)]
     return {
         "spans": [{"q": s.lucene, "toks": list(dict.fromkeys(s.tokens))} for s in spans],
-        "grams": _grams(query, spans),
+        "grams": name_grams([s.text for s in spans] if spans else [query]),
         "prf": prf,
         "titles": titles,
         "collections": collection_list(config),

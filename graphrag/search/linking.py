@@ -7,8 +7,7 @@ Names in questions are written the way names are written: capitalised words, opt
 short particles ("Bank of England", "Ludwig van Beethoven"), or in quotes. The spans found that way
 are linked through the entity-name full-text index, and their word n-grams are looked up as exact
 entity names (a dictionary match: a run of names such as "Danube Vienna Budapest" is one span but
-three entities), each span also with the lower-case words after it ("MCP sampling"); a query
-without spans (written in lower case) has its own n-grams looked up.
+three entities); a query without spans (written in lower case) has its own n-grams looked up.
 """
 
 from __future__ import annotations
@@ -140,45 +139,19 @@ def query_spans(query: str) -> list[Span]:
     return spans
 
 
-def with_head_words(query: str, span: str) -> list[tuple[str, int]]:
-    """Each place ``span`` is written in ``query`` followed by lower-case words, with those words (up
-    to ``MAX_GRAM`` words in all, up to a function word or punctuation), and the number of the span's
-    own words: technical names are often a name and a common noun, and questions write them so ("MCP
-    sampling", "the Tavily search tool", "Rust closures")."""
-    own = len(_WORD.findall(span))
-    found: list[tuple[str, int]] = []
-    for place in re.finditer(rf"(?<!\w){re.escape(span)}(?!\w)", query):
-        end, count = place.end(), own
-        for match in _WORD.finditer(query, end):
-            word = match.group(0)
-            if (count >= MAX_GRAM or query[end:match.start()].strip() or not word[0].islower()
-                    or word.endswith(".") or word in _FUNCTION_WORDS):
-                break
-            end, count = match.end(), count + 1
-        text = query[place.start():end]
-        if end > place.end() and (text, own) not in found:
-            found.append((text, own))
-    return found
-
-
-def name_grams(texts: list[str], max_n: int = MAX_GRAM, heads: list[int] | None = None) -> list[dict[str, object]]:
+def name_grams(texts: list[str], max_n: int = MAX_GRAM) -> list[dict[str, object]]:
     """Word n-grams (1 to ``max_n`` words) of each text as exact entity-name keys (``Entity.norm``),
     with where they sit: ``{"norm", "span": index of the text, "start", "end": word positions}``.
     N-grams that start or end with a function word, and numbers alone, are left out; longest first,
     at most ``MAX_GRAMS``. The graph statement keeps only the longest matches of each text, so that
-    "Violent Femmes" does not also link "Femmes", while "Danube Vienna Budapest" links all three.
-    ``heads``: per text, the number of a span's own words before its head words (see
-    :func:`with_head_words`): only n-grams that start with the span and end among the head words."""
+    "Violent Femmes" does not also link "Femmes", while "Danube Vienna Budapest" links all three."""
     found: list[tuple[int, int, dict[str, object]]] = []
     for index, text in enumerate(texts):
         words = list(_WORD.finditer(text))
         lowered = [w.group(0).rstrip(".").lower() for w in words]
         seen: set[str] = set()
-        own = None if heads is None else heads[index]
         for n in range(min(max_n, len(words)), 0, -1):
-            for i in range(len(words) - n + 1 if own is None else 1):
-                if own is not None and n <= own:
-                    continue
+            for i in range(len(words) - n + 1):
                 first, last = lowered[i], lowered[i + n - 1]
                 if first in _FUNCTION_WORDS or last in _FUNCTION_WORDS or (n == 1 and _number(first)):
                     continue

@@ -9,16 +9,8 @@ import pytest
 
 from graphrag.search import walk
 from graphrag.search.config import SearchConfig
-from graphrag.search.graph import HEAD_WORD_LINK, PER_ENTITY, PER_FIRST, PER_NEXT, chunk_limit, graph_parameters
-from graphrag.search.linking import (
-    lucene_query,
-    name_grams,
-    name_overlap,
-    name_spans,
-    name_tokens,
-    query_spans,
-    with_head_words,
-)
+from graphrag.search.graph import PER_ENTITY, PER_FIRST, PER_NEXT, chunk_limit, graph_parameters
+from graphrag.search.linking import lucene_query, name_grams, name_overlap, name_spans, name_tokens, query_spans
 from graphrag.stores import queries
 from graphrag.stores.repo.graph import ENTITY_CHUNKS, ENTITY_NEIGHBOURS
 
@@ -88,28 +80,7 @@ def test_graph_parameters_follow_the_config() -> None:
     assert params["frontier"] == 0 and params["per_next"] == 0  # one hop only
     lower = graph_parameters("who founded apex logistics?", config, total_chunks=10, feedback=[])
     assert lower["spans"] == [] and lower["prf"] == []
-    assert {"norm": "apex logistics", "span": 0, "start": 2, "end": 4, "w": 1.0} in lower["grams"]
-
-
-def test_a_name_with_the_lower_case_words_after_it_is_looked_up_whole() -> None:
-    """Technical names are often a name and a common noun, and questions write the noun in lower case."""
-    query = "How do I run an MCP server that uses MCP sampling, or the Tavily search tool?"
-    assert with_head_words(query, "MCP") == [("MCP server", 1), ("MCP sampling", 1)]
-    assert with_head_words(query, "Tavily") == [("Tavily search tool", 1)]  # up to the punctuation
-    params = graph_parameters(query, SearchConfig(), total_chunks=10, feedback=[])
-    links = {g["norm"]: g["w"] for g in params["grams"]}
-    # The span's own names link as written; those its head words end, as a longer mention contains a name.
-    assert links["mcp"] == links["tavily"] == 1.0
-    assert links["mcp server"] == links["mcp sampling"] == links["tavily search"] == HEAD_WORD_LINK < 1.0
-    assert links["tavily search tool"] == HEAD_WORD_LINK
-    # The words after a name only end a longer name that the span starts.
-    assert not {"server", "sampling", "search tool", "uses"} & set(links)
-    grams = graph_parameters("Were Ed Wood films cheap?", SearchConfig(), total_chunks=10, feedback=[])["grams"]
-    assert {g["norm"] for g in grams if g["w"] < 1.0} == {"ed wood films", "ed wood films cheap"}
-    # Head words are their own group: "mcp server" does not hide the span's exact "mcp" as a longer match.
-    assert len({g["span"] for g in params["grams"]}) == 5  # MCP, Tavily, and three places with head words
-    # A function word ends the name ("Rust for" is not looked up); nothing follows, nothing is added.
-    assert with_head_words("Is Rust for systems?", "Rust") == []
+    assert {"norm": "apex logistics", "span": 0, "start": 2, "end": 4} in lower["grams"]
 
 
 def test_the_graph_statement_takes_one_map_parameter() -> None:
