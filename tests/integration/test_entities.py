@@ -370,6 +370,23 @@ async def test_code_fragment_names_never_become_entities(tmp_path: Path, ingesto
     assert not {"Free Software Foundation", "Invariant Sections", "GNU Free Documentation License"} & names
 
 
+async def test_title_case_terms_and_link_titles_reach_the_graph_with_their_labels(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, collection: str) -> None:
+    (tmp_path / "graphics.md").write_text(
+        "# Drawing\n\nThe Turtle Graphics module draws on a canvas. Call `forward` and `left`.\n\n"
+        "Many languages ship turtle graphics, and `turtle.done()` ends the program. Limits on a run: "
+        "`UsageLimits` caps requests; see [Usage Limits](agent.md#usage-limits). The limits apply to every "
+        "tool. The API is served by the CLI.\n")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert report.ingested == 1 and not report.failed
+    entities = await _entities(runtime, collection)
+    # The model's ORGs: a term the document also writes in lower case, the title of a linked section,
+    # and computing's acronyms in a document with code.
+    assert entities["turtle graphics"][:2] == ("Turtle Graphics", "CONCEPT")
+    assert entities["usage limits"][:2] == ("Usage Limits", "TOPIC")
+    assert {entities[k][1] for k in ("api", "cli") if k in entities} == {"TECH"}
+
+
 async def test_one_name_is_one_entity_per_collection_with_the_majority_label(
         tmp_path: Path, runtime: Runtime, models: object, collection: str) -> None:
     plugged = copy.copy(models)
