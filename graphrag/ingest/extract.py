@@ -135,6 +135,25 @@ class _DocState:
         self.mentions[(chunk, norm)] += 1
 
 
+def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
+    """``start``, ``end`` moved past the white space at either end of ``text[start:end]``."""
+    piece = text[start:end]
+    lead = len(piece) - len(piece.lstrip())
+    return start + lead, start + len(piece.rstrip())
+
+
+def _written_as(text: str, form: str) -> bool:
+    """Whether ``text`` holds ``form`` as whole words (not inside a longer word or hyphenated name)."""
+    at = text.find(form)
+    while at >= 0:
+        end = at + len(form)
+        if (at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_-")) and (
+                end == len(text) or not (text[end].isalnum() or text[end] in "_-")):
+            return True
+        at = text.find(form, at + 1)
+    return False
+
+
 def _code_norm(base: str) -> str:
     return normalise_name(base)
 
@@ -373,6 +392,7 @@ class SpacyExtractor:
             state.add(chunk_index, norm, named[0], CODE, "code")
             spans.append((span.start, span.end, norm))
         code_tokens |= term_tokens
+        link_texts = {_stripped(view.text, a, b) for a, b in view.links}
         for ent in doc.ents:
             if ent.label_ in opts.drop_labels or any(t in code_tokens for t in range(ent.start, ent.end)):
                 continue
@@ -384,7 +404,7 @@ class SpacyExtractor:
                 state.common.add(norm)
             if any(a <= ent.start_char and ent.end_char <= b for a, b in view.headings):
                 kind = "heading"
-            elif any(view.text[a:b].strip() == ent.text for a, b in view.links):
+            elif (ent.start_char, ent.end_char) in link_texts:
                 kind = "title"  # the whole text of a link to another page or section: that one's title
             else:
                 kind = "ner"
@@ -508,9 +528,8 @@ class SpacyExtractor:
                 forms[name.lower()] = norm
         if not forms:
             return set()
-        pattern = re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, sorted(forms, key=len, reverse=True)))
-                             + r")(?![\w-])")
-        return {forms[m.group(0)] for m in pattern.finditer("\n".join(state.texts))}
+        text = "\n".join(state.texts)
+        return {norm for form, norm in forms.items() if _written_as(text, form)}
 
     def _svo(self, sent: Any, token_norm: dict[int, str], chunk_index: int, state: _DocState) -> None:
         for token in sent:

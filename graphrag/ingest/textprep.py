@@ -362,10 +362,12 @@ _IMAGE = re.compile(r"!\[([^\[\]]*)\](?:\([^()]*\)|\[[^\[\]]*\])")
 _LINK = re.compile(r"\[((?:[^\[\]]|\[[^\]]*\])*)\](?:\((?:<[^>]*>|(?:[^()\s]|\([^)]*\))*)"
                    r"(?:\s+(?:\"[^\"]*\"|'[^']*'))?\)|\[[^\]]*\])")
 _AUTOLINK = re.compile(r"<(?:(?:https?|ftp|mailto):[^>\s]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)>")
-_EXTERNAL = re.compile(r"\(<?(?:[a-z][a-z0-9+.-]*:|//|www\.)", re.I)  # a link target with a scheme or host
+_EXTERNAL = re.compile(r"\s*<?(?:[a-z][a-z0-9+.-]*:|//|www\.)", re.I)  # a link target with a scheme or host
+_REF_TARGET = re.compile(r"^[ \t]{0,3}\[(?!\^)([^\]]+)\]:[ \t]*(\S+)", re.M)
 _URL = re.compile(r"(?:https?|ftp)://[^\s)>\]]+|www\.[^\s)>\]]+")
 CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
-_EMPHASIS = re.compile(r"(?<![\w*])[*_]{1,3}(?=[^\s*_])|(?<=[^\s*_])[*_]{1,3}(?![\w*])")
+# Emphasis marks; the link marks (\x01, \x02) stand for the link's text, which may be a word.
+_EMPHASIS = re.compile(r"(?<![\w*\x02])[*_]{1,3}(?=[^\s*_])|(?<=[^\s*_])[*_]{1,3}(?![\w*\x01])")
 _ANNOTATION = re.compile(r"\s\(\d+\)!")
 _STASHED = re.compile(r"\x00(\d+)\x00")
 
@@ -382,13 +384,26 @@ class Prose:
     links: list[tuple[int, int]] = field(default_factory=list)  # start, end in text of each internal link's text
 
 
-def _link_text(m: re.Match[str]) -> str:
+def external_references(text: str) -> frozenset[str]:
+    """The labels of ``text``'s reference definitions that point to another site
+    (``[1]: https://example.org``), in the form :func:`_link_text` compares them."""
+    return frozenset(_ref_label(label) for label, target in _REF_TARGET.findall(text) if _EXTERNAL.match(target))
+
+
+def _ref_label(label: str) -> str:
+    return " ".join(label.lower().split())
+
+
+def _link_text(m: re.Match[str], external: frozenset[str] = frozenset()) -> str:
     """A link's text; an internal link's (to a page or section of the same site: a relative path, an
-    anchor or a reference) between marks, since its text is usually that page's or section's title."""
-    target = m.group(0)[len(m.group(1)) + 2:]
-    if _EXTERNAL.match(target):
-        return m.group(1)
-    return f"\x01{m.group(1)}\x02"
+    anchor, or a reference not defined as another site's address, ``external``) between marks, since
+    its text is usually that page's or section's title."""
+    rest = m.group(0)[len(m.group(1)) + 2:]
+    if rest.startswith("("):
+        inside = _EXTERNAL.match(rest[1:]) is None
+    else:
+        inside = _ref_label(rest[1:-1] or m.group(1)) not in external
+    return f"\x01{m.group(1)}\x02" if inside else m.group(1)
 
 
 def _unmark(text: str, pos: int, links: list[tuple[int, int]]) -> str:
@@ -413,7 +428,7 @@ def _unmark(text: str, pos: int, links: list[tuple[int, int]]) -> str:
 
 
 def _inline(line: str, out: list[str], pos: int, spans: list[tuple[int, int, str]],
-            links: list[tuple[int, int]] | None = None) -> int:
+            links: list[tuple[int, int]] | None = None, external: frozenset[str] = frozenset()) -> int:
     """Append one line of prose without markup; inline code content stays, its position is recorded,
     as is the text of each internal link (in ``links``).
 
@@ -431,7 +446,7 @@ def _inline(line: str, out: list[str], pos: int, spans: list[tuple[int, int, str
     line = _IMAGE.sub(lambda m: " ", line)
     line = _FOOTNOTE_REF.sub(" ", line)
     for _ in range(2):  # a link inside a link's text is rare but exists
-        line = _LINK.sub(_link_text, line)
+        line = _LINK.sub(lambda m: _link_text(m, external), line)
     line = _AUTOLINK.sub(" ", line)
     line = _TAG.sub(" ", line)
     line = _URL.sub(" ", line)
@@ -482,11 +497,14 @@ def outside_fences(text: str, change: Callable[[str], str], fence: Fence | None 
     return "\n".join(out)
 
 
-def prose_view(text: str, open_fence: Fence | None = None) -> Prose:
+def prose_view(text: str, open_fence: Fence | None = None, external: frozenset[str] | None = None) -> Prose:
     """The prose of a chunk for NER, with inline code positions and the code blocks set aside.
 
     ``open_fence``: the chunk starts inside this code block (the previous piece of a long block ended
-    in it), so its lines are code until the block closes."""
+    in it), so its lines are code until the block closes. ``external``: the reference labels that
+    name another site's address (:func:`external_references`; by default, those the chunk defines)."""
+    if external is None:
+        external = external_references(text)
     if "<" in text:
         text = outside_fences(text, lambda prose: _TAG.sub(_drop_tag, prose), open_fence)
     out: list[str] = []
@@ -533,7 +551,7 @@ def prose_view(text: str, open_fence: Fence | None = None) -> Prose:
         if "|" in line:
             line = line.replace("\\|", " ").replace("|", " ; ")
         start = pos
-        pos = _inline(line, out, pos, spans, links)
+        pos = _inline(line, out, pos, spans, links, external)
         if heading:
             headings.append((start, pos))
         if (heading or admonition or container) and line.strip() and line.rstrip()[-1] not in ".!?:":
@@ -574,12 +592,13 @@ def prose_views(texts: Sequence[str]) -> list[Prose]:
     views: list[Prose] = []
     previous, previous_start = "", None
     carry: Fence | None = None
+    external = frozenset().union(*(external_references(text) for text in texts))  # defined in any chunk
     for text in texts:
         start = carry
         at = _overlap_at(previous, text) if previous else None
         if at is not None:
             start = _fence_after(previous[:at], previous_start)
-        view = prose_view(text, start)
+        view = prose_view(text, start, external)
         views.append(view)
         previous, previous_start, carry = text, start, view.open_fence
     return views

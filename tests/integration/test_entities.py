@@ -22,6 +22,7 @@ from graphrag.ingest.textprep import (
     code_name,
     is_boilerplate,
     prose_view,
+    prose_views,
     reject_name,
     repeated_chunks,
 )
@@ -110,6 +111,14 @@ def test_prose_view_marks_the_text_of_links_to_other_pages() -> None:
     # Internal links (a relative path, an anchor, a reference) name a page or section of the same site.
     assert [view.text[a:b].strip() for a, b in view.links] == ["Usage Limits", "Retries", "Chapter 4", "Models"]
     assert "**" not in view.text and "Acme" in view.text and "Agent" in view.text
+    assert all(view.text[s:e] == c for s, e, c in view.code_spans) and "\x01" not in view.text
+    # A reference defined as another site's address is external, in the chunk or in another of the document.
+    refs = "See [Acme][1], [Limits][lim] and [Retries][].\n\n[1]: https://acme.example\n[lim]: agent.md#limits"
+    assert [prose_view(refs).text[a:b] for a, b in prose_view(refs).links] == ["Limits", "Retries"]
+    first, _ = prose_views(["See [Acme][1] and [Limits][lim].", "More.\n\n[1]: <https://acme.example>"])
+    assert [first.text[a:b] for a, b in first.links] == ["Limits"]
+    # Emphasis next to a link stays where it was text ("2*n"), and goes where it marked the link.
+    assert prose_view("2*[n](x.md) and foo_[bar](y.md)").text.startswith("2*n and foo_bar")
 
 
 def test_one_block_state_reads_comments_and_fences_for_every_markdown_walk() -> None:

@@ -189,6 +189,7 @@ def test_technology_names_take_tech_where_they_are_unambiguous(glossary_extracto
     meeting = ["The API and the CLI were discussed by the board. The AI lab in Boston."]
     tech, plain_text = glossary_extractor.extract_many([acronyms, meeting])
     assert {tech.entities[k].label for k in ("api", "cli", "sdk")} == {"TECH"}
+    assert {"api", "cli"} & set(plain_text.entities)  # found, with the model's label
     assert all(e.label != "TECH" for e in plain_text.entities.values())
     off = _extractor(Settings(tech_terms=False))
     [plain] = off.extract_many([PROSE_DOC])
