@@ -22,39 +22,29 @@
 
 // name: graph_leg
 CALL () {
-  // Spans through the entity-name full-text index: Lucene finds candidates, the share of the name
-  // the span covers decides the link (graphrag/search/linking.py name_overlap).
+  // Spans through the entity-name and entity-alias full-text indexes (another name a document or the
+  // glossary gives an entity: "TNF" for tumor necrosis factor, "QF" for Quillfeather): Lucene finds
+  // candidates, the share of the name or alias the span covers decides the link, the best one counting
+  // (graphrag/search/linking.py name_overlap).
   UNWIND $leg.spans AS s
-  CALL db.index.fulltext.queryNodes('entity_name', s.q) YIELD node, score
-  WHERE $leg.collections IS NULL OR node.collection IN $leg.collections
-  WITH s, node ORDER BY score DESC
-  WITH s, collect(node)[0..$leg.per_span] AS nodes
-  UNWIND nodes AS e
-  WITH s, e, reduce(acc = [], t IN split(replace(replace(replace(replace(replace(coalesce(e.norm, ''), '.', ' '),
+  CALL (s) {
+    CALL db.index.fulltext.queryNodes('entity_name', s.q) YIELD node, score
+    WHERE $leg.collections IS NULL OR node.collection IN $leg.collections
+    WITH node ORDER BY score DESC LIMIT $leg.per_span
+    RETURN node AS e, [coalesce(node.norm, '')] AS forms
+    UNION ALL
+    CALL db.index.fulltext.queryNodes('entity_alias', s.q) YIELD node, score
+    WHERE $leg.collections IS NULL OR node.collection IN $leg.collections
+    WITH node ORDER BY score DESC LIMIT $leg.per_span
+    RETURN node AS e, [alias IN coalesce(node.aliases, []) | toLower(alias)] AS forms
+  }
+  UNWIND forms AS form
+  WITH s, e, reduce(acc = [], t IN split(replace(replace(replace(replace(replace(form, '.', ' '),
        '-', ' '), '/', ' '), '&', ' '), '+', ' '), ' ') | CASE WHEN t = '' OR t IN acc THEN acc ELSE acc + t END) AS et
   WITH s, e, et, size([t IN et WHERE t IN s.toks]) AS common
   WHERE common > 0
   WITH e, CASE WHEN size(et) >= 2 AND common = size(et) THEN 0.8 ELSE 0.0 END AS contained,
        toFloat(common) / (size(s.toks) + size(et) - common) AS jaccard
-  WITH e, CASE WHEN jaccard > contained THEN jaccard ELSE contained END AS link
-  WHERE link >= 0.5
-  RETURN e, link, true AS named
-  UNION ALL
-  // Spans through the entity-alias full-text index: another name a document or the glossary gives an
-  // entity ("TNF" for tumor necrosis factor, "QF" for Quillfeather), judged as names are, the best alias.
-  UNWIND $leg.spans AS s
-  CALL db.index.fulltext.queryNodes('entity_alias', s.q) YIELD node, score
-  WHERE $leg.collections IS NULL OR node.collection IN $leg.collections
-  WITH s, node ORDER BY score DESC
-  WITH s, collect(node)[0..$leg.per_span] AS nodes
-  UNWIND nodes AS e
-  UNWIND coalesce(e.aliases, []) AS alias
-  WITH s, e, reduce(acc = [], t IN split(replace(replace(replace(replace(replace(toLower(alias), '.', ' '),
-       '-', ' '), '/', ' '), '&', ' '), '+', ' '), ' ') | CASE WHEN t = '' OR t IN acc THEN acc ELSE acc + t END) AS at
-  WITH s, e, at, size([t IN at WHERE t IN s.toks]) AS common
-  WHERE common > 0
-  WITH e, CASE WHEN size(at) >= 2 AND common = size(at) THEN 0.8 ELSE 0.0 END AS contained,
-       toFloat(common) / (size(s.toks) + size(at) - common) AS jaccard
   WITH e, max(CASE WHEN jaccard > contained THEN jaccard ELSE contained END) AS link
   WHERE link >= 0.5
   RETURN e, link, true AS named
