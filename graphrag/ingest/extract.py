@@ -135,13 +135,6 @@ class _DocState:
         self.mentions[(chunk, norm)] += 1
 
 
-def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
-    """``start``, ``end`` moved past the white space at either end of ``text[start:end]``."""
-    piece = text[start:end]
-    lead = len(piece) - len(piece.lstrip())
-    return start + lead, start + len(piece.rstrip())
-
-
 def _written_as(text: str, form: str) -> bool:
     """Whether ``text`` holds ``form`` as whole words (not inside a longer word or hyphenated name)."""
     at = text.find(form)
@@ -392,7 +385,7 @@ class SpacyExtractor:
             state.add(chunk_index, norm, named[0], CODE, "code")
             spans.append((span.start, span.end, norm))
         code_tokens |= term_tokens
-        link_texts = {_stripped(view.text, a, b) for a, b in view.links}
+        link_texts = set(view.links)
         for ent in doc.ents:
             if ent.label_ in opts.drop_labels or any(t in code_tokens for t in range(ent.start, ent.end)):
                 continue

@@ -381,7 +381,7 @@ class Prose:
     code_blocks: list[str] = field(default_factory=list)
     open_fence: Fence | None = None  # the chunk ends inside this code block (a long block cut in pieces)
     headings: list[tuple[int, int]] = field(default_factory=list)  # start, end in text of each heading line
-    links: list[tuple[int, int]] = field(default_factory=list)  # start, end in text of each internal link's text
+    links: list[tuple[int, int]] = field(default_factory=list)  # start, end in text of each internal link's text, trimmed
 
 
 def external_references(text: str) -> frozenset[str]:
@@ -407,19 +407,24 @@ def _link_text(m: re.Match[str], external: frozenset[str] = frozenset()) -> str:
 
 
 def _unmark(text: str, pos: int, links: list[tuple[int, int]]) -> str:
-    """``text`` without its link marks; the position of each marked stretch (``pos``: where ``text``
-    starts) goes to ``links``. A mark without its pair (a code span in the link's text) is dropped."""
+    """``text`` without its link marks; the position of each marked stretch without the white space at
+    its ends (``pos``: where ``text`` starts) goes to ``links``. A mark without its pair (a code span in
+    the link's text) is dropped."""
     if "\x01" not in text and "\x02" not in text:
         return text
     out: list[str] = []
-    opened: int | None = None
+    opened: int | None = None  # where in out the marked stretch starts
     length = 0
     for piece in re.split(r"([\x01\x02])", text):
         if piece == "\x01":
-            opened = pos + length
+            opened = len(out)
         elif piece == "\x02":
-            if opened is not None and pos + length > opened:
-                links.append((opened, pos + length))
+            if opened is not None:
+                inner = "".join(out[opened:])
+                start = pos + length - len(inner) + (len(inner) - len(inner.lstrip()))
+                end = pos + length - (len(inner) - len(inner.rstrip()))
+                if end > start:
+                    links.append((start, end))
             opened = None
         else:
             out.append(piece)
