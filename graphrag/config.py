@@ -127,7 +127,8 @@ class Settings(BaseSettings):
     entity_terms: Path | None = Field(
         None, description="A glossary (JSON Lines: `{\"name\": ..., \"label\": ..., \"aliases\": [...]}` a line): "
         "every occurrence of a term's name or alias is a mention of one entity with the term's name and label, "
-        "whatever the NER model says (docs/ingestion.md). Part of the content hash: editing it re-extracts.")
+        "whatever the NER model says (docs/ingestion.md). Or a folder of them: each collection's own "
+        "`<collection>.jsonl`, else `_default.jsonl`. Part of the content hash: editing it re-extracts.")
     tech_terms: bool = Field(
         True, description="Entities named after widely used technologies (languages, formats, protocols, browsers, "
         "databases: graphrag/ingest/tech_terms.txt) take the label TECH; ambiguous names only in documents with code.")

@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import functools
 import logging
 import re
@@ -295,6 +297,18 @@ class SpacyExtractor:
         from spacy.attrs import IS_ALPHA, IS_LOWER, ORTH
 
         self._lower_attrs = [ORTH, IS_LOWER, IS_ALPHA]
+
+    def with_glossary(self, terms: tuple[Term, ...], fingerprint: str) -> SpacyExtractor:
+        """This extractor with another glossary (a collection's own): the same loaded pipeline, shared,
+        and a matcher of its own for the terms."""
+        other = copy.copy(self)
+        other.options = dataclasses.replace(self.options, terms=terms, terms_fingerprint=fingerprint)
+        other._terms = None
+        if terms:
+            from graphrag.ingest.glossary import TermMatcher
+
+            other._terms = TermMatcher(self.nlp, terms)
+        return other
 
     def _ruler_is_last_reader(self) -> bool:
         """Whether the pipes after the attribute ruler are only an NER that reads none of what it sets."""

@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 from graphrag.config import Settings
 from graphrag.errors import ConfigurationError
 from graphrag.ingest.extract import ExtractOptions, SpacyExtractor, unify_labels
-from graphrag.ingest.glossary import Term, TermMatcher, load_glossary, tech_names
+from graphrag.ingest.glossary import Term, TermMatcher, load_setting, tech_names
 from graphrag.ingest.textprep import boilerplate_flags, repeated_chunks
 from graphrag.models import Entity, Extraction
 
@@ -133,11 +133,23 @@ def build_extractor(settings: Settings, spacy: SpacyExtractor, llm_model: Any = 
                            terms=spacy.options.terms)
 
 
+def with_glossary(gate: BoilerplateGate, settings: Settings, spacy: SpacyExtractor,
+                  llm_model: Any = None) -> BoilerplateGate:
+    """``gate`` (built by :func:`build_extractor`) for the glossary of ``spacy`` (a collection's own):
+    a configured extractor around spaCy is built again around it; a plug-in extractor is kept, and its
+    output still takes the glossary's names, labels and aliases."""
+    name = settings.extractor
+    inner = EXTRACTORS[name](settings, spacy, llm_model) if name in EXTRACTORS else gate.inner
+    return BoilerplateGate(inner, enabled=gate.enabled, repeated_min_documents=gate.repeated_min_documents,
+                           terms=spacy.options.terms)
+
+
 def extract_options(settings: Settings) -> ExtractOptions:
-    """The spaCy extractor's options from settings."""
+    """The spaCy extractor's options from settings (with a folder of glossaries, the folder's default
+    one; every file in it is checked)."""
     from graphrag.ingest.embed import resolve_precision
 
-    glossary = load_glossary(settings.entity_terms)
+    glossary = load_setting(settings.entity_terms)
     return ExtractOptions(drop_labels=frozenset(settings.entity_drop_labels), noun_phrases=settings.noun_phrases,
                           code_entities=settings.code_entities, identifier_min_chunks=settings.identifier_min_chunks,
                           keyphrases=settings.keyphrases, keyphrase_min_chunks=settings.keyphrase_min_chunks,

@@ -12,7 +12,9 @@ Two lists feed it:
       {"name": "Acme Widget", "label": "PRODUCT", "ignore_case": true}
 
   ``label`` defaults to ``TERM``; names are matched as written unless ``ignore_case`` is true; blank
-  lines and lines starting with ``#`` are skipped.
+  lines and lines starting with ``#`` are skipped. The setting may name a folder instead: then each
+  collection has its own glossary, ``<collection>.jsonl`` there, else the folder's ``_default.jsonl``
+  (:func:`glossary_path`), read again when the file changes.
 - **Technology names** (``GRAPHRAG_TECH_TERMS``, on by default; ``tech_terms.txt`` beside this module):
   widely used languages, formats, protocols, browsers, systems and databases. An entity the
   extractor found under one of these names, written as listed, takes the label ``TECH`` (the small
@@ -101,6 +103,45 @@ def _term(row: Any, where: str) -> Term:
         raise _fail(where, "\"ignore_case\" must be true or false")
     return Term(name=name.strip(), label=label.strip().upper(), aliases=tuple(a.strip() for a in aliases),
                 ignore_case=ignore_case)
+
+
+FOLDER_DEFAULT = "_default.jsonl"  # in a folder of glossaries: for collections without a file of their own
+
+
+def glossary_path(setting: Path | None, collection: str) -> Path | None:
+    """The glossary file that applies to ``collection``: ``GRAPHRAG_ENTITY_TERMS`` itself when it names a
+    file (every collection), or, when it names a folder, the collection's own ``<collection>.jsonl`` there,
+    else the folder's ``_default.jsonl`` (no collection name starts with ``_``); None when none applies."""
+    if setting is None or not Path(setting).is_dir():
+        return setting
+    for name in (f"{collection}.jsonl", FOLDER_DEFAULT):
+        found = Path(setting) / name
+        if found.is_file():
+            return found
+    return None
+
+
+def load_setting(setting: Path | None) -> Glossary:
+    """The glossary of ``GRAPHRAG_ENTITY_TERMS`` for collections without one of their own, every file
+    checked first: the file it names, or in a folder of glossaries every ``*.jsonl`` (so a bad line
+    fails at start-up, not in some later ingest) and the folder's ``_default.jsonl``."""
+    if setting is None or not Path(setting).is_dir():
+        return load_glossary(setting)
+    for path in sorted(Path(setting).glob("*.jsonl")):
+        load_glossary(path)
+    default = Path(setting) / FOLDER_DEFAULT
+    return load_glossary(default) if default.is_file() else Glossary()
+
+
+def file_stamp(path: Path | None) -> tuple[int, int] | None:
+    """What tells an edited glossary file from the one read before: its modification time and size."""
+    if path is None:
+        return None
+    try:
+        stat = Path(path).stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
 
 
 def load_glossary(path: Path | None) -> Glossary:

@@ -7,6 +7,8 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from graphrag.config import Settings
@@ -15,11 +17,20 @@ from graphrag.ingest import representations as extended
 from graphrag.ingest.chunk import Chunker, ChunkOptions, HFTokenCounter
 from graphrag.ingest.embed import Embedder
 from graphrag.ingest.embedders import Embedders
-from graphrag.ingest.extract import EXTRACTION_VERSION, SpacyExtractor
-from graphrag.ingest.extractors import build_extractor, extract_options
+from graphrag.ingest.extract import EXTRACTION_VERSION, ExtractOptions, SpacyExtractor
+from graphrag.ingest.extractors import build_extractor, extract_options, with_glossary
+from graphrag.ingest.glossary import file_stamp, glossary_path, load_glossary
 from graphrag.models import Chunk
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ExtractionProfile:
+    """How one collection's documents are extracted: the extractor, and its part of the content hash."""
+
+    extractor: Any
+    signature: str
 
 
 class IngestModels:
@@ -33,6 +44,9 @@ class IngestModels:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         self.embedders = Embedders(settings)
         self.extended_model = extended_model  # a pydantic-ai model for GRAPHRAG_EXTENDED=llm (tests pass one)
+        self.llm_model = llm_model
+        # Per glossary file (a folder of glossaries): what the file was when read, and its extractor.
+        self._profiles: dict[Path | None, tuple[tuple[Path | None, tuple[int, int] | None], ExtractionProfile]] = {}
         self.representers: dict[str, Any] = {}
         self._counters: dict[str, HFTokenCounter] = {}
         # Settings that can be wrong (a glossary file) are read before any model work starts.
@@ -59,12 +73,38 @@ class IngestModels:
     @property
     def extraction_signature(self) -> str:
         """Part of the content hash: changing what is extracted re-ingests documents."""
-        opts = self.extractor_options
+        return self._signature(self.extractor_options)
+
+    def _signature(self, opts: ExtractOptions) -> str:
         return (f"|{self.extractor_model}|{sorted(opts.drop_labels)}|{opts.noun_phrases}|{opts.svo}"
                 f"|{self.extractor_name}|{opts.code_entities}|{opts.identifier_min_chunks}|{opts.keyphrases}"
                 f"|{opts.keyphrase_min_chunks}|{self.boilerplate}|v{EXTRACTION_VERSION}"
                 f"|tech:{opts.tech_names.fingerprint if opts.tech_names else 'off'}"
                 f"{f'|terms:{opts.terms_fingerprint}' if opts.terms else ''}")
+
+    def extraction(self, collection: str) -> ExtractionProfile:
+        """The extractor and content-hash signature for documents of ``collection``: the process's own,
+        or, where ``GRAPHRAG_ENTITY_TERMS`` names a folder of glossaries, one with the collection's
+        glossary (:func:`glossary_path`), read again once its file has changed. A bad file is a
+        one-line ConfigurationError (called before anything of an ingest is written)."""
+        default = ExtractionProfile(self.extractor, self.extraction_signature)
+        setting = self.settings.entity_terms
+        if setting is None or not setting.is_dir():
+            return default
+        path = glossary_path(setting, collection)
+        stamp = (path, file_stamp(path))
+        cached = self._profiles.get(path)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        glossary = load_glossary(path)
+        if glossary.fingerprint == self.extractor_options.terms_fingerprint:
+            profile = default
+        else:
+            spacy = self.spacy.with_glossary(glossary.terms, glossary.fingerprint)
+            profile = ExtractionProfile(with_glossary(self.extractor, self.settings, spacy, self.llm_model),
+                                        self._signature(spacy.options))
+        self._profiles[path] = (stamp, profile)
+        return profile
 
     @property
     def embedder(self) -> Embedder:

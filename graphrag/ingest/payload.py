@@ -51,6 +51,7 @@ class Item:
     text_config: str = "english"  # the collection's text-search configuration
     extended: str | None = None  # the collection's extended-search mode (None: no representations)
     representations: list[Representation] | None = None
+    extractor: Any = None  # the collection's extractor (its glossary), None: the process's own
 
 
 class GraphPayload:

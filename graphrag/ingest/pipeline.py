@@ -184,6 +184,7 @@ class Ingestor:
         if requested is not None:
             self.models.representer(requested)  # an LLM mode without a model fails before anything is written
         report = report or IngestReport()
+        profile = self.models.extraction(collection)  # a collection's own glossary: a bad file stops here
         items: list[Item] = []
         seen_sources: set[str] = set()
         for doc, origin in docs:
@@ -193,9 +194,9 @@ class Ingestor:
             seen_sources.add(doc.source)
             strategy = chunker or DEFAULT_FOR_KIND.get(doc.kind, "sentence")
             row = DocumentRow(collection, doc.source, doc.title,
-                              content_hash(doc, strategy, self.models.extraction_signature, tags),
+                              content_hash(doc, strategy, profile.signature, tags),
                               doc.metadata, tuple(tags))
-            items.append(Item(doc, origin, strategy, row))
+            items.append(Item(doc, origin, strategy, row, extractor=profile.extractor))
         existing: dict[str, tuple[uuid.UUID, str]] = {}
         sources = [i.row.source for i in items]
         for k in range(0, len(sources), 1000):
@@ -284,9 +285,14 @@ class Ingestor:
                 items.append(item)
             if not items:
                 continue
-            extractions = await asyncio.to_thread(self.models.extractor.extract_many,
-                                                  [[c.text for c in i.chunks] for i in items])
-            for item, extraction in zip(items, extractions, strict=True):
+            extractions: dict[int, Extraction] = {}
+            for collection in {i.row.collection for i in items}:
+                group = [k for k, i in enumerate(items) if i.row.collection == collection]
+                extractor = self.models.extraction(collection).extractor
+                found = await asyncio.to_thread(extractor.extract_many, [[c.text for c in items[k].chunks] for k in group])
+                extractions.update(zip(group, found, strict=True))
+            for k, item in enumerate(items):
+                extraction = extractions[k]
                 add_title_entity(extraction, item.doc.title)
                 add_aliases(extraction, [c.text for c in item.chunks])
                 item.extraction = extraction
@@ -463,6 +469,7 @@ class Ingestor:
         space = ready[0].space
         embedder = space.embedder if space else self.models.embedder
         counter = self.models.counter_for(embedder)
+        extractor = ready[0].extractor or self.models.extractor
         slices = _slices(ready, SLICE_CHUNKS)
         passed = {"embed": 0, "extract": 0}
         counted = 0
@@ -507,7 +514,7 @@ class Ingestor:
                 notify("embed", finished)
 
         def extract(k: int) -> list[Extraction]:
-            out: list[Extraction] = self.models.extractor.extract_many([[c.text for c in i.chunks] for i in slices[k]])
+            out: list[Extraction] = extractor.extract_many([[c.text for c in i.chunks] for i in slices[k]])
             notify("extract", len(slices[k]))
             return out
 

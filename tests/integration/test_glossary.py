@@ -18,7 +18,7 @@ from graphrag.config import Settings
 from graphrag.errors import ConfigurationError
 from graphrag.ingest.extract import SpacyExtractor
 from graphrag.ingest.extractors import build_extractor, extract_options
-from graphrag.ingest.glossary import Term, load_glossary, tech_names
+from graphrag.ingest.glossary import Term, glossary_path, load_glossary, load_setting, tech_names
 from graphrag.ingest.pipeline import Ingestor
 from graphrag.models import Document
 from graphrag.runtime import Runtime
@@ -88,6 +88,26 @@ def test_a_missing_or_binary_file_is_a_configuration_error(tmp_path: Path) -> No
     (tmp_path / "binary.jsonl").write_bytes(b"\xff\xfe\x00junk")
     with pytest.raises(ConfigurationError, match="not UTF-8"):
         load_glossary(tmp_path / "binary.jsonl")
+
+
+def test_a_folder_of_glossaries_gives_each_collection_its_own(tmp_path: Path) -> None:
+    folder = tmp_path / "terms"
+    folder.mkdir()
+    own = _write(folder / "payments.jsonl", [{"name": "Ledgerline", "label": "SERVICE"}])
+    assert glossary_path(folder, "payments") == own
+    assert glossary_path(folder, "search") is None  # no file of its own and no default: no glossary
+    default = _write(folder / "_default.jsonl", GLOSSARY)
+    assert glossary_path(folder, "search") == default and glossary_path(folder, "payments") == own
+    assert glossary_path(tmp_path / "one.jsonl", "payments") == tmp_path / "one.jsonl"  # a file: every collection
+    assert glossary_path(None, "payments") is None
+    # The setting's own glossary is the folder's default; every file in it is checked at once.
+    assert [t.name for t in load_setting(folder).terms] == [t["name"] for t in GLOSSARY]
+    (folder / "broken.jsonl").write_text('{"name": "Ledgerline"}\n{"name": \n')
+    with pytest.raises(ConfigurationError, match=r"broken\.jsonl:2: not JSON"):
+        load_setting(folder)
+    (folder / "broken.jsonl").unlink()
+    (folder / "_default.jsonl").unlink()
+    assert load_setting(folder).terms == ()
 
 
 def test_the_shipped_technology_list_has_two_sections() -> None:
@@ -201,6 +221,7 @@ def test_technology_names_take_tech_where_they_are_unambiguous(glossary_extracto
 def _models_with(models: Any, settings: Settings) -> Any:
     """The session's models, with the extractor of ``settings`` (the embedder is not loaded again)."""
     plugged = copy.copy(models)
+    plugged.settings, plugged._profiles = settings, {}
     plugged.extractor_options = extract_options(settings)
     plugged.spacy = SpacyExtractor(settings.spacy_model, plugged.extractor_options)
     plugged.extractor = build_extractor(settings, plugged.spacy)
@@ -253,13 +274,102 @@ async def test_a_glossary_reaches_the_graph_and_query_expansion(runtime: Runtime
     assert rows[0]["label"] == "SERVICE"
 
 
+@pytest.mark.parametrize("folder", [False, True], ids=["file", "folder"])
 async def test_cli_refuses_a_bad_glossary_before_writing_anything(settings: Settings, services: Any, runtime: Runtime,
-                                                                  tmp_path: Path, collection: str) -> None:
+                                                                  tmp_path: Path, collection: str, folder: bool) -> None:
+    """A bad line is refused, in a folder of glossaries even in another collection's file."""
     (tmp_path / "doc.md").write_text("# Doc\n\nQuillfeather.\n")
-    (tmp_path / "terms.jsonl").write_text('{"name": "Quillfeather", "label": "PRODUCT"}\n{"name": \n')
-    env = {"GRAPHRAG_HOME": str(settings.home_dir), "GRAPHRAG_ENTITY_TERMS": str(tmp_path / "terms.jsonl")}
+    terms = tmp_path / "terms"
+    terms.mkdir()
+    (terms / "terms.jsonl").write_text('{"name": "Quillfeather", "label": "PRODUCT"}\n{"name": \n')
+    if folder:
+        _write(terms / f"{collection}.jsonl", GLOSSARY)
+    setting = terms if folder else terms / "terms.jsonl"
+    env = {"GRAPHRAG_HOME": str(settings.home_dir), "GRAPHRAG_ENTITY_TERMS": str(setting)}
     result = await asyncio.to_thread(run_cli, "ingest", str(tmp_path / "doc.md"), "--collection", collection, env=env)
     assert result.returncode != 0 and result.stderr.count("\n") == 1, result.stderr
     assert "GRAPHRAG_ENTITY_TERMS" in result.stderr and "terms.jsonl:2: not JSON" in result.stderr
     assert await runtime.postgres.pool.fetchval("SELECT count(*) FROM documents WHERE collection = $1",
                                                 collection) == 0
+
+
+async def _labels(runtime: Runtime, collection: str) -> dict[str, str]:
+    rows, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (e:Entity {collection: $c}) RETURN e.key AS key, e.label AS label", c=collection)
+    return {r["key"]: r["label"] for r in rows}
+
+
+async def test_a_folder_of_glossaries_applies_each_collections_own_on_one_server(
+        runtime: Runtime, models: Any, tmp_path: Path, collection: str) -> None:
+    """One process (a server) ingests two collections under their own glossaries; an edited file takes
+    effect on the next ingest, without a restart; a file broken while it runs stops that collection's
+    ingest before anything is written."""
+    folder = tmp_path / "terms"
+    folder.mkdir()
+    payments, other = f"{collection}_pay", f"{collection}_other"
+    _write(folder / f"{payments}.jsonl", [{"name": "Quillfeather", "label": "SERVICE", "aliases": ["QF"]}])
+    _write(folder / "_default.jsonl", GLOSSARY)
+    settings = runtime.settings.model_copy(update={"entity_terms": folder})
+    ingestor = Ingestor(settings, runtime.postgres, runtime.neo4j, _models_with(models, settings))
+    items = [(Document(source=name, title=name, text=text, kind="markdown"), name) for name, text in DOCS.items()]
+    for name in (payments, other):
+        report = await ingestor.ingest_documents(items, collection=name)
+        assert report.ingested == 2 and not report.failed
+    mine, theirs = await _labels(runtime, payments), await _labels(runtime, other)
+    assert mine["quillfeather"] == "SERVICE" and "blue widget" not in mine  # only its own terms
+    assert theirs["quillfeather"] == "PRODUCT" and theirs["blue widget"] == "PART"  # the folder's default
+    # The collection's file edited: its documents are extracted again on the next ingest; the other
+    # collection's are unchanged.
+    _write(folder / f"{payments}.jsonl", [{"name": "Quillfeather", "label": "PLATFORM", "aliases": ["QF"]},
+                                          {"name": "blue widget", "label": "GADGET", "ignore_case": True}])
+    again = await ingestor.ingest_documents(items, collection=payments)
+    assert again.updated == 2 and not again.failed
+    mine = await _labels(runtime, payments)
+    assert mine["quillfeather"] == "PLATFORM" and mine["blue widget"] == "GADGET"
+    assert (await ingestor.ingest_documents(items, collection=other)).unchanged == 2
+    # A file broken while the server runs: a one-line error for that collection, nothing written.
+    (folder / f"{payments}.jsonl").write_text('{"name": "Quillfeather", "label": "X"}\n{"name": \n')
+    changed = [(Document(source="launch", title="launch", text=DOCS["launch"] + "More.\n", kind="markdown"), "l")]
+    with pytest.raises(ConfigurationError, match=r"\.jsonl:2: not JSON"):
+        await ingestor.ingest_documents(changed, collection=payments)
+    content = await runtime.postgres.pool.fetchval(
+        "SELECT string_agg(c.content, ' ') FROM chunks c JOIN documents d ON d.id = c.document_id "
+        "WHERE d.collection = $1 AND d.source = 'launch'", payments)
+    assert "More." not in content and (await _labels(runtime, payments))["quillfeather"] == "PLATFORM"
+    assert (await ingestor.ingest_documents(changed, collection=other)).updated == 1  # others go on
+
+
+async def test_a_server_uploads_under_each_collections_glossary(runtime: Runtime, models: Any, tmp_path: Path,
+                                                                 collection: str) -> None:
+    """The REST API (the app `graphrag serve` runs): an upload takes its collection's glossary; a file
+    broken while the server runs is a problem-details error for that collection, nothing written."""
+    from tests.conftest import InProcessApi
+
+    folder = tmp_path / "terms"
+    folder.mkdir()
+    _write(folder / f"{collection}.jsonl", [{"name": "Quillfeather", "label": "SERVICE"}])
+    settings = runtime.settings.model_copy(update={"entity_terms": folder})
+    other = f"{collection}_other"
+    api = InProcessApi(settings, _models_with(models, settings))
+    await asyncio.to_thread(api.__enter__)
+    try:
+        def upload(name: str, body: bytes) -> Any:
+            with api.client() as client:
+                return client.post("/documents", data={"collection": name},
+                                   files={"file": ("launch.md", body, "text/markdown")})
+
+        for name in (collection, other):
+            r = await asyncio.to_thread(upload, name, DOCS["launch"].encode())
+            assert r.status_code == 201, r.text
+        assert (await _labels(runtime, collection))["quillfeather"] == "SERVICE"
+        assert (await _labels(runtime, other)).get("quillfeather") != "SERVICE"  # no file, no default: NER's
+        (folder / f"{collection}.jsonl").write_text('{"name": \n')
+        r = await asyncio.to_thread(upload, collection, b"# Launch\n\nQuillfeather is new.\n")
+        assert r.status_code == 500 and r.headers["content-type"].startswith("application/problem+json"), r.text
+        assert ".jsonl:1: not JSON" in r.json()["detail"], r.json()
+        assert await runtime.postgres.pool.fetchval(
+            "SELECT count(*) FROM documents WHERE collection = $1", collection) == 1
+        r = await asyncio.to_thread(upload, other, b"# Launch\n\nQuillfeather is new.\n")
+        assert r.status_code == 201, r.text  # the other collection's ingests go on
+    finally:
+        await asyncio.to_thread(api.__exit__, None, None, None)
