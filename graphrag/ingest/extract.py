@@ -42,7 +42,9 @@ _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$", re.I)
 _SUFFIXES = re.compile(
     r"[\s,]+(?:inc|incorporated|corp|corporation|co|company|ltd|limited|llc|plc|gmbh|ag|sa|s\.a|n\.v|nv)\.?$", re.I
 )
-_PUNCT = re.compile(r"[^\w\s&+\-./]")
+# Punctuation a name key drops; a "#" only where it does not end a word that it follows ("C#" and "F#"
+# are not "C" and "F"; "Issue #42" is "issue 42").
+_PUNCT = re.compile(r"[^\w\s&+\-./#]|(?<!\w)#|#(?=[\w#])")
 # Words written with a full stop of their own.
 _ABBREVIATED = frozenset({"inc", "corp", "co", "ltd", "llc", "bros", "jr", "sr", "dr", "mr", "mrs", "ms", "prof",
                           "st", "mt", "no", "vs", "etc", "dept", "univ", "assn", "intl", "govt", "gen", "col", "capt"})
@@ -675,7 +677,7 @@ def unify_labels(result: Extraction, terms: frozenset[str] = frozenset()) -> Ext
     return out
 
 
-EXTRACTION_VERSION = 6  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
+EXTRACTION_VERSION = 7  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
 _DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
 
 

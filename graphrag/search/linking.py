@@ -21,7 +21,7 @@ _LUCENE_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/])')
 _LUCENE_WORDS = {"AND", "OR", "NOT", "TO"}
 # Word tokens: letters/digits with inner apostrophes, dots, hyphens and ampersands ("O'Neil",
 # "J.", "Jean-Luc", "AT&T"); a trailing dot stays with initials.
-_WORD = re.compile(r"\w(?:[\w'’&-]*\w)?\.?")
+_WORD = re.compile(r"\w(?:[\w'’&-]*\w)?(?:#(?!\w)|\.)?")  # "C#" is a word of its own, as entity keys keep it
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]")
 _NAME_SPLIT = re.compile(r"[\s.\-/&+]+")
 # Particles that may sit inside a name, never at its ends.

@@ -56,7 +56,7 @@ def test_a_glossary_file_loads_with_defaults_and_a_fingerprint(tmp_path: Path) -
     ('{"name": "ok"', "terms.jsonl:3: not JSON"),
     ('["Quillfeather"]', "must be a JSON object"),
     ('{"name": "X"}', "fewer than two characters"),
-    ('{"name": "C#"}', "fewer than two characters"),
+    ('{"name": "R"}', "fewer than two characters"),
     ('{"name": "Ok", "colour": "red"}', "unknown field 'colour'"),
     ('{"name": "Ok", "aliases": "OK"}', '"aliases" must be a list'),
     ('{"name": "Ok", "label": ""}', '"label" must be a non-empty string'),
@@ -373,3 +373,25 @@ async def test_a_server_uploads_under_each_collections_glossary(runtime: Runtime
         assert r.status_code == 201, r.text  # the other collection's ingests go on
     finally:
         await asyncio.to_thread(api.__exit__, None, None, None)
+
+
+async def test_sharp_names_are_entities_of_their_own(runtime: Runtime, models: Any, tmp_path: Path,
+                                                     collection: str) -> None:
+    """A glossary may name C# and F# (keys "c#" and "f#", not "c" and "f"); a query naming one links to it."""
+    terms = [{"name": "C#", "label": "TECH", "aliases": ["C Sharp"]}, {"name": "F#", "label": "TECH"}]
+    settings = runtime.settings.model_copy(update={"entity_terms": _write(tmp_path / "terms.jsonl", terms)})
+    ingestor = Ingestor(settings, runtime.postgres, runtime.neo4j, _models_with(models, settings))
+    docs = {"csharp": "# Classes\n\nC# compiles to IL. Roslyn is the C Sharp compiler of Vortigen Labs.\n",
+            "fsharp": "# Pipelines\n\nF# pipes values with the forward operator of Quarrendale.\n",
+            "c": "# Pointers\n\nC code passes pointers; Brannoch wrote this manual about C.\n"}
+    items = [(Document(source=name, title=name, text=text, kind="markdown"), name) for name, text in docs.items()]
+    assert (await ingestor.ingest_documents(items, collection=collection)).ingested == 3
+    labels = await _labels(runtime, collection)
+    assert labels["c#"] == "TECH" and labels["f#"] == "TECH" and "f" not in labels
+    router = SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
+    graph = await rest_search(router, "What does F# do?", mode="graph", collections=[collection])
+    assert {e["name"] for e in graph["graph_context"]["entities"]} >= {"F#"}
+    assert [hit["source"] for hit in graph["results"]][:1] == ["fsharp"]
+    assert graph["legs"]["graph"].get("confidence", 1.0) == 1.0, graph["legs"]["graph"]  # linked as a name
+    alias = await rest_search(router, "Who makes the C Sharp compiler?", mode="graph", collections=[collection])
+    assert [hit["source"] for hit in alias["results"]][:1] == ["csharp"]

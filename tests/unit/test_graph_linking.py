@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from graphrag.ingest.extract import normalise_name
 from graphrag.search import walk
 from graphrag.search.config import SearchConfig
 from graphrag.search.graph import PER_ENTITY, PER_FIRST, PER_NEXT, chunk_limit, graph_parameters
@@ -52,6 +53,15 @@ def test_name_grams_are_exact_name_keys_with_their_place() -> None:
     assert {"norm": "vienna", "span": 0, "start": 1, "end": 2} in two
     assert {"norm": "j. m. barrie", "span": 1, "start": 0, "end": 3} in two
     assert name_grams(["The Apple Inc."])[0]["norm"] == "apple"  # a name's normal form: suffix gone
+    # "C#" and "F#" are names of their own, not "C" and "F"; a "#" before a number is not kept.
+    sharp = [g["norm"] for g in name_grams(["Is C# faster than C or F#? See issue #42."])]
+    assert {"c#", "f#", "c# faster"} <= set(sharp) and "issue 42" in sharp and not any(n.startswith("#") for n in sharp)
+
+
+def test_name_keys_keep_a_sharp_that_ends_a_word() -> None:
+    assert [normalise_name(n) for n in ("C#", "F#.", "The C# Language", "C")] == ["c#", "f#", "c# language", "c"]
+    assert [normalise_name(n) for n in ("Issue #42", "item#3", "#include")] == ["issue 42", "item3", "include"]
+    assert name_tokens("C# generics") == ("c#", "generics")
 
 
 def test_name_overlap_and_tokens() -> None:
