@@ -143,20 +143,49 @@ def _sentencizer() -> Any:
     return nlp
 
 
-def _sentence_starts(doc: Any) -> list[int]:
-    """Character offsets (in ``doc.text``) where a sentence starts, after the abbreviation rule; never
-    inside an inline code span (`` `httpx.PoolLimits()` ``)."""
+@functools.cache
+def _sentence_enders() -> frozenset[int]:
+    """The string hashes of the tokens that end a sentence for spaCy's sentencizer ("." "!" "?" ...;
+    all of them punctuation)."""
+    nlp = _sentencizer()
+    return frozenset(nlp.vocab.strings.add(c) for c in nlp.get_pipe("sentencizer").punct_chars)
+
+
+def _sentencizer_starts(doc: Any) -> list[int]:
+    """Token indexes where spaCy's sentencizer starts a sentence, from the token arrays (its own loop
+    makes a Python object of every token): the first token, and each token that is neither
+    punctuation nor an ender with an ender between it and the previous such token."""
+    from spacy.attrs import IS_PUNCT, ORTH
+
+    if len(doc) == 0:
+        return []
+    attrs = doc.to_array([ORTH, IS_PUNCT]).reshape(len(doc), 2)
+    punct = np.flatnonzero(attrs[:, 1])
+    enders = _sentence_enders()
+    ender = np.zeros(len(doc), dtype=bool)
+    ender[[i for i, h in zip(punct.tolist(), attrs[punct, 0].tolist(), strict=True) if h in enders]] = True
+    word = np.flatnonzero(attrs[:, 1] == 0)  # enders are punctuation
+    before = np.concatenate(([0], np.cumsum(ender)))  # enders among tokens [0, i)
+    since = before[word] - before[np.concatenate(([0], word[:-1] + 1))] if len(word) else word
+    starts = word[since > 0].tolist()
+    return starts if starts and starts[0] == 0 else [0, *starts]
+
+
+def _sentence_starts(doc: Any, text: str) -> list[int]:
+    """Character offsets (in ``text``, the text ``doc`` was made of) where a sentence starts, after the
+    abbreviation rule; never inside an inline code span (`` `httpx.PoolLimits()` ``). (``doc.text``
+    would build it again from a Python object per token: a third of chunking's CPU.)"""
     starts: list[int] = []
-    code = [(m.start(), m.end()) for m in CODE_SPAN.finditer(doc.text)] if "`" in doc.text else []
+    code = [(m.start(), m.end()) for m in CODE_SPAN.finditer(text)] if "`" in text else []
     code_starts = [a for a, _ in code]
-    for sent in doc.sents:
-        first = sent[0]
+    for i in _sentencizer_starts(doc):
+        first = doc[i]
         k = bisect.bisect_left(code_starts, first.idx) - 1  # the last span starting before it
         if k >= 0 and first.idx < code[k][1]:
             continue
-        if starts and first.i >= 2 and doc[first.i - 1].text == ".":
-            word, nxt = doc[first.i - 2], first.text
-            glued = word.idx + len(word.text) == doc[first.i - 1].idx  # "Fig." not "end ."
+        if starts and i >= 2 and doc[i - 1].text == ".":
+            word, nxt = doc[i - 2], first.text
+            glued = word.idx + len(word.text) == doc[i - 1].idx  # "Fig." not "end ."
             # "et al. showed", "Fig. 3", "No. 5": the sentencizer ended a sentence at an abbreviation.
             if glued and (word.lower_ in _ABBREVIATIONS or nxt[:1].islower()
                           or (word.lower_ in _NUMBER_ABBREVIATIONS and nxt[:1].isdigit())):
@@ -184,12 +213,12 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
         blocks.append((s, e))
     spans: list[tuple[int, int]] = []
     multi = [_MAYBE_END.search(text, s, e - 1) is not None for s, e in blocks]
-    docs = iter(_sentencizer().pipe(text[s:e] for (s, e), m in zip(blocks, multi, strict=True) if m))
+    docs = iter(_sentencizer().tokenizer.pipe(text[s:e] for (s, e), m in zip(blocks, multi, strict=True) if m))
     for (s, e), m in zip(blocks, multi, strict=True):
         if not m:
             spans.append((s, e))
             continue
-        starts = _sentence_starts(next(docs)) + [e - s]
+        starts = _sentence_starts(next(docs), text[s:e]) + [e - s]
         for a, b in pairwise(starts):
             a, b = _trim(text, s + a, s + b)
             if b > a:

@@ -269,6 +269,21 @@ def test_abbreviations_keep_sentences_whole() -> None:
         "It rained.", "Then it stopped!", "- Item one.", "Still item one", "- Item two"]
 
 
+@pytest.mark.parametrize("text", [
+    "", ".", "...", "x", "Hello world", ". Hello there.", '"Hi." she said. (Yes.) Ok! "Fine," he said.',
+    "Dr. Smith met Mr. Jones in the U.S. Army. It rained.", "End .Start here? No!! Yes... maybe",
+    "See Fig. 3 and et al. showed it. \u0964 Next \u3002 one", "!!! ??? Yes", "a.b.c. d", "1. 2. 3. done.",
+    ABBREVIATED,
+])
+def test_sentence_starts_are_the_sentencizers_own(text: str) -> None:
+    """The starts computed from the token arrays at once are the ones spaCy's sentencizer sets."""
+    from graphrag.ingest.chunk import _sentencizer, _sentencizer_starts
+
+    nlp = _sentencizer()
+    doc = nlp(text)
+    assert _sentencizer_starts(nlp.make_doc(text)) == [t.i for t in doc if t.is_sent_start]
+
+
 def test_markdown_chunker_keeps_a_converted_table_whole(tmp_path: Path, models: Any) -> None:
     rows = "".join(f"<tr><td>row {i}</td><td>value {i} of the sample table</td></tr>" for i in range(12))
     path = tmp_path / "big.html"
