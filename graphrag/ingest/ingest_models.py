@@ -47,6 +47,7 @@ class IngestModels:
         self.llm_model = llm_model
         # Per glossary file (a folder of glossaries): what the file was when read, and its extractor.
         self._profiles: dict[Path | None, tuple[tuple[Path | None, tuple[int, int] | None], ExtractionProfile]] = {}
+        self._profiles_lock = threading.Lock()
         self.representers: dict[str, Any] = {}
         self._counters: dict[str, HFTokenCounter] = {}
         # Settings that can be wrong (a glossary file) are read before any model work starts.
@@ -91,6 +92,10 @@ class IngestModels:
         setting = self.settings.entity_terms
         if setting is None or not setting.is_dir():
             return default
+        with self._profiles_lock:  # called from worker threads: one reads a changed file at a time
+            return self._collection_profile(setting, collection, default)
+
+    def _collection_profile(self, setting: Path, collection: str, default: ExtractionProfile) -> ExtractionProfile:
         path = glossary_path(setting, collection)
         stamp = (path, file_stamp(path))
         cached = self._profiles.get(path)

@@ -184,7 +184,9 @@ class Ingestor:
         if requested is not None:
             self.models.representer(requested)  # an LLM mode without a model fails before anything is written
         report = report or IngestReport()
-        profile = self.models.extraction(collection)  # a collection's own glossary: a bad file stops here
+        # A collection's own glossary (read off the event loop: a large one takes seconds to match
+        # against); a bad file stops the ingest here, before anything is written.
+        profile = await asyncio.to_thread(self.models.extraction, collection)
         items: list[Item] = []
         seen_sources: set[str] = set()
         for doc, origin in docs:
@@ -288,7 +290,7 @@ class Ingestor:
             extractions: dict[int, Extraction] = {}
             for collection in {i.row.collection for i in items}:
                 group = [k for k, i in enumerate(items) if i.row.collection == collection]
-                extractor = self.models.extraction(collection).extractor
+                extractor = (await asyncio.to_thread(self.models.extraction, collection)).extractor
                 found = await asyncio.to_thread(extractor.extract_many, [[c.text for c in items[k].chunks] for k in group])
                 extractions.update(zip(group, found, strict=True))
             for k, item in enumerate(items):
