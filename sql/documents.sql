@@ -12,8 +12,8 @@ ON CONFLICT (collection, source) DO UPDATE
         tags = EXCLUDED.tags, updated_at = now()
 RETURNING id, (xmax = 0) AS inserted;
 
--- name: delete_chunks_of_document
-DELETE FROM chunks WHERE document_id = :document_id;
+-- name: delete_chunks_of_documents
+DELETE FROM chunks WHERE document_id = ANY(:ids::uuid[]);
 
 -- name: delete_documents
 DELETE FROM documents WHERE id = ANY(:ids::uuid[]) RETURNING id, source;

@@ -585,21 +585,21 @@ class Ingestor:
             upserted = [await PostgresStore.upsert_document(uow, item.row) for item in batch]
             ids = [doc_id for doc_id, _ in upserted]
             await uow.documents.stats_subtract(ids)  # old chunks of updated documents
-            for item, (doc_id, inserted) in zip(batch, upserted, strict=True):
-                chunk_ids = [uuid.uuid4() for _ in item.chunks]
-                rows = [
-                    (cid, doc_id, collection, c.index, c.text, list(c.heading_path), c.char_start, c.char_end,
-                     c.token_count, c.has_code, json.dumps(c.metadata), vec, model, text_config)
-                    for cid, c, vec in zip(chunk_ids, item.chunks, item.embeddings, strict=True)  # type: ignore[arg-type]
-                ]
-                await uow.documents.replace_chunks(doc_id, rows)
+            chunk_ids = [[uuid.uuid4() for _ in item.chunks] for item in batch]
+            await uow.documents.replace_chunks(ids, [
+                (cid, doc_id, collection, c.index, c.text, list(c.heading_path), c.char_start, c.char_end,
+                 c.token_count, c.has_code, json.dumps(c.metadata), vec, model, text_config)
+                for item, doc_id, cids in zip(batch, ids, chunk_ids, strict=True)
+                for cid, c, vec in zip(cids, item.chunks, item.embeddings, strict=True)  # type: ignore[arg-type]
+            ])
+            for item, (doc_id, inserted), cids in zip(batch, upserted, chunk_ids, strict=True):
                 if item.representations is not None or not inserted:
                     # Stale ones go even when none are made (the collection's mode was turned off).
                     written_reps += await extended.replace_representations(
-                        uow, collection=collection, document_id=doc_id, chunk_ids=chunk_ids,
+                        uow, collection=collection, document_id=doc_id, chunk_ids=cids,
                         reps=item.representations or [], model=model, text_config=text_config,
                         generator=self.models.representer(item.extended).generator if item.extended else "")
-                payload.add(str(doc_id), item, [str(c) for c in chunk_ids], self._entity_vectors, model)
+                payload.add(str(doc_id), item, [str(c) for c in cids], self._entity_vectors, model)
                 outcomes.append((item, inserted, str(doc_id)))
             await uow.documents.stats_add(ids)
             await terms.replace(uow, {doc_id: terms.extraction_terms(item.row.title, item.extraction)

@@ -53,7 +53,7 @@ async def test_hnsw_cosine_query_returns_nearest_and_uses_index(runtime: Runtime
         doc_id, inserted = await uow.documents.upsert(collection=collection, source="src.md", title="T",
                                                       content_hash="h", metadata=json.dumps({}), tags=[])
         assert inserted
-        await uow.documents.replace_chunks(doc_id, [
+        await uow.documents.replace_chunks([doc_id], [
             (uuid.uuid4(), doc_id, collection, i, f"chunk {i}", [], 0, 7, 2, False, "{}", _basis(i), MODEL, "english")
             for i in range(20)
         ])

@@ -24,7 +24,7 @@ async def _write(runtime: Runtime, collection: str, vectors: np.ndarray) -> uuid
     async with runtime.postgres.unit_of_work() as uow:
         doc_id, _ = await uow.documents.upsert(collection=collection, source="src.md", title="T",
                                                content_hash="h", metadata=json.dumps({}), tags=[])
-        await uow.documents.replace_chunks(doc_id, [
+        await uow.documents.replace_chunks([doc_id], [
             (uuid.uuid4(), doc_id, collection, i, f"chunk {i}", [], 0, 7, 2, False, "{}", vectors[i].tolist(), MODEL,
              "english")
             for i in range(len(vectors))
@@ -105,7 +105,7 @@ async def test_no_index_of_its_own_when_alone_in_its_dimension_or_turned_off(run
     async with runtime.postgres.unit_of_work() as uow:
         doc_id, _ = await uow.documents.upsert(collection=alone, source="a.md", title="A", content_hash="h",
                                                metadata=json.dumps({}), tags=[])
-        await uow.documents.replace_chunks(doc_id, [
+        await uow.documents.replace_chunks([doc_id], [
             (uuid.uuid4(), doc_id, alone, i, f"chunk {i}", [], 0, 7, 2, False, "{}", rows[i].tolist(), model, "english")
             for i in range(len(rows))])
         await uow.documents.stats_add([doc_id])

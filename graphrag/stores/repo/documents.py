@@ -40,9 +40,11 @@ class DocumentsQueries(Area):
         assert row is not None
         return row["id"], bool(row["inserted"])
 
-    async def replace_chunks(self, document_id: uuid.UUID, rows: list[tuple[Any, ...]]) -> None:
-        """Delete a document's chunks and COPY the new ones in (``rows`` in :data:`CHUNK_COLUMNS` order)."""
-        await self._sql.execute("documents", "delete_chunks_of_document", document_id=document_id)
+    async def replace_chunks(self, document_ids: list[uuid.UUID], rows: list[tuple[Any, ...]]) -> None:
+        """Delete the documents' chunks and COPY the new ones in (``rows`` in :data:`CHUNK_COLUMNS` order):
+        one statement each for a whole batch, since every statement on ``chunks`` opens all its indexes
+        (one partial vector index per collection that has its own, and per dimension)."""
+        await self._sql.execute("documents", "delete_chunks_of_documents", ids=document_ids)
         if rows:
             await self._sql.copy("chunks", rows, list(CHUNK_COLUMNS))
 
