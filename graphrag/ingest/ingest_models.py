@@ -46,7 +46,7 @@ class IngestModels:
         self.extended_model = extended_model  # a pydantic-ai model for GRAPHRAG_EXTENDED=llm (tests pass one)
         self.llm_model = llm_model
         # Per glossary file (a folder of glossaries): what the file was when read, and its extractor.
-        self._profiles: dict[Path | None, tuple[tuple[Path | None, tuple[int, int] | None], ExtractionProfile]] = {}
+        self._profiles: dict[Path | None, tuple[tuple[int, int] | None, ExtractionProfile]] = {}
         self._profiles_lock = threading.Lock()
         self.representers: dict[str, Any] = {}
         self._counters: dict[str, HFTokenCounter] = {}
@@ -97,7 +97,7 @@ class IngestModels:
 
     def _collection_profile(self, setting: Path, collection: str, default: ExtractionProfile) -> ExtractionProfile:
         path = glossary_path(setting, collection)
-        stamp = (path, file_stamp(path))
+        stamp = file_stamp(path)
         cached = self._profiles.get(path)
         if cached is not None and cached[0] == stamp:
             return cached[1]
