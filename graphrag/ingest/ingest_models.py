@@ -71,12 +71,8 @@ class IngestModels:
             if building is not None:
                 building.join()
 
-    @property
-    def extraction_signature(self) -> str:
-        """Part of the content hash: changing what is extracted re-ingests documents."""
-        return self._signature(self.extractor_options)
-
     def _signature(self, opts: ExtractOptions) -> str:
+        """Part of the content hash: changing what is extracted re-ingests documents."""
         return (f"|{self.extractor_model}|{sorted(opts.drop_labels)}|{opts.noun_phrases}|{opts.svo}"
                 f"|{self.extractor_name}|{opts.code_entities}|{opts.identifier_min_chunks}|{opts.keyphrases}"
                 f"|{opts.keyphrase_min_chunks}|{self.boilerplate}|v{EXTRACTION_VERSION}"
@@ -88,7 +84,7 @@ class IngestModels:
         or, where ``GRAPHRAG_ENTITY_TERMS`` names a folder of glossaries, one with the collection's
         glossary (:func:`glossary_path`), read again once its file has changed. A bad file is a
         one-line ConfigurationError (called before anything of an ingest is written)."""
-        default = ExtractionProfile(self.extractor, self.extraction_signature)
+        default = ExtractionProfile(self.extractor, self._signature(self.extractor_options))
         setting = self.settings.entity_terms
         if setting is None or not setting.is_dir():
             return default
