@@ -91,10 +91,18 @@ def _term(row: Any, where: str) -> Term:
         raise _fail(where, "\"label\" must be a non-empty string of at most 40 characters")
     if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
         raise _fail(where, "\"aliases\" must be a list of strings")
-    for form in (name, *aliases):
-        if len(normalise_name(form)) < 2:
+    for position, form in enumerate((name, *aliases)):
+        if one_letter(form):
+            # "R", "C": an entity of its own, matched as written and only where it stands alone; a
+            # question's "R" links to it by the entity's name, so the letter must be the name.
+            if position:
+                raise _fail(where, f"{form!r}: a one-letter form must be the term's name, not an alias")
+            if ignore_case is True:
+                raise _fail(where, f"{form!r}: a one-letter name is matched as written (no \"ignore_case\")")
+        elif len(normalise_name(form)) < 2:
             raise _fail(where, f"{form!r} keeps fewer than two characters as an entity key "
-                               f"({normalise_name(form)!r}: case, punctuation and articles are folded)")
+                               f"({normalise_name(form)!r}: case, punctuation and articles are folded; "
+                               "a single capital letter may be a name)")
         if form.strip().lower() in _stop_words():
             raise _fail(where, f"{form!r} is a common word: every {form.strip()!r} in the text would be the term")
     if len(aliases) > MAX_ALIASES:
@@ -103,6 +111,13 @@ def _term(row: Any, where: str) -> Term:
         raise _fail(where, "\"ignore_case\" must be true or false")
     return Term(name=name.strip(), label=label.strip().upper(), aliases=tuple(a.strip() for a in aliases),
                 ignore_case=ignore_case)
+
+
+def one_letter(form: str) -> bool:
+    """Whether a glossary form is a single capital letter ("R", "C"): a name only a glossary can give
+    (the extractor and the graph leg's linking otherwise ignore one-character keys)."""
+    form = form.strip()
+    return len(form) == 1 and form.isalpha() and form.isupper()
 
 
 FOLDER_DEFAULT = "_default.jsonl"  # in a folder of glossaries: for collections without a file of their own
@@ -227,6 +242,10 @@ class TermMatcher:
             match_id = f"graphrag-term-{i}"
             self._by_id[match_id] = term
             patterns = [_compact(next(docs))[0] for _ in group]
+            if one_letter(term.name):
+                # A sentence that ends with the letter tokenizes it with its period ("in R."), as an
+                # initial is; an initial inside a longer name ("R. Ellis") is that name's (see find).
+                patterns.append(nlp.make_doc(term.name + "."))
             (self._folded if term.ignore_case else self._exact).add(match_id, patterns)
 
     def find(self, doc: Any) -> list[tuple[int, int, Term]]:
@@ -236,6 +255,7 @@ class TermMatcher:
         strings = doc.vocab.strings
         found = [(at[start], at[end - 1] + 1, self._by_id[strings[mid]]) for matcher in (self._exact, self._folded)
                  for mid, start, end in matcher(compact)]
+        found = [m for m in found if not one_letter(m[2].name) or _stands_alone(doc, m[0])]
         found.sort(key=lambda m: (m[0] - m[1], m[0]))  # longest first, then leftmost
         taken: set[int] = set()
         kept: list[tuple[int, int, Term]] = []
@@ -251,6 +271,23 @@ class TermMatcher:
         forms = (term.name, *term.aliases)
         folded = " ".join(name.split())
         return folded in forms if not term.ignore_case else folded.lower() in {f.lower() for f in forms}
+
+
+# What may touch a one-letter term without making it part of another word ("in R.", "(R)", "R's").
+_OPEN_BEFORE = frozenset("([{\"'“‘")
+_CLOSE_AFTER = frozenset(".,;:!?)]}\"”’")
+
+
+def _stands_alone(doc: Any, i: int) -> bool:
+    """Whether the one-letter token ``doc[i]`` is a word of its own: not joined to a neighbour without a
+    space ("R-squared", "C++", "x/R", "R2" tokenised apart), but "in R.", "(R)" and "R's" are."""
+    before = doc[i - 1] if i > 0 else None
+    if before is not None and not (before.whitespace_ or before.is_space or before.text[-1:] in _OPEN_BEFORE):
+        return False
+    if i + 1 < len(doc) and not doc[i].whitespace_ and not doc[i + 1].is_space:
+        after = doc[i + 1].text
+        return after in ("'s", "’s") or after[:1] in _CLOSE_AFTER and after[1:2] not in ("+", "#")
+    return True
 
 
 def _compact(doc: Any) -> tuple[Any, list[int]]:

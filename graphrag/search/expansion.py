@@ -34,7 +34,7 @@ from graphrag.ingest.aliases import is_acronym_of, is_short_form
 from graphrag.ingest.extract import normalise_name
 from graphrag.search.config import SearchConfig
 from graphrag.search.legs import LegResult, keyword_leg
-from graphrag.search.linking import _LUCENE_SPECIAL
+from graphrag.search.linking import _LUCENE_SPECIAL, capital_letter
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore
 
@@ -186,7 +186,7 @@ def word_runs(query: str) -> dict[str, str]:
                 continue
             text = " ".join(run)
             norm = normalise_name(text)
-            if norm and len(norm) > 1 and norm not in out:
+            if norm and (len(norm) > 1 or capital_letter(text)) and norm not in out:  # "R": a glossary's name
                 out[norm] = text
     return dict(list(out.items())[:80])
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from graphrag.search.config import SearchConfig
 from graphrag.search.legs import LegResult, collection_list, fetch_rows
-from graphrag.search.linking import name_grams, query_spans
+from graphrag.search.linking import MAX_GRAMS, Span, letter_grams, name_grams, query_spans
 from graphrag.stores.neo4j import Neo4jStore
 from graphrag.stores.postgres import PostgresStore
 
@@ -54,7 +54,7 @@ def graph_parameters(query: str, config: SearchConfig, *, total_chunks: int,
            for rank_weight, (chunk_id, relative) in zip(_prf_weights(len(feedback)), feedback, strict=True)]
     return {
         "spans": [{"q": s.lucene, "toks": list(dict.fromkeys(s.tokens))} for s in spans],
-        "grams": name_grams([s.text for s in spans] if spans else [query]),
+        "grams": grams(query, spans),
         "prf": prf,
         "titles": titles,
         "collections": collection_list(config),
@@ -67,6 +67,15 @@ def graph_parameters(query: str, config: SearchConfig, *, total_chunks: int,
         "limit": chunk_limit(config), "context_entities": CONTEXT_ENTITIES, "relation_limit": RELATION_LIMIT,
         "named_limit": 2 * len(titles) + 2,
     }
+
+
+def grams(query: str, spans: list[Span]) -> list[dict[str, Any]]:
+    """Exact-name n-grams of the spans (of the query without spans), then, where the list has room,
+    the query's one-letter names ("Python and R"; only a glossary gives an entity such a name)."""
+    texts = [s.text for s in spans] if spans else [query]
+    found = name_grams(texts)
+    letters = letter_grams(query, len(spans), texts) if spans else letter_grams(query, 0)
+    return found + letters[:max(0, MAX_GRAMS - len(found))]
 
 
 async def plan_graph_leg(neo4j: Neo4jStore, config: SearchConfig) -> None:

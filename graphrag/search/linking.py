@@ -13,6 +13,7 @@ three entities); a query without spans (written in lower case) has its own n-gra
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graphrag.ingest.extract import normalise_name, title_key
@@ -160,3 +161,20 @@ def name_grams(texts: list[str], max_n: int = MAX_GRAM) -> list[dict[str, object
                     seen.add(norm)
                     found.append((-n, len(found), {"norm": norm, "span": index, "start": i, "end": i + n}))
     return [gram for _, _, gram in sorted(found, key=lambda f: (f[0], f[1]))][:MAX_GRAMS]
+
+
+def capital_letter(word: str) -> bool:
+    """A word that is one capital letter ("R", "C"): an entity name only a glossary gives, looked up as
+    written ("in R", not "in r"). "A" and "I" are function words, never names."""
+    return len(word) == 1 and word.isalpha() and word.isupper() and word.lower() not in _FUNCTION_WORDS
+
+
+def letter_grams(query: str, span: int, inside: Sequence[str] = ()) -> list[dict[str, object]]:
+    """The query's one-capital-letter words ("plots in R") as exact entity names, numbered as text
+    ``span``, but for those within a text of ``inside`` where the query writes it (a longer name,
+    "Appendix C", is looked up as that). :func:`name_grams` leaves them out: a name needs two
+    characters but these."""
+    covered = [(m.start(), m.end()) for text in inside for m in re.finditer(re.escape(text), query)]
+    return [{"norm": w.group(0).lower(), "span": span, "start": i, "end": i + 1}
+            for i, w in enumerate(_WORD.finditer(query))
+            if capital_letter(w.group(0)) and not any(a <= w.start() < b for a, b in covered)]

@@ -61,6 +61,10 @@ def test_word_runs_keep_names_and_capitalised_small_words() -> None:
     runs = word_runs("What did WHO say about the European Space Agency?")
     assert runs["who"] == "WHO" and runs["european space agency"] == "European Space Agency"
     assert "what" not in runs and "the european" not in runs
+    # A capital letter may be a glossary's name ("R"); a lower-case one and "A"/"I" are not names.
+    letters = word_runs("Does A plot in R faster than in r or I thought?")
+    assert letters["r"] == "R" and "a" not in letters and "i" not in letters
+    assert "r" not in word_runs("plots in r")
 
 
 def test_expansion_is_opt_in_per_request_or_collection() -> None:

@@ -55,8 +55,11 @@ def test_a_glossary_file_loads_with_defaults_and_a_fingerprint(tmp_path: Path) -
 @pytest.mark.parametrize("line, message", [
     ('{"name": "ok"', "terms.jsonl:3: not JSON"),
     ('["Quillfeather"]', "must be a JSON object"),
-    ('{"name": "X"}', "fewer than two characters"),
-    ('{"name": "R"}', "fewer than two characters"),
+    ('{"name": "x"}', "fewer than two characters"),
+    ('{"name": "7"}', "fewer than two characters"),
+    ('{"name": "R", "ignore_case": true}', "a one-letter name is matched as written"),
+    ('{"name": "GNU R", "aliases": ["R"]}', "a one-letter form must be the term's name"),
+    ('{"name": "A"}', "'A' is a common word"),
     ('{"name": "Ok", "colour": "red"}', "unknown field 'colour'"),
     ('{"name": "Ok", "aliases": "OK"}', '"aliases" must be a list'),
     ('{"name": "Ok", "label": ""}', '"label" must be a non-empty string'),
@@ -395,3 +398,48 @@ async def test_sharp_names_are_entities_of_their_own(runtime: Runtime, models: A
     assert graph["legs"]["graph"].get("confidence", 1.0) == 1.0, graph["legs"]["graph"]  # linked as a name
     alias = await rest_search(router, "Who makes the C Sharp compiler?", mode="graph", collections=[collection])
     assert [hit["source"] for hit in alias["results"]][:1] == ["csharp"]
+
+
+def test_a_capital_letter_is_a_term_only_where_it_stands_alone(tmp_path: Path) -> None:
+    """ "R" and "C" name languages: a glossary may list a capital letter as a name (matched as written),
+    and only a letter that is a word of its own is a mention: not "R-squared", "C++" or "r"."""
+    path = _write(tmp_path / "terms.jsonl", [{"name": "R", "label": "TECH", "aliases": ["GNU R"]},
+                                             {"name": "C", "label": "TECH"}])
+    assert [t.key for t in load_glossary(path).terms] == ["r", "c"]
+    extractor = _extractor(Settings(entity_terms=path))
+    chunks = ["We fit the models in R. R's plotting draws them (see the R manual), and GNU R is the same thing.",
+              "The R-squared was 0.9 and r was 0.95; C++ and C# ran faster than x/R, but C itself was fastest.",
+              "Nothing here names either: a plain sentence about Dr. R. Ellis and her kiln."]
+    [ex] = extractor.extract_many([chunks])
+    assert (ex.entities["r"].name, ex.entities["r"].label) == ("R", "TECH")
+    assert ex.mentions[(0, "r")] == 4  # "in R.", "R's", "the R manual", "GNU R"
+    assert (1, "r") not in ex.mentions and (2, "r") not in ex.mentions  # R-squared, r, x/R; the initial "R."
+    assert ex.mentions[(1, "c")] == 1 and ex.entities["c"].label == "TECH"  # "C itself"; not C++ or C#
+
+
+async def test_a_question_naming_a_one_letter_language_links_to_it(runtime: Runtime, models: Any, tmp_path: Path,
+                                                                  collection: str) -> None:
+    """A question's capital letter links to the glossary's one-letter entity, beside the other names
+    it gives or without any; in a collection without such a term the letter links nothing."""
+    terms = [{"name": "R", "label": "TECH"}, {"name": "C", "label": "TECH"}]
+    settings = runtime.settings.model_copy(update={"entity_terms": _write(tmp_path / "terms.jsonl", terms)})
+    ingestor = Ingestor(settings, runtime.postgres, runtime.neo4j, _models_with(models, settings))
+    docs = {"plots": "# Histograms\n\nIn R, the hist function draws a histogram of a numeric vector.\n",
+            "pointers": "# Pointers\n\nC passes arrays to functions as pointers to their first element.\n",
+            "quarto": "# Quarto\n\nQuarto renders notebooks of Python code into web pages.\n"}
+    items = [(Document(source=name, title=name, text=text, kind="markdown"), name) for name, text in docs.items()]
+    assert (await ingestor.ingest_documents(items, collection=collection)).ingested == 3
+    labels = await _labels(runtime, collection)
+    assert labels["r"] == "TECH" and labels["c"] == "TECH"
+    router = SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
+    for question, source in [("how do i draw a histogram in R", "plots"),  # no name span: the query's grams
+                             ("Can Quarto draw what R draws?", "plots"),  # beside the span "Quarto"
+                             ("Why does C decay arrays?", "pointers")]:
+        graph = await rest_search(router, question, mode="graph", collections=[collection])
+        linked = {e["name"] for e in graph["graph_context"]["entities"]}
+        assert {"R" if source == "plots" else "C"} <= linked, (question, linked)
+        assert source in [hit["source"] for hit in graph["results"]][:2], (question, graph["results"])
+        assert graph["legs"]["graph"].get("confidence", 1.0) == 1.0, graph["legs"]["graph"]  # linked as a name
+    # Written in lower case, "r" names nothing: the walk starts from the keyword passages alone.
+    lower = await rest_search(router, "how do i draw a histogram in r", mode="graph", collections=[collection])
+    assert lower["legs"]["graph"]["confidence"] < 1.0, lower["legs"]["graph"]

@@ -58,6 +58,23 @@ def test_name_grams_are_exact_name_keys_with_their_place() -> None:
     assert {"c#", "f#", "c# faster"} <= set(sharp) and "issue 42" in sharp and not any(n.startswith("#") for n in sharp)
 
 
+def test_capital_letters_are_looked_up_beside_the_spans() -> None:
+    # A one-letter name (only a glossary gives one) is a gram of its own: from the whole query without
+    # spans, after the spans' grams with them, and not where it is a word of a longer span.
+    config = SearchConfig()
+
+    def grams(query: str) -> list[tuple[object, object]]:
+        params = graph_parameters(query, config, total_chunks=1, feedback=[])
+        return [(g["norm"], g["span"]) for g in params["grams"]]
+
+    assert ("r", 0) in grams("how do i plot in R") and ("plot", 0) in grams("how do i plot in R")
+    assert grams("Can Quarto plot in R?") == [("quarto", 0), ("r", 1)]
+    assert grams("Read Appendix C before C code") == [("read appendix c", 0), ("read appendix", 0), ("appendix c", 0),
+                                                      ("read", 0), ("appendix", 0), ("c", 1)]
+    assert not any(n in ("a", "i") for n, _ in grams("Is A better than I think, Sam?"))
+    assert grams("how do i plot in r") == [(g["norm"], 0) for g in name_grams(["how do i plot in r"])]
+
+
 def test_name_keys_keep_a_sharp_that_ends_a_word() -> None:
     assert [normalise_name(n) for n in ("C#", "F#.", "The C# Language", "C")] == ["c#", "f#", "c# language", "c"]
     assert [normalise_name(n) for n in ("Issue #42", "item#3", "#include")] == ["issue 42", "item3", "include"]
