@@ -24,6 +24,7 @@ from graphrag.ingest.html_reader import load_html
 from graphrag.ingest.load_base import LoadError, Unsupported, file_title
 from graphrag.ingest.mdx import mdx_to_markdown
 from graphrag.ingest.pdf_reader import load_pdf
+from graphrag.ingest.sitegen import site_markup_to_markdown
 from graphrag.ingest.textprep import fence_indented_code, heading_text, markdown_title
 from graphrag.models import Document
 
@@ -187,7 +188,7 @@ def load_markdown(path: Path, data: bytes) -> list[Document]:
     if path.suffix.lower() == ".mdx":
         body = mdx_to_markdown(body)  # MDX has no indented code blocks
     else:
-        body = fence_indented_code(body)
+        body = fence_indented_code(site_markup_to_markdown(body))
     title = _front_matter_title(meta) or markdown_title(body) or file_title(path)
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
 

@@ -1622,3 +1622,50 @@ def test_rst_literal_blocks_take_the_highlight_language(tmp_path: Path) -> None:
     text = _load(tmp_path / "h.rst", "rst").text
     assert "Before:\n\n```\nplain = 1\n```" in text and "After:\n\n```python\nx = 1\n```" in text
     assert "```python\n>>> print(3)\n3\n```" in text and "highlight" not in text
+
+
+# -- site generators' Markdown (MyST, Hugo) ---------------------------------------------------------------
+MYST_PAGE = """# Deploying Vortigen
+
+(deploy)=
+:::{warning} Cold starts
+Brannoch Systems measured the first request of a Vortigen node at forty seconds.
+:::
+
+```{code-block} yaml
+replicas: 3
+```
+
+See {ref}`the scaling guide <scaling>` before changing the replicas.
+"""
+
+HUGO_PAGE = """---
+title: Quillfeather nodes
+---
+A Quillfeather node runs in a {{< glossary_tooltip text="Pod" term_id="pod" >}}.
+
+{{< note >}}
+Olga Brandt wrote the Quillfeather drainage scheduler.
+{{< /note >}}
+"""
+
+
+async def test_myst_and_hugo_pages_keep_their_content_as_prose_and_lose_their_markup(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
+    (tmp_path / "deploy.md").write_text(MYST_PAGE)
+    (tmp_path / "nodes.md").write_text(HUGO_PAGE)
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (2, [])
+    for term, title in [("forty seconds", "Deploying Vortigen"), ("drainage scheduler", "Quillfeather nodes")]:
+        response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
+        assert [r["title"] for r in response["results"]][:1] == [title], term
+    contents = [r["content"] for r in await runtime.postgres.pool.fetch(
+        "SELECT content FROM chunks WHERE collection = $1", collection)]
+    assert contents and not any(m in c for c in contents for m in (":::", "{warning}", "{ref}", "{{<", "(deploy)="))
+    assert any("```yaml" in c and "replicas: 3" in c for c in contents)  # the code directive is still code
+    rows, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (e:Entity {collection: $c}) RETURN e.name AS name", c=collection)
+    names = {r["name"] for r in rows}
+    # Names inside the admonition and the note are read as prose (a MyST fence was a code block).
+    assert {"Brannoch Systems", "Olga Brandt"} <= names, names
+    assert not any("{" in n or "glossary_tooltip" in n for n in names), names

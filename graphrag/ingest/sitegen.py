@@ -1,0 +1,314 @@
+"""Markdown as static-site generators extend it, read as the page the site renders.
+
+Documentation sites keep their pages as Markdown with a generator's own markup, which a plain
+Markdown reader takes for text or code:
+
+- **MyST** (Sphinx, Jupyter Book): directives are fences whose info string is ``{name}`` (```` ```{note}
+  ````, ``:::{tip}``); an admonition, a tab, a card or a dropdown holds Markdown, not code, and would be
+  chunked as a code block, out of the graph. Roles (``{ref}`Install <install>```, ``{py:func}`run```),
+  targets (``(install)=``), comments (``% ...``) and block breaks (``+++``) are markup too.
+- **Hugo** shortcodes: ``{{< note >}}``, ``{{% tab name="Linux" %}}``, ``{{< glossary_tooltip
+  text="Pod" term_id="pod" >}}``; ``highlight`` and ``code-toggle`` hold code.
+- **Jekyll** (Liquid and kramdown): ``{% include note.html %}``, ``{{ site.baseurl }}``, ``{%
+  highlight ruby %}`` ... ``{% endhighlight %}`` (code), ``{% comment %}`` (not shown), and attribute
+  lists such as ``{: .note}``.
+
+:func:`site_markup_to_markdown` rewrites them in place. Directives and shortcodes that hold prose lose
+their markup and keep their content (a title or a tab name becomes a line of its own); code becomes a
+fenced code block; what a page would not show (targets, comments, table-of-contents and include
+directives, template expressions) is blanked. Every line keeps its length or gets shorter with
+spaces filling the rest, and line breaks stay, so a chunk's offsets still index the file. Code blocks
+and inline code are never touched, and each dialect's rules apply only to a file that uses it (a
+``{{<`` shortcode, a ``{%`` tag, a MyST directive, role or target): a ``% of users`` line in a plain
+Markdown file is text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from graphrag.ingest.textprep import fence_closes, fence_open
+
+# --- MyST -------------------------------------------------------------------------------------
+
+_DIRECTIVE = re.compile(r"^([ \t]*)(`{3,}|:{3,})\{([\w:.-]+)\}[ \t]*(.*?)[ \t]*\r?$")
+_COLON_CLOSE = re.compile(r"^[ \t]*(:{3,})[ \t]*\r?$")
+_OPTION = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?\r?$")
+_TARGET = re.compile(r"^[ \t]*\([^()\s]+\)=[ \t]*\r?$")
+_ROLE = re.compile(r"\{([\w:.+-]+)\}(`+)(.+?)\2")
+_EXPLICIT_TITLE = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
+# Directives whose body is source code (the first argument, if any, is its language).
+_CODE_DIRECTIVES = frozenset({"code", "code-block", "code-cell", "sourcecode", "math", "mermaid", "graphviz",
+                              "jupyter-execute", "ipython", "doctest", "testcode", "testoutput"})
+# Directives a reader does not see as text: navigation, files pulled in, generated lists.
+_HIDDEN_DIRECTIVES = frozenset({"toctree", "include", "literalinclude", "tableofcontents", "contents",
+                                "bibliography", "autosummary", "automodule", "autoclass", "autofunction",
+                                "image", "raw", "only", "glue", "glue:figure", "myst-config", "rubric-hidden"})
+_VERSION_DIRECTIVES = {"versionadded": "Added in version", "versionchanged": "Changed in version",
+                       "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
+# Roles whose content is shown as written text ("Install <install>" shows "Install"); others are code.
+_TEXT_ROLES = frozenset({"ref", "doc", "numref", "term", "download", "any", "abbr", "sub", "sup", "eq",
+                         "external", "kbd", "guilabel", "menuselection", "file", "command"})
+_HIDDEN_ROLES = frozenset({"octicon", "fa", "icon", "index"})  # icons and index entries show no text
+
+# --- Hugo -------------------------------------------------------------------------------------
+
+_SHORTCODE = re.compile(r"\{\{([<%])\s*(/?)\s*([\w.-]+)(.*?)\s*[>%]\}\}", re.S)  # {{< x >}}, {{% x %}}
+_SHORTCODE_LINE = re.compile(r"^[ \t]*(\{\{([<%])\s*(/?)\s*([\w.-]+)(.*?)\s*[>%]\}\})[ \t]*\r?$")
+_CODE_SHORTCODES = frozenset({"highlight", "code-toggle", "code"})
+_TEXT_ARG = re.compile(r"""\b(text|title|name)=(?:"([^"]*)"|'([^']*)'|([^\s"'>%]+))""")
+
+# --- Jekyll: Liquid and kramdown --------------------------------------------------------------
+
+_LIQUID_TAG = re.compile(r"(?<!\{)\{%-?\s*(\w+)(.*?)-?%\}", re.S)
+_LIQUID_OUTPUT = re.compile(r"\{\{-?(?![<%]).*?-?\}\}", re.S)
+_IAL_LINE = re.compile(r"^[ \t]*\{:[^{}\n]*\}[ \t]*\r?$")
+_IAL = re.compile(r"\{:[^{}\n]*\}")  # kramdown's attribute lists: "{: .note}", "{:toc}"
+
+
+@dataclass(frozen=True)
+class Dialects:
+    """Which generators' markup a file uses."""
+
+    myst: bool
+    hugo: bool
+    liquid: bool
+
+    def __bool__(self) -> bool:
+        return self.myst or self.hugo or self.liquid
+
+
+def dialects(text: str) -> Dialects:
+    """The dialects ``text`` shows (cheap checks first: most files use none)."""
+    myst = ("{" in text and (re.search(r"^[ \t]*(?:`{3,}|:{3,})\{[\w:.-]+\}", text, re.M) is not None
+                             or _ROLE.search(text) is not None)) or _TARGET.search(text) is not None
+    hugo = "{{<" in text or "{{%" in text
+    liquid = "{%" in text and _LIQUID_TAG.search(text) is not None
+    return Dialects(myst, hugo, liquid)
+
+
+def _fill(line: str, new: str) -> str:
+    """``new`` in place of ``line``: padded with spaces to its length, its line ending kept."""
+    end = "\r" if line.endswith("\r") else ""
+    body = line[:len(line) - len(end)]
+    return new + " " * max(0, len(body) - len(new)) + end
+
+
+def _blank(line: str) -> str:
+    return _fill(line, "")
+
+
+_TICKS = re.compile(r"`+")
+
+
+def _inline_code(line: str) -> list[tuple[int, int]]:
+    """Where inline code spans sit in ``line`` (a backtick run and its match)."""
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while (m := _TICKS.search(line, i)) is not None:
+        close = line.find(m.group(0), m.end())
+        while close != -1 and (line[close + len(m.group(0)):close + len(m.group(0)) + 1] == "`"):
+            close = line.find(m.group(0), close + len(m.group(0)) + 1)
+        if close == -1:
+            i = m.end()
+            continue
+        spans.append((m.start(), close + len(m.group(0))))
+        i = close + len(m.group(0))
+    return spans
+
+
+def _role(m: re.Match[str]) -> str:
+    role, content = m.group(1).split(":")[-1], m.group(3).strip()
+    if role in _HIDDEN_ROLES:
+        return ""
+    titled = _EXPLICIT_TITLE.match(content)
+    if role in _TEXT_ROLES or m.group(1).startswith("external"):
+        text = titled.group(1) if titled and titled.group(1) else content
+        return text.lstrip("~!")
+    if titled and titled.group(1):
+        return f"`{titled.group(1)}`"  # "{py:func}`the runner <pkg.run>`"
+    return f"`{content.lstrip('~!')}`"  # a code role: the name stays code
+
+
+def _shortcode_text(name: str, args: str) -> str:
+    """What an opening shortcode shows: its ``text`` or ``title`` (a tooltip's word, a figure's title),
+    a tab's ``name``; nothing for the rest (a tab set's ``name`` is an id)."""
+    for m in _TEXT_ARG.finditer(args):
+        if m.group(1) != "name" or name in ("tab", "tab-item"):
+            return next((g for g in m.groups()[1:] if g is not None), "")
+    return ""
+
+
+def _outside_code(line: str, rewrite: re.Pattern[str], replace: Callable[[re.Match[str]], str]) -> str:
+    """``line`` with each match of ``rewrite`` outside inline code replaced (``replace`` gives the text),
+    every replacement padded with spaces to the match's length."""
+    code = _inline_code(line) if "`" in line else []
+    out: list[str] = []
+    last = 0
+    for m in rewrite.finditer(line):
+        if any(a <= m.start() < b for a, b in code):
+            continue
+        new = replace(m)
+        out += [line[last:m.start()], new + " " * max(0, len(m.group(0)) - len(new))]
+        last = m.end()
+    return "".join(out) + line[last:] if out else line
+
+
+@dataclass
+class _Open:
+    """A block open at this point of the file: a MyST directive (``prose`` or ``hidden``, closed by a
+    fence of its ``marker``) or a Hugo/Liquid code block (``code``, closed by the tag ``marker``)."""
+
+    kind: str
+    marker: str
+    options: bool = True  # MyST: option lines (":class: tip", or a "---" YAML block) may still follow
+    yaml: bool = False  # MyST: inside that YAML block
+
+
+_LIQUID_SAME_LINE = re.compile(r"(?<!\{)\{%-?\s*comment\s*-?%\}.*?\{%-?\s*endcomment\s*-?%\}")
+
+
+def site_markup_to_markdown(text: str) -> str:
+    """``text`` (a Markdown file's body) with the MyST, Hugo and Jekyll markup it uses rewritten as the
+    Markdown a site would render (see the module's notes); a file without any is returned as it is."""
+    found = dialects(text)
+    if not found:
+        return text
+    out: list[str] = []
+    stack: list[_Open] = []
+    fence = None  # an ordinary code fence open: its content is never touched
+    liquid_skip = ""  # "endcomment" (blanked) or "endraw" (kept as written) inside such a Liquid block
+    for line in text.split("\n"):
+        if fence is not None:
+            if fence_closes(line, fence):
+                fence = None
+            out.append(line)
+            continue
+        if stack and stack[-1].kind == "code":
+            out.append(_code_block_line(line, stack, found))
+            continue
+        if liquid_skip:
+            end = next((m for m in _LIQUID_TAG.finditer(line) if m.group(1) == liquid_skip), None)
+            kept = _blank(line) if liquid_skip == "endcomment" else line
+            if end is not None:
+                kept = (_blank(line[:end.end()]) + line[end.end():] if liquid_skip == "endcomment"
+                        else _outside_code(line, _LIQUID_TAG, lambda m: ""))
+                liquid_skip = ""
+            out.append(kept)
+            continue
+        if found.myst:
+            done, line = _myst_line(line, stack)
+            if done:
+                out.append(line)
+                continue
+        opened = fence_open(line)
+        if opened is not None:
+            fence = opened
+            out.append(line)
+            continue
+        if found.hugo:
+            whole = _SHORTCODE_LINE.match(line)
+            if whole is not None and whole.group(4) in _CODE_SHORTCODES and not whole.group(3):
+                words = whole.group(5).split()
+                language = "toml" if whole.group(4) == "code-toggle" else words[0].strip("\"'") if words else ""
+                stack.append(_Open("code", whole.group(4)))
+                out.append(_fill(line, "```" + ("" if "=" in language else language)))
+                continue
+            line = _outside_code(line, _SHORTCODE, lambda m: "" if m.group(2) else _shortcode_text(m.group(3), m.group(4)))
+        if found.liquid:
+            tag = _LIQUID_TAG.search(line)
+            if tag is not None and tag.group(1) == "highlight" and not line.replace(tag.group(0), "").strip():
+                words = tag.group(2).split()
+                stack.append(_Open("code", "highlight"))
+                out.append(_fill(line, "```" + (words[0] if words else "")))
+                continue
+            line = _outside_code(line, _LIQUID_SAME_LINE, lambda m: "")
+            opening = next((m for m in _LIQUID_TAG.finditer(line) if m.group(1) in ("comment", "raw")), None)
+            if opening is not None and not any(m.group(1) == "end" + opening.group(1)
+                                               for m in _LIQUID_TAG.finditer(line, opening.end())):
+                liquid_skip = "end" + opening.group(1)
+                head = _outside_code(line[:opening.start()], _LIQUID_TAG, lambda m: "")
+                line = head + (" " * (len(line) - len(head)) if liquid_skip == "endcomment" else
+                               " " * len(opening.group(0)) + line[opening.end():])
+                out.append(line)
+                continue
+            line = _outside_code(line, _LIQUID_TAG, lambda m: "")
+            line = _outside_code(line, _LIQUID_OUTPUT, lambda m: "")
+            if _IAL_LINE.match(line):
+                line = _blank(line)
+            elif "{:" in line:
+                line = _outside_code(line, _IAL, lambda m: "")
+        out.append(line)
+    return "\n".join(out)
+
+
+def _code_block_line(line: str, stack: list[_Open], found: Dialects) -> str:
+    """A line inside a Hugo or Liquid code block: code, or the tag that closes it (a fence now)."""
+    marker = stack[-1].marker
+    shortcode = _SHORTCODE_LINE.match(line) if found.hugo else None
+    if shortcode is not None and shortcode.group(3) and shortcode.group(4) == marker:
+        stack.pop()
+        return _fill(line, "```")
+    tag = _LIQUID_TAG.search(line) if found.liquid else None
+    if tag is not None and tag.group(1) == "end" + marker and not line.replace(tag.group(0), "").strip():
+        stack.pop()
+        return _fill(line, "```")
+    return line
+
+
+def _myst_line(line: str, stack: list[_Open]) -> tuple[bool, str]:
+    """One line read for MyST: (True, what to write) where the line is MyST's markup (a directive's
+    fence or options, a target, a comment), else (False, the line with its roles rewritten; a code
+    directive's opening is now an ordinary fence, which the caller opens)."""
+    top = stack[-1] if stack else None
+    if top is not None:
+        closing = re.match(r"^[ \t]*(`{3,}|:{3,})[ \t]*\r?$", line)
+        if closing is not None and closing.group(1)[0] == top.marker[0] and len(closing.group(1)) >= len(top.marker):
+            stack.pop()
+            return True, _blank(line)
+        if top.kind == "hidden":
+            return True, _blank(line)
+        if top.yaml:
+            top.yaml = line.strip() != "---"
+            top.options = top.yaml
+            return True, _blank(line)
+        if top.options and (line.strip() == "---" or _OPTION.match(line)):
+            top.yaml = line.strip() == "---"
+            return True, _blank(line)
+        top.options = False
+    directive = _DIRECTIVE.match(line)
+    if directive is not None:
+        indent, marker, name, argument = directive.groups()
+        name = name.lower()
+        if name in _CODE_DIRECTIVES and marker[0] == "`":
+            words = argument.split()
+            language = name if name in ("math", "mermaid", "graphviz") else words[0] if words else ""
+            return False, _fill(line, indent + marker + language)
+        kind = "hidden" if name in _HIDDEN_DIRECTIVES else "prose"
+        stack.append(_Open(kind, marker))
+        # An admonition's title, a tab's or a dropdown's name is a line of text of its own.
+        shown = argument if kind == "prose" and name not in ("figure", "tab-set", "grid", "div", "table") else ""
+        if name in _VERSION_DIRECTIVES and shown:
+            phrase = f"{_VERSION_DIRECTIVES[name]} {shown}:"  # as Sphinx shows it, where the line has room
+            shown = phrase if len(indent + phrase) <= len(line.rstrip("\r")) else f"{shown}:"
+        return True, _fill(line, indent + (_outside_code_roles(shown).strip() if "}`" in shown else shown))
+    if _TARGET.match(line) or re.match(r"^[ \t]*(?:%|\+\+\+)", line):
+        return True, _blank(line)
+    return False, _outside_code_roles(line) if "}`" in line else line
+
+
+def _outside_code_roles(line: str) -> str:
+    """``line`` with its MyST roles rewritten; a role inside another code span stays (the role's own
+    content is a code span that starts after the role's name)."""
+    code = _inline_code(line)
+    out: list[str] = []
+    last = 0
+    for m in _ROLE.finditer(line):
+        if any(a < m.start() < b for a, b in code):
+            continue
+        new = _role(m)
+        out += [line[last:m.start()], new + " " * max(0, len(m.group(0)) - len(new))]
+        last = m.end()
+    return "".join(out) + line[last:] if out else line

@@ -1,0 +1,149 @@
+"""Site generators' Markdown (MyST, Hugo, Jekyll) read as the page the site renders (pure logic)."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphrag.ingest.sitegen import dialects, site_markup_to_markdown
+
+MYST = """# Install
+
+(install-target)=
+% a comment the page does not show
+
+:::{note} Before you start
+:class: tip
+Quarrendale needs Python 3.11 or later.
+:::
+
+```{code-block} python
+import quarrendale
+```
+
+````{tip}
+---
+class: dropdown
+---
+Run the checks with `quarrendale check`:
+
+```bash
+quarrendale check --all
+```
+````
+
+```{toctree}
+:maxdepth: 2
+intro
+reference/api
+```
+
+```{versionadded} 2.1
+The `check` command.
+```
+
+See {ref}`the usage guide <usage>`, {py:func}`quarrendale.run` and H{sub}`2`O. Not a role: `{ref}`x``.
+"""
+
+
+def _lines(text: str) -> list[str]:
+    return [line.rstrip() for line in text.rstrip("\n").split("\n")]
+
+
+def test_myst_directives_become_the_prose_code_or_nothing_a_page_shows() -> None:
+    out = site_markup_to_markdown(MYST)
+    assert len(out) == len(MYST) and out.count("\n") == MYST.count("\n")  # offsets still index the file
+    lines = _lines(out)
+    assert "Before you start" in lines and "Quarrendale needs Python 3.11 or later." in lines
+    assert not any(line.startswith((":::", ":class:", "(install", "%", "---", "class:", "````")) for line in lines)
+    assert "```python" in lines and "import quarrendale" in lines  # a code directive is a code fence
+    assert "```bash" in lines and "quarrendale check --all" in lines  # code inside an admonition stays code
+    assert "Run the checks with `quarrendale check`:" in lines  # the admonition's body is prose
+    assert "intro" not in lines and "reference/api" not in lines  # a toctree shows no text
+    assert "Added in version 2.1:" in lines and "The `check` command." in lines
+    last = lines[-1]
+    assert last.startswith("See the usage guide") and "`quarrendale.run`" in last and "{" not in last.split("Not")[0]
+    assert last.endswith("Not a role: `{ref}`x``.")  # inline code is never touched
+
+
+HUGO = """Containers run in a {{< glossary_tooltip text="Pod" term_id="pod" >}} on a node.
+
+{{< note >}}
+Init containers do not support `lifecycle`.
+{{< /note >}}
+
+{{< tabs name="tab_with_code" >}}
+{{% tab name="Linux" %}}
+Run the tool on Linux.
+{{% /tab %}}
+{{< /tabs >}}
+
+{{< highlight yaml >}}
+kind: Pod
+{{< /highlight >}}
+
+{{< code-toggle file=hugo >}}
+[security]
+enableInlineShortcodes = true
+{{< /code-toggle >}}
+
+Write `{{< note >}}` to add a note; see the [API](/docs/{{< param "version" >}}/api).
+
+```go-html-template
+{{< note >}} stays in a code block
+```
+"""
+
+
+def test_hugo_shortcodes_show_their_text_and_code_blocks_become_fences() -> None:
+    out = site_markup_to_markdown(HUGO)
+    assert len(out) == len(HUGO) and out.count("\n") == HUGO.count("\n")
+    lines = _lines(out)
+    assert " ".join(lines[0].split()) == "Containers run in a Pod on a node."
+    assert "Init containers do not support `lifecycle`." in lines and "{{< note >}}" not in lines
+    assert "Linux" in lines and "tab_with_code" not in out  # a tab's name shows, a tab set's id does not
+    assert lines[lines.index("kind: Pod") - 1] == "```yaml" and lines[lines.index("kind: Pod") + 1] == "```"
+    assert lines[lines.index("[security]") - 1] == "```toml"
+    assert "Write `{{< note >}}` to add a note; see the [API](/docs/" in out and "param" not in out
+    assert "{{< note >}} stays in a code block" in lines
+
+
+JEKYLL = """---
+layout: page
+---
+{% include toc.html %}
+Welcome to {{ site.title }}, the Zentrovia handbook.
+{: .lead}
+
+{% highlight ruby %}
+puts "hello"
+{% endhighlight %}
+
+{% comment %}
+Internal: do not publish.
+{% endcomment %}
+{% raw %}
+Templates write {{ page.title }} literally.
+{% endraw %}
+Read the guide{: .note} and `{% include x %}` in code.
+"""
+
+
+def test_jekyll_liquid_and_kramdown_markup_is_what_the_page_shows() -> None:
+    out = site_markup_to_markdown(JEKYLL)
+    assert len(out) == len(JEKYLL) and out.count("\n") == JEKYLL.count("\n")
+    lines = _lines(out)
+    assert " ".join(lines[4].split()) == "Welcome to , the Zentrovia handbook."
+    assert lines[5] == "" and "```ruby" in lines and 'puts "hello"' in lines
+    assert "Internal: do not publish." not in out  # a Liquid comment is not shown
+    assert "Templates write {{ page.title }} literally." in lines  # raw text is shown as written
+    assert "{%" not in "".join(lines[:-1]) and lines[-1].startswith("Read the guide ")
+    assert lines[-1].endswith("and `{% include x %}` in code.")
+
+
+@pytest.mark.parametrize("text", [
+    "# Plain\n\n% of users grew by 40% this year.\n+++ is a separator here.\n",
+    "Templates in code: `{% if %}` and\n\n```jinja\n{% for x in y %}{{ x }}{% endfor %}\n```\n",
+    "A set {a} and a dict {'k': 1}; LaTeX \\frac{1}{2}.\n",
+])
+def test_plain_markdown_is_left_as_it_is(text: str) -> None:
+    assert not dialects(text).myst and not dialects(text).hugo and site_markup_to_markdown(text) == text
