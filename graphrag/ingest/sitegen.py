@@ -37,7 +37,7 @@ _DIRECTIVE = re.compile(r"^([ \t]*)(`{3,}|:{3,})\{([\w:.-]+)\}[ \t]*(.*?)[ \t]*\
 _COLON_CLOSE = re.compile(r"^[ \t]*(:{3,})[ \t]*\r?$")
 _OPTION = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?\r?$")
 _TARGET = re.compile(r"^[ \t]*\([^()\s]+\)=[ \t]*\r?$")
-_ROLE = re.compile(r"\{([\w:.+-]+)\}(`+)(.+?)\2")
+_ROLE = re.compile(r"(?<![`{$\\])\{([a-z][\w:.+-]*)\}(`+)([^`].*?)\2(?!`)")  # not in code: "`f'{name}`"
 _EXPLICIT_TITLE = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
 # Directives whose body is source code (the first argument, if any, is its language).
 _CODE_DIRECTIVES = frozenset({"code", "code-block", "code-cell", "sourcecode", "math", "mermaid", "graphviz",
@@ -57,8 +57,10 @@ _HIDDEN_ROLES = frozenset({"octicon", "fa", "icon", "index"})  # icons and index
 
 _SHORTCODE = re.compile(r"\{\{([<%])\s*(/?)\s*([\w.-]+)(.*?)\s*[>%]\}\}", re.S)  # {{< x >}}, {{% x %}}
 _SHORTCODE_LINE = re.compile(r"^[ \t]*(\{\{([<%])\s*(/?)\s*([\w.-]+)(.*?)\s*[>%]\}\})[ \t]*\r?$")
+_SHORTCODE_START = re.compile(r"\{\{[<%](?!.*[>%]\}\})")  # one that does not close on its line
+_SHORTCODE_END = re.compile(r"[>%]\}\}")
 _CODE_SHORTCODES = frozenset({"highlight", "code-toggle", "code"})
-_TEXT_ARG = re.compile(r"""\b(text|title|name)=(?:"([^"]*)"|'([^']*)'|([^\s"'>%]+))""")
+_TEXT_ARG = re.compile(r"""\b(text|title|summary|name)=(?:"([^"]*)"|'([^']*)'|([^\s"'>%]+))""")
 
 # --- Jekyll: Liquid and kramdown --------------------------------------------------------------
 
@@ -180,6 +182,7 @@ def site_markup_to_markdown(text: str) -> str:
     stack: list[_Open] = []
     fence = None  # an ordinary code fence open: its content is never touched
     liquid_skip = ""  # "endcomment" (blanked) or "endraw" (kept as written) inside such a Liquid block
+    shortcode_open = False  # inside a Hugo shortcode whose arguments run over several lines
     for line in text.split("\n"):
         if fence is not None:
             if fence_closes(line, fence):
@@ -209,14 +212,25 @@ def site_markup_to_markdown(text: str) -> str:
             out.append(line)
             continue
         if found.hugo:
+            if shortcode_open:  # the lines of a shortcode written over several ("{{< figure\n  src=...\n>}}")
+                closes = _SHORTCODE_END.search(line)
+                shortcode_open = closes is None
+                out.append(_blank(line) if closes is None else " " * closes.end() + line[closes.end():])
+                continue
             whole = _SHORTCODE_LINE.match(line)
-            if whole is not None and whole.group(4) in _CODE_SHORTCODES and not whole.group(3):
+            if (whole is not None and whole.group(4) in _CODE_SHORTCODES and not whole.group(3)
+                    and not whole.group(5).rstrip().endswith("/")):  # "{{< code-toggle config=x />}}" holds none
                 words = whole.group(5).split()
                 language = "toml" if whole.group(4) == "code-toggle" else words[0].strip("\"'") if words else ""
                 stack.append(_Open("code", whole.group(4)))
                 out.append(_fill(line, "```" + ("" if "=" in language else language)))
                 continue
             line = _outside_code(line, _SHORTCODE, lambda m: "" if m.group(2) else _shortcode_text(m.group(3), m.group(4)))
+            start = _SHORTCODE_START.search(line)
+            if start is not None and not any(a <= start.start() < b for a, b in _inline_code(line)):
+                shortcode_open = True
+                out.append(line[:start.start()] + " " * (len(line) - start.start()))
+                continue
         if found.liquid:
             tag = _LIQUID_TAG.search(line)
             if tag is not None and tag.group(1) == "highlight" and not line.replace(tag.group(0), "").strip():

@@ -147,3 +147,12 @@ def test_jekyll_liquid_and_kramdown_markup_is_what_the_page_shows() -> None:
 ])
 def test_plain_markdown_is_left_as_it_is(text: str) -> None:
     assert not dialects(text).myst and not dialects(text).hugo and site_markup_to_markdown(text) == text
+
+
+def test_hugo_shortcodes_over_several_lines_and_self_closing_ones_are_blanked() -> None:
+    text = ("Before.\n{{< figure\n  src=\"a.png\"\n  alt=\"A\"\n>}} After the figure.\n"
+            "{{< code-toggle config=services.x />}}\nStill prose, with {{< param \"v\" >}} gone.\n")
+    out = site_markup_to_markdown(text)
+    assert len(out) == len(text) and out.count("\n") == text.count("\n")
+    assert [" ".join(line.split()) for line in _lines(out)] == ["Before.", "", "", "", "After the figure.", "",
+                                                                "Still prose, with gone."]
