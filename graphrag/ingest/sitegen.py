@@ -25,19 +25,24 @@ Markdown file is text.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from graphrag.ingest.textprep import fence_closes, fence_open
 
+# Every pattern's inner scan is bounded: a line of many openings that never close (an upload made to
+# be slow) costs linear time, not quadratic.
+
 # --- MyST -------------------------------------------------------------------------------------
 
-_DIRECTIVE = re.compile(r"^([ \t]*)(`{3,}|:{3,})\{([\w:.-]+)\}[ \t]*(.*?)[ \t]*\r?$")
+_DIRECTIVE = re.compile(r"^([ \t]*)(`{3,}|:{3,})\{([\w:.-]+)\}[ \t]*(.*?)\r?$")
 _COLON_CLOSE = re.compile(r"^[ \t]*(:{3,})[ \t]*\r?$")
 _OPTION = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?\r?$")
 _TARGET = re.compile(r"^[ \t]*\([^()\s]+\)=[ \t]*\r?$")
-_ROLE = re.compile(r"(?<![`{$\\])\{([a-z][\w:.+-]*)\}(`+)([^`].*?)\2(?!`)")  # not in code: "`f'{name}`"
+_TARGETS = re.compile(r"^[ \t]*\([^()\s]+\)=[ \t]*\r?$", re.M)
+_ROLE = re.compile(r"(?<![`{$\\])\{([a-z][\w:.+-]{0,60})\}(`{1,3})([^`].{0,300}?)\2(?!`)")  # not after "`"
 _EXPLICIT_TITLE = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
 # Directives whose body is source code (the first argument, if any, is its language).
 _CODE_DIRECTIVES = frozenset({"code", "code-block", "code-cell", "sourcecode", "math", "mermaid", "graphviz",
@@ -55,19 +60,18 @@ _HIDDEN_ROLES = frozenset({"octicon", "fa", "icon", "index"})  # icons and index
 
 # --- Hugo -------------------------------------------------------------------------------------
 
-_SHORTCODE = re.compile(r"\{\{([<%])\s*(/?)\s*([\w.-]+)(.*?)\s*[>%]\}\}", re.S)  # {{< x >}}, {{% x %}}
-_SHORTCODE_LINE = re.compile(r"^[ \t]*(\{\{([<%])\s*(/?)\s*([\w.-]+)(.*?)\s*[>%]\}\})[ \t]*\r?$")
-_SHORTCODE_START = re.compile(r"\{\{[<%](?!.*[>%]\}\})")  # one that does not close on its line
+_SHORTCODE = re.compile(r"\{\{([<%])[ \t]*(/?)[ \t]*([\w.-]+)(.*?)[ \t]*[>%]\}\}")  # {{< x >}}, {{% x %}}
+_SHORTCODE_LINE = re.compile(r"^[ \t]*(\{\{([<%])[ \t]*(/?)[ \t]*([\w.-]{1,60})(.{0,1000}?)[>%]\}\})[ \t]*\r?$")
 _SHORTCODE_END = re.compile(r"[>%]\}\}")
 _CODE_SHORTCODES = frozenset({"highlight", "code-toggle", "code"})
 _TEXT_ARG = re.compile(r"""\b(text|title|summary|name)=(?:"([^"]*)"|'([^']*)'|([^\s"'>%]+))""")
 
 # --- Jekyll: Liquid and kramdown --------------------------------------------------------------
 
-_LIQUID_TAG = re.compile(r"(?<!\{)\{%-?\s*(\w+)(.*?)-?%\}", re.S)
-_LIQUID_OUTPUT = re.compile(r"\{\{-?(?![<%]).*?-?\}\}", re.S)
+_LIQUID_TAG = re.compile(r"\{%-?[ \t]*(\w+)(.*?)-?%\}")
+_LIQUID_OUTPUT = re.compile(r"\{\{(?![<%]).*\}\}")
 _IAL_LINE = re.compile(r"^[ \t]*\{:[^{}\n]*\}[ \t]*\r?$")
-_IAL = re.compile(r"\{:[^{}\n]*\}")  # kramdown's attribute lists: "{: .note}", "{:toc}"
+_IAL = re.compile(r"\{:[^{}]*\}")  # kramdown's attribute lists: "{: .note}", "{:toc}"
 
 
 @dataclass(frozen=True)
@@ -85,9 +89,9 @@ class Dialects:
 def dialects(text: str) -> Dialects:
     """The dialects ``text`` shows (cheap checks first: most files use none)."""
     myst = ("{" in text and (re.search(r"^[ \t]*(?:`{3,}|:{3,})\{[\w:.-]+\}", text, re.M) is not None
-                             or _ROLE.search(text) is not None)) or _TARGET.search(text) is not None
+                             or _ROLE.search(text) is not None)) or _TARGETS.search(text) is not None
     hugo = "{{<" in text or "{{%" in text
-    liquid = "{%" in text and _LIQUID_TAG.search(text) is not None
+    liquid = "{%" in text and any(_liquid_tags(line) for line in text.split("\n") if "{%" in line)
     return Dialects(myst, hugo, liquid)
 
 
@@ -106,18 +110,23 @@ _TICKS = re.compile(r"`+")
 
 
 def _inline_code(line: str) -> list[tuple[int, int]]:
-    """Where inline code spans sit in ``line`` (a backtick run and its match)."""
+    """Where inline code spans sit in ``line``: a backtick run and the next run of its length (one pass
+    over the runs, whatever their number)."""
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(line)]
+    by_length: dict[int, list[int]] = {}
+    for i, (a, b) in enumerate(runs):
+        by_length.setdefault(b - a, []).append(i)
     spans: list[tuple[int, int]] = []
-    i = 0
-    while (m := _TICKS.search(line, i)) is not None:
-        close = line.find(m.group(0), m.end())
-        while close != -1 and (line[close + len(m.group(0)):close + len(m.group(0)) + 1] == "`"):
-            close = line.find(m.group(0), close + len(m.group(0)) + 1)
-        if close == -1:
-            i = m.end()
+    reached = 0  # runs before this one are inside a span already
+    for i, (a, b) in enumerate(runs):
+        if i < reached:
             continue
-        spans.append((m.start(), close + len(m.group(0))))
-        i = close + len(m.group(0))
+        same = by_length[b - a]
+        k = bisect.bisect_right(same, i)
+        if k < len(same):
+            j = same[k]
+            spans.append((a, runs[j][1]))
+            reached = j + 1
     return spans
 
 
@@ -143,19 +152,70 @@ def _shortcode_text(name: str, args: str) -> str:
     return ""
 
 
-def _outside_code(line: str, rewrite: re.Pattern[str], replace: Callable[[re.Match[str]], str]) -> str:
-    """``line`` with each match of ``rewrite`` outside inline code replaced (``replace`` gives the text),
-    every replacement padded with spaces to the match's length."""
+# The longest markup a pair of delimiters may hold: a longer stretch is text.
+_MAX_MARKUP = 1000
+
+
+def _pairs(line: str, opening: str, closing: str) -> list[tuple[int, int]]:
+    """(start, end) of each ``opening ... closing`` in ``line``: a closing ends the last opening before
+    it. One pass, so a line of openings that never close costs linear time (an upload made to be slow)."""
+    spans: list[tuple[int, int]] = []
+    i = line.find(opening)
+    while i != -1:
+        j = line.find(closing, i + len(opening))
+        if j == -1:
+            break
+        while (k := line.find(opening, i + len(opening))) != -1 and k < j:
+            i = k
+        end = j + len(closing)
+        if end - i <= _MAX_MARKUP:
+            spans.append((i, end))
+        i = k if k != -1 and k >= end else line.find(opening, end)
+    return spans
+
+
+def _markup(line: str, pattern: re.Pattern[str], opening: str, closing: str) -> list[re.Match[str]]:
+    """The matches of ``pattern`` over the ``opening ... closing`` stretches of ``line`` (Liquid's ``{%``
+    not where it is Hugo's ``{{%``, Liquid's ``{{`` not where it opens a shortcode)."""
+    found = []
+    for a, b in _pairs(line, opening, closing):
+        if opening == "{%" and a and line[a - 1] == "{" or opening == "{{" and line[a + 2:a + 3] in ("<", "%"):
+            continue
+        if (m := pattern.fullmatch(line, a, b)) is not None:
+            found.append(m)
+    return found
+
+
+def _code_at(code: list[tuple[int, int]], position: int) -> bool:
+    """Whether ``position`` lies inside one of the (sorted, disjoint) inline code spans ``code``."""
+    k = bisect.bisect_right(code, (position, 1 << 62)) - 1
+    return k >= 0 and code[k][0] <= position < code[k][1]
+
+
+def _outside_code(line: str, matches: list[re.Match[str]], replace: Callable[[re.Match[str]], str]) -> str:
+    """``line`` with each of ``matches`` outside inline code replaced (``replace`` gives the text), every
+    replacement padded with spaces to the match's length."""
+    if not matches:
+        return line
     code = _inline_code(line) if "`" in line else []
     out: list[str] = []
     last = 0
-    for m in rewrite.finditer(line):
-        if any(a <= m.start() < b for a, b in code):
+    for m in matches:
+        if m.start() < last or _code_at(code, m.start()):
             continue
         new = replace(m)
         out += [line[last:m.start()], new + " " * max(0, len(m.group(0)) - len(new))]
         last = m.end()
     return "".join(out) + line[last:] if out else line
+
+
+def _shortcodes(line: str) -> list[re.Match[str]]:
+    return sorted(_markup(line, _SHORTCODE, "{{<", ">}}") + _markup(line, _SHORTCODE, "{{%", "%}}"),
+                  key=lambda m: m.start())
+
+
+def _liquid_tags(line: str) -> list[re.Match[str]]:
+    return _markup(line, _LIQUID_TAG, "{%", "%}")
 
 
 @dataclass
@@ -167,9 +227,6 @@ class _Open:
     marker: str
     options: bool = True  # MyST: option lines (":class: tip", or a "---" YAML block) may still follow
     yaml: bool = False  # MyST: inside that YAML block
-
-
-_LIQUID_SAME_LINE = re.compile(r"(?<!\{)\{%-?\s*comment\s*-?%\}.*?\{%-?\s*endcomment\s*-?%\}")
 
 
 def site_markup_to_markdown(text: str) -> str:
@@ -193,11 +250,11 @@ def site_markup_to_markdown(text: str) -> str:
             out.append(_code_block_line(line, stack, found))
             continue
         if liquid_skip:
-            end = next((m for m in _LIQUID_TAG.finditer(line) if m.group(1) == liquid_skip), None)
+            end = next((m for m in _liquid_tags(line) if m.group(1) == liquid_skip), None)
             kept = _blank(line) if liquid_skip == "endcomment" else line
             if end is not None:
                 kept = (_blank(line[:end.end()]) + line[end.end():] if liquid_skip == "endcomment"
-                        else _outside_code(line, _LIQUID_TAG, lambda m: ""))
+                        else _outside_code(line, _liquid_tags(line), lambda m: ""))
                 liquid_skip = ""
             out.append(kept)
             continue
@@ -225,35 +282,44 @@ def site_markup_to_markdown(text: str) -> str:
                 stack.append(_Open("code", whole.group(4)))
                 out.append(_fill(line, "```" + ("" if "=" in language else language)))
                 continue
-            line = _outside_code(line, _SHORTCODE, lambda m: "" if m.group(2) else _shortcode_text(m.group(3), m.group(4)))
-            start = _SHORTCODE_START.search(line)
-            if start is not None and not any(a <= start.start() < b for a, b in _inline_code(line)):
+            line = _outside_code(line, _shortcodes(line),
+                                 lambda m: "" if m.group(2) else _shortcode_text(m.group(3), m.group(4)))
+            starts = [i for i in (line.find("{{<"), line.find("{{%")) if i != -1]
+            if starts and not _code_at(_inline_code(line), min(starts)):  # one that does not close on its line
                 shortcode_open = True
-                out.append(line[:start.start()] + " " * (len(line) - start.start()))
+                out.append(line[:min(starts)] + " " * (len(line) - min(starts)))
                 continue
         if found.liquid:
-            tag = _LIQUID_TAG.search(line)
+            tags = _liquid_tags(line)
+            tag = tags[0] if tags else None
             if tag is not None and tag.group(1) == "highlight" and not line.replace(tag.group(0), "").strip():
                 words = tag.group(2).split()
                 stack.append(_Open("code", "highlight"))
                 out.append(_fill(line, "```" + (words[0] if words else "")))
                 continue
-            line = _outside_code(line, _LIQUID_SAME_LINE, lambda m: "")
-            opening = next((m for m in _LIQUID_TAG.finditer(line) if m.group(1) in ("comment", "raw")), None)
-            if opening is not None and not any(m.group(1) == "end" + opening.group(1)
-                                               for m in _LIQUID_TAG.finditer(line, opening.end())):
+            code = _inline_code(line) if "`" in line else []
+            tags = [m for m in tags if not _code_at(code, m.start())]
+            opening = next((m for m in tags if m.group(1) in ("comment", "raw")), None)
+            closing = next((m for m in tags if opening and m.start() > opening.start()
+                            and m.group(1) == "end" + opening.group(1)), None)
+            if opening is not None and opening.group(1) == "comment" and closing is not None:
+                # a comment within the line: not shown
+                line = line[:opening.start()] + " " * (closing.end() - opening.start()) + line[closing.end():]
+                tags = _liquid_tags(line)
+                opening = None
+            if opening is not None and closing is None:
                 liquid_skip = "end" + opening.group(1)
-                head = _outside_code(line[:opening.start()], _LIQUID_TAG, lambda m: "")
+                head = _outside_code(line[:opening.start()], _liquid_tags(line[:opening.start()]), lambda m: "")
                 line = head + (" " * (len(line) - len(head)) if liquid_skip == "endcomment" else
                                " " * len(opening.group(0)) + line[opening.end():])
                 out.append(line)
                 continue
-            line = _outside_code(line, _LIQUID_TAG, lambda m: "")
-            line = _outside_code(line, _LIQUID_OUTPUT, lambda m: "")
+            line = _outside_code(line, _liquid_tags(line), lambda m: "")
+            line = _outside_code(line, _markup(line, _LIQUID_OUTPUT, "{{", "}}"), lambda m: "")
             if _IAL_LINE.match(line):
                 line = _blank(line)
             elif "{:" in line:
-                line = _outside_code(line, _IAL, lambda m: "")
+                line = _outside_code(line, _markup(line, _IAL, "{:", "}"), lambda m: "")
         out.append(line)
     return "\n".join(out)
 
@@ -265,7 +331,8 @@ def _code_block_line(line: str, stack: list[_Open], found: Dialects) -> str:
     if shortcode is not None and shortcode.group(3) and shortcode.group(4) == marker:
         stack.pop()
         return _fill(line, "```")
-    tag = _LIQUID_TAG.search(line) if found.liquid else None
+    tags = _liquid_tags(line) if found.liquid else []
+    tag = tags[0] if tags else None
     if tag is not None and tag.group(1) == "end" + marker and not line.replace(tag.group(0), "").strip():
         stack.pop()
         return _fill(line, "```")
@@ -295,6 +362,7 @@ def _myst_line(line: str, stack: list[_Open]) -> tuple[bool, str]:
     directive = _DIRECTIVE.match(line)
     if directive is not None:
         indent, marker, name, argument = directive.groups()
+        argument = argument.strip()
         name = name.lower()
         if name in _CODE_DIRECTIVES and marker[0] == "`":
             words = argument.split()
@@ -320,7 +388,7 @@ def _outside_code_roles(line: str) -> str:
     out: list[str] = []
     last = 0
     for m in _ROLE.finditer(line):
-        if any(a < m.start() < b for a, b in code):
+        if _code_at(code, m.start()):
             continue
         new = _role(m)
         out += [line[last:m.start()], new + " " * max(0, len(m.group(0)) - len(new))]
