@@ -135,7 +135,7 @@ def _role(m: re.Match[str]) -> str:
     if role in _HIDDEN_ROLES:
         return ""
     titled = _EXPLICIT_TITLE.match(content)
-    if role in _TEXT_ROLES or m.group(1).startswith("external"):
+    if role in _TEXT_ROLES:  # "{external+sphinx:ref}" is a ref; "{external:class}" names code
         text = titled.group(1) if titled and titled.group(1) else content
         return text.lstrip("~!")
     if titled and titled.group(1):
