@@ -5,6 +5,7 @@ span of the text."""
 from __future__ import annotations
 
 import io
+import itertools
 import logging
 import re
 import statistics
@@ -212,8 +213,8 @@ def _pdf_pages_from_chars(data: bytes) -> dict[int, str]:
     rotated pages, text in columns (pdfplumber reads lines straight across), and tables whose rows hold
     several rows of values each. pypdf also reads every copy of a glyph drawn several times on one spot
     (fake bold: a heading drawn four times a fraction of a point apart came out "2011201120112011 年年年年"):
-    such a page is read from its characters with the copies dropped (:func:`_pdf_overprints`), unless its
-    text runs in columns. A PDF pdfplumber cannot parse simply keeps pypdf's text.
+    such a page is read from its characters with the copies dropped (:func:`_pdf_overprints`), column by
+    column where its text runs in columns. A PDF pdfplumber cannot parse simply keeps pypdf's text.
     """
 
     import pdfplumber
@@ -279,12 +280,17 @@ def _not_in(copies: set[int]) -> Callable[[dict[str, Any]], bool]:
 
 
 def _pdf_page_text(page: Any) -> str | None:
-    """A page's text lines read from its characters (:func:`_pdf_text_lines`); None where its text
-    runs in columns (read straight across, the columns would interleave)."""
-    if _pdf_in_columns(page, page.extract_words()):
-        return None
-    text = "\n".join(text for _, text in _pdf_text_lines(page.chars) if text.strip())
-    return text.strip() or None
+    """A page's text lines read from its characters (:func:`_pdf_text_lines`); a page in columns column
+    by column, left to right (read straight across, the columns would interleave)."""
+    gutters = _pdf_gutters(page, page.extract_words())
+    bounds = [float("-inf"), *gutters, float("inf")]
+    columns = []
+    for lo, hi in itertools.pairwise(bounds):
+        chars = [c for c in page.chars if lo <= _pdf_middle(c)[0] < hi]
+        text = "\n".join(text for _, text in _pdf_text_lines(chars) if text.strip()).strip()
+        if text:
+            columns.append(text)
+    return "\n\n".join(columns) or None
 
 
 # A cell of more lines than this is a page laid out in boxes, not a table cell.
@@ -315,24 +321,36 @@ def _pdf_table_rows(table: Any) -> list[list[str]] | None:
 
 def _pdf_in_columns(page: Any, words: list[dict[str, Any]]) -> bool:
     """Whether the page's text (outside its tables) runs in columns: a gutter no word crosses."""
+    return bool(_pdf_gutters(page, words))
+
+
+def _pdf_gutters(page: Any, words: list[dict[str, Any]]) -> list[float]:
+    """Where the page's columns part (x, left to right): gutters of 6 pt or more in the middle half of
+    the page that no word crosses, with 20 words or more on each side; none on a page of fewer than
+    15 lines."""
     lines = {round(w["top"]) for w in words}
     if len(lines) < 15:
-        return False
+        return []
     width = float(page.width)
     covered = bytearray(int(width) + 2)
     for w in words:
         start, end = max(0, int(w["x0"])), min(len(covered), int(w["x1"]) + 1)
         covered[start:end] = b"\x01" * max(0, end - start)
     lo, hi = int(width * 0.25), int(width * 0.75)
+    gutters: list[float] = []
     run = 0
-    for x in range(lo, hi):
-        run = run + 1 if not covered[x] else 0
+    for x in range(lo, hi + 1):
+        if x < hi and not covered[x]:
+            run += 1
+            continue
         if run >= 6:  # a gutter of 6 pt or more: columns
-            left = sum(1 for w in words if w["x1"] <= x)
-            right = sum(1 for w in words if w["x0"] >= x)
+            middle = x - run / 2
+            left = sum(1 for w in words if w["x1"] <= middle)
+            right = sum(1 for w in words if w["x0"] >= middle)
             if left >= 20 and right >= 20:
-                return True
-    return False
+                gutters.append(middle)
+        run = 0
+    return gutters
 
 
 def _pdf_middle(obj: dict[str, Any]) -> tuple[float, float]:

@@ -516,6 +516,30 @@ def test_pdf_fake_bold_is_read_once(tmp_path: Path) -> None:
     assert [doc.text[a:b] for a, b in doc.pages][1] == "Second page of plain text."
 
 
+def test_pdf_fake_bold_in_two_columns_is_read_once_column_by_column(tmp_path: Path) -> None:
+    """A page set in two columns, each under a heading in fake bold: before, pypdf's text kept every
+    copy ("Pump SetupPump SetupPump SetupPump Setup"); read straight across, the columns would interleave."""
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt")
+    pdf.add_page()
+    for x, heading, word in ((60, "Pump Setup", "zephyr"), (320, "Valve Care", "quux")):
+        pdf.set_font("helvetica", size=16)
+        for dx, dy in ((0, 0), (0.25, 0), (0, 0.25), (0.25, 0.25)):
+            pdf.text(x + dx, 80 + dy, heading)
+        pdf.set_font("helvetica", size=10)
+        for line in range(18):
+            pdf.text(x, 110 + 14 * line, f"Line {line + 1} of the {word} column text.")
+    path = tmp_path / "columns.pdf"
+    pdf.output(str(path))
+    text = _load(path, "pdf").text
+    assert text.count("Pump Setup") == 1 and text.count("Valve Care") == 1, text
+    left, right = text.split("\n\n")
+    assert left.splitlines()[:3] == ["Pump Setup", "Line 1 of the zephyr column text.", "Line 2 of the zephyr column text."]
+    assert right.splitlines()[0] == "Valve Care" and "zephyr" not in right and "quux" not in left
+    assert right.splitlines()[-1] == "Line 18 of the quux column text."
+
+
 def test_pdf_subscripts_and_superscripts_stay_in_their_line(tmp_path: Path) -> None:
     """Before: "Water is H O and ammonium is NH +; E = mc2." with "2 4" as a line of its own (a
     subscript sits lower than the line's tops allow). Small type under the line stays apart."""
