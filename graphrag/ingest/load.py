@@ -328,7 +328,7 @@ def load_text_document(text: str, *, source: str, title: str | None = None, kind
     """A document from text handed in directly (REST, agent), parsed like a Markdown file."""
     meta, body = _front_matter(text, Path(source))
     if kind == "markdown":
-        body = fence_indented_code(body)
+        body = fence_indented_code(site_markup_to_markdown(body))
     merged = {**meta, **(metadata or {})}
     return Document(source=source, title=title or _front_matter_title(merged) or markdown_title(body) or source,
                     text=body, kind=kind, metadata=_jsonable(merged))

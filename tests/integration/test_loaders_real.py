@@ -1674,6 +1674,15 @@ Olga Brandt wrote the Quillfeather drainage scheduler.
 """
 
 
+def test_text_handed_in_as_markdown_is_read_like_a_markdown_file() -> None:
+    from graphrag.ingest.load import load_text_document
+
+    doc = load_text_document(MYST_PAGE, source="deploy.md")
+    assert doc.title == "Deploying Vortigen" and ":::" not in doc.text and "{ref}" not in doc.text
+    assert "Brannoch Systems measured" in doc.text and "```yaml" in doc.text
+    assert load_text_document(MYST_PAGE, source="deploy.txt", kind="text").text == MYST_PAGE  # plain text stays
+
+
 async def test_myst_and_hugo_pages_keep_their_content_as_prose_and_lose_their_markup(
         tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
     (tmp_path / "deploy.md").write_text(MYST_PAGE)
