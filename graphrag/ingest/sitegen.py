@@ -38,7 +38,6 @@ from graphrag.ingest.textprep import fence_closes, fence_open
 # --- MyST -------------------------------------------------------------------------------------
 
 _DIRECTIVE = re.compile(r"^([ \t]*)(`{3,}|:{3,})\{([\w:.-]+)\}[ \t]*(.*?)\r?$")
-_COLON_CLOSE = re.compile(r"^[ \t]*(:{3,})[ \t]*\r?$")
 _OPTION = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?\r?$")
 _TARGET = re.compile(r"^[ \t]*\([^()\s]+\)=[ \t]*\r?$")
 _TARGETS = re.compile(r"^[ \t]*\([^()\s]+\)=[ \t]*\r?$", re.M)
@@ -285,10 +284,14 @@ def site_markup_to_markdown(text: str) -> str:
             line = _outside_code(line, _shortcodes(line),
                                  lambda m: "" if m.group(2) else _shortcode_text(m.group(3), m.group(4)))
             starts = [i for i in (line.find("{{<"), line.find("{{%")) if i != -1]
-            if starts and not _code_at(_inline_code(line), min(starts)):  # one that does not close on its line
-                shortcode_open = True
-                out.append(line[:min(starts)] + " " * (len(line) - min(starts)))
-                continue
+            if starts and not _code_at(_inline_code(line), min(starts)):
+                closes = _SHORTCODE_END.search(line, min(starts))
+                if closes is not None:  # longer than markup goes: blanked all the same
+                    line = line[:min(starts)] + " " * (closes.end() - min(starts)) + line[closes.end():]
+                else:  # one that does not close on its line
+                    shortcode_open = True
+                    out.append(line[:min(starts)] + " " * (len(line) - min(starts)))
+                    continue
         if found.liquid:
             tags = _liquid_tags(line)
             tag = tags[0] if tags else None

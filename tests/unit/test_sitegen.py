@@ -166,3 +166,9 @@ def test_markup_that_never_closes_costs_linear_work(text: str) -> None:
     # output keeps the length, and unclosed openings are text.
     out = site_markup_to_markdown(text)
     assert len(out) == len(text) and out.count("\n") == text.count("\n")
+
+
+def test_a_shortcode_too_long_to_be_markup_is_blanked_on_its_line_only() -> None:
+    text = "A {{< x " + "y" * 2000 + " >}} B\nThe next line stays.\n"
+    out = site_markup_to_markdown(text)
+    assert " ".join(out.split("\n")[0].split()) == "A B" and out.split("\n")[1] == "The next line stays."
