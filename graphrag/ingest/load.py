@@ -22,7 +22,7 @@ from graphrag.errors import InvalidInput
 from graphrag.ingest.docx_reader import load_docx
 from graphrag.ingest.html_reader import load_html
 from graphrag.ingest.load_base import LoadError, Unsupported, file_title
-from graphrag.ingest.mdx import mdx_to_markdown
+from graphrag.ingest.mdx import mdx_to_markdown, reads_as_mdx
 from graphrag.ingest.pdf_reader import load_pdf
 from graphrag.ingest.sitegen import site_markup_to_markdown
 from graphrag.ingest.textprep import fence_indented_code, heading_text, markdown_title
@@ -185,7 +185,7 @@ def load_markdown(path: Path, data: bytes) -> list[Document]:
     fenced; an MDX file's JSX blanked in place)."""
     text = _decode(data, path)
     meta, body = _front_matter(text, path)
-    if path.suffix.lower() == ".mdx":
+    if path.suffix.lower() == ".mdx" or reads_as_mdx(body):  # Docusaurus reads .md files as MDX too
         body = mdx_to_markdown(body)  # MDX has no indented code blocks
     else:
         body = fence_indented_code(site_markup_to_markdown(body))

@@ -209,3 +209,31 @@ def _run(s: str, i: int) -> int:
 def mdx_to_markdown(text: str) -> str:
     """``text`` with its MDX-only syntax blanked out (the same length and lines, see the module)."""
     return outside_fences(text, _prose)
+
+
+# An ES module import of a JavaScript package or file ("import Tabs from '@theme/Tabs';", "import
+# '../styles.css';"), or an export of a value: never a line of Markdown prose.
+_ESM_LINE = re.compile(r"""^(?:import[ \t]+(?:[\w*{][^\n]*?[ \t]from[ \t]*)?['"][^'"\n]+['"]|"""
+                       r"""export[ \t]+(?:const|let|default|function)\b)""", re.M)
+_COMPONENT = re.compile(r"<[A-Z][\w.]*(?=[\s/>])")
+_INLINE_CODE = re.compile(r"(`+)[^`\n]*?\1")
+_DOCUSAURUS_IMPORT = re.compile(r"""^import[ \t][^\n]*?['"]@(?:theme|site|docusaurus)/""", re.M)
+
+
+def reads_as_mdx(text: str) -> bool:
+    """Whether a ``.md`` file is MDX in fact: Docusaurus (and other MDX sites) read ``.md`` files as
+    MDX, and their pages import components ("import Tabs from '@theme/Tabs';") and use them
+    (``<Tabs>``) outside code. Both must be there, outside code blocks and inline code (or an import
+    from Docusaurus's own ``@theme/``, ``@site/`` or ``@docusaurus/``, used or not)."""
+    if "import" not in text and "export" not in text:
+        return False
+    segments: list[str] = []
+
+    def keep(segment: str) -> str:
+        segments.append(_INLINE_CODE.sub(" ", segment))
+        return segment
+
+    outside_fences(text, keep)
+    prose = "\n".join(segments)
+    return _ESM_LINE.search(prose) is not None and (_COMPONENT.search(prose) is not None
+                                                    or _DOCUSAURUS_IMPORT.search(prose) is not None)

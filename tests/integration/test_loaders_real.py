@@ -1702,3 +1702,41 @@ async def test_myst_and_hugo_pages_keep_their_content_as_prose_and_lose_their_ma
     # Names inside the admonition and the note are read as prose (a MyST fence was a code block).
     assert {"Brannoch Systems", "Olga Brandt"} <= names, names
     assert not any("{" in n or "glossary_tooltip" in n for n in names), names
+
+
+DOCUSAURUS_MD = """---
+title: Migration Guides
+---
+
+import Tabs from '@theme/Tabs';
+import TabItem from '@theme/TabItem';
+
+<Tabs groupId="tool">
+  <TabItem value="aider" label="Aider">
+
+Quarrendale reads the Aider history file.
+
+  </TabItem>
+</Tabs>
+
+Write `import Tabs from '@theme/Tabs';` and `<Tabs>` in your own page.
+"""
+
+
+def test_a_docusaurus_md_file_is_read_as_the_mdx_it_is(tmp_path: Path) -> None:
+    """Docusaurus reads .md files as MDX: their imports and components are blanked like an .mdx file's."""
+    doc = _md(tmp_path, DOCUSAURUS_MD, "migration.md")
+    assert len(doc.text) == len(DOCUSAURUS_MD) and "@theme" not in doc.text.split("Write")[0]
+    assert "<TabItem" not in doc.text and "Quarrendale reads the Aider history file." in doc.text
+    assert doc.text.rstrip().endswith("Write `import Tabs from '@theme/Tabs';` and `<Tabs>` in your own page.")
+
+
+@pytest.mark.parametrize("text", [
+    "# Notes\n\nimport the data first, then <Button> it.\n",  # no module import
+    "# Setup\n\n```js\nimport Tabs from '@theme/Tabs';\n```\n\nUse <Tabs> here.\n",  # the import is code
+    "# Python\n\nimport os from 'x' is not Python.\n",  # no component
+])
+def test_plain_markdown_that_mentions_imports_or_tags_is_not_mdx(tmp_path: Path, text: str) -> None:
+    from graphrag.ingest.mdx import reads_as_mdx
+
+    assert not reads_as_mdx(text) and _md(tmp_path, text).text == text
