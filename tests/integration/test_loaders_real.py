@@ -1683,18 +1683,21 @@ def test_text_handed_in_as_markdown_is_read_like_a_markdown_file() -> None:
     assert load_text_document(MYST_PAGE, source="deploy.txt", kind="text").text == MYST_PAGE  # plain text stays
 
 
-async def test_myst_and_hugo_pages_keep_their_content_as_prose_and_lose_their_markup(
+async def test_myst_hugo_and_docusaurus_pages_keep_their_content_as_prose_and_lose_their_markup(
         tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
     (tmp_path / "deploy.md").write_text(MYST_PAGE)
     (tmp_path / "nodes.md").write_text(HUGO_PAGE)
+    (tmp_path / "migration.md").write_text(DOCUSAURUS_MD)  # a Docusaurus page: MDX in a .md file
     report = await ingestor.ingest_paths([tmp_path], collection=collection)
-    assert (report.ingested, report.failed) == (2, [])
-    for term, title in [("forty seconds", "Deploying Vortigen"), ("drainage scheduler", "Quillfeather nodes")]:
+    assert (report.ingested, report.failed) == (3, [])
+    for term, title in [("forty seconds", "Deploying Vortigen"), ("drainage scheduler", "Quillfeather nodes"),
+                        ("Aider history", "Migration Guides")]:
         response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
         assert [r["title"] for r in response["results"]][:1] == [title], term
     contents = [r["content"] for r in await runtime.postgres.pool.fetch(
         "SELECT content FROM chunks WHERE collection = $1", collection)]
-    assert contents and not any(m in c for c in contents for m in (":::", "{warning}", "{ref}", "{{<", "(deploy)="))
+    assert contents and not any(m in c for c in contents for m in (":::", "{warning}", "{ref}", "{{<", "(deploy)=",
+                                                                   "<TabItem", "import TabItem"))
     assert any("```yaml" in c and "replicas: 3" in c for c in contents)  # the code directive is still code
     rows, _, _ = await runtime.neo4j.driver.execute_query(
         "MATCH (e:Entity {collection: $c}) RETURN e.name AS name", c=collection)
