@@ -11,7 +11,8 @@ Markdown reader takes for text or code:
   text="Pod" term_id="pod" >}}``; ``highlight`` and ``code-toggle`` hold code.
 - **Jekyll** (Liquid and kramdown): ``{% include note.html %}``, ``{{ site.baseurl }}``, ``{%
   highlight ruby %}`` ... ``{% endhighlight %}`` (code), ``{% comment %}`` (not shown), and attribute
-  lists such as ``{: .note}``.
+  lists such as ``{: .note}``. **GitBook** writes its blocks as Liquid tags too: ``{% hint
+  style="info" %}``, ``{% tab title="Python" %}`` (the title shows).
 
 :func:`site_markup_to_markdown` rewrites them in place. Directives and shortcodes that hold prose lose
 their markup and keep their content (a title or a tab name becomes a line of its own); code becomes a
@@ -143,8 +144,11 @@ def _role(m: re.Match[str]) -> str:
 
 
 def _shortcode_text(name: str, args: str) -> str:
-    """What an opening shortcode shows: its ``text`` or ``title`` (a tooltip's word, a figure's title),
-    a tab's ``name``; nothing for the rest (a tab set's ``name`` is an id)."""
+    """What an opening Hugo shortcode or a GitBook tag shows: a tab's ``title`` or ``name``, a tooltip's
+    ``text``, a figure's ``title``, a dropdown's ``summary``; nothing for the rest (a tab set's ``name`` is
+    an id, a Liquid ``include`` shows a file)."""
+    if name.startswith("end") or name in ("include", "include_relative", "assign", "capture", "if", "for", "unless"):
+        return ""
     for m in _TEXT_ARG.finditer(args):
         if m.group(1) != "name" or name in ("tab", "tab-item"):
             return next((g for g in m.groups()[1:] if g is not None), "")
@@ -317,7 +321,7 @@ def site_markup_to_markdown(text: str) -> str:
                                " " * len(opening.group(0)) + line[opening.end():])
                 out.append(line)
                 continue
-            line = _outside_code(line, _liquid_tags(line), lambda m: "")
+            line = _outside_code(line, _liquid_tags(line), lambda m: _shortcode_text(m.group(1), m.group(2)))
             line = _outside_code(line, _markup(line, _LIQUID_OUTPUT, "{{", "}}"), lambda m: "")
             if _IAL_LINE.match(line):
                 line = _blank(line)

@@ -172,3 +172,12 @@ def test_a_shortcode_too_long_to_be_markup_is_blanked_on_its_line_only() -> None
     text = "A {{< x " + "y" * 2000 + " >}} B\nThe next line stays.\n"
     out = site_markup_to_markdown(text)
     assert " ".join(out.split("\n")[0].split()) == "A B" and out.split("\n")[1] == "The next line stays."
+
+
+def test_gitbook_blocks_keep_their_content_and_tab_titles() -> None:
+    text = ('{% hint style="warning" %}\nBack up the Zentrovia vault first.\n{% endhint %}\n\n{% tabs %}\n'
+            '{% tab title="Python" %}\n```python\nvault.backup()\n```\n{% endtab %}\n{% endtabs %}\n')
+    out = site_markup_to_markdown(text)
+    assert len(out) == len(text) and out.count("\n") == text.count("\n")
+    assert [line.strip() for line in out.split("\n") if line.strip()] == [
+        "Back up the Zentrovia vault first.", "Python", "```python", "vault.backup()", "```"]
