@@ -33,15 +33,15 @@ from dataclasses import dataclass
 
 from graphrag.ingest.textprep import fence_closes, fence_open
 
-# Every pattern's inner scan is bounded: a line of many openings that never close (an upload made to
-# be slow) costs linear time, not quadratic.
+# Markup between delimiters is found by pairing each opening with the next closing in one pass
+# (_pairs), and the patterns that scan a line on their own are bounded: a line of many openings that
+# never close (an upload made to be slow) costs linear time, not quadratic.
 
 # --- MyST -------------------------------------------------------------------------------------
 
 _DIRECTIVE = re.compile(r"^([ \t]*)(`{3,}|:{3,})\{([\w:.-]+)\}[ \t]*(.*?)\r?$")
 _OPTION = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?\r?$")
-_TARGET = re.compile(r"^[ \t]*\([^()\s]+\)=[ \t]*\r?$")
-_TARGETS = re.compile(r"^[ \t]*\([^()\s]+\)=[ \t]*\r?$", re.M)
+_TARGET = re.compile(r"^[ \t]*\([^()\s]+\)=[ \t]*\r?$", re.M)  # "(install)=": a label for references
 _ROLE = re.compile(r"(?<![`{$\\])\{([a-z][\w:.+-]{0,60})\}(`{1,3})([^`].{0,300}?)\2(?!`)")  # not after "`"
 _EXPLICIT_TITLE = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
 # Directives whose body is source code (the first argument, if any, is its language).
@@ -89,7 +89,7 @@ class Dialects:
 def dialects(text: str) -> Dialects:
     """The dialects ``text`` shows (cheap checks first: most files use none)."""
     myst = ("{" in text and (re.search(r"^[ \t]*(?:`{3,}|:{3,})\{[\w:.-]+\}", text, re.M) is not None
-                             or _ROLE.search(text) is not None)) or _TARGETS.search(text) is not None
+                             or _ROLE.search(text) is not None)) or _TARGET.search(text) is not None
     hugo = "{{<" in text or "{{%" in text
     liquid = "{%" in text and any(_liquid_tags(line) for line in text.split("\n") if "{%" in line)
     return Dialects(myst, hugo, liquid)
