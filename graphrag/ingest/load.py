@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 
 TYPES: dict[str, str] = {
-    ".md": "md", ".markdown": "md", ".mkd": "md", ".mdown": "md", ".mdx": "mdx", ".rst": "rst", ".rest": "rst", ".ipynb": "ipynb",
+    ".md": "md", ".markdown": "md", ".mkd": "md", ".mdown": "md", ".qmd": "md", ".rmd": "md", ".mdx": "mdx", ".rst": "rst", ".rest": "rst", ".ipynb": "ipynb",
     ".adoc": "adoc", ".asciidoc": "adoc",
     ".txt": "txt", ".text": "txt",
     ".html": "html", ".htm": "html", ".pdf": "pdf", ".docx": "docx", ".jsonl": "jsonl",

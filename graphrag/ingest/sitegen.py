@@ -40,6 +40,7 @@ from graphrag.ingest.textprep import fence_closes, fence_open
 # --- MyST -------------------------------------------------------------------------------------
 
 _DIRECTIVE = re.compile(r"^([ \t]*)(`{3,}|:{3,})\{([\w:.-]+)\}[ \t]*(.*?)\r?$")
+_DIRECTIVE_NAMES = re.compile(r"^[ \t]*(?:`{3,}|:{3,})\{([\w:.-]+)\}", re.M)
 _OPTION = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?\r?$")
 _TARGET = re.compile(r"^[ \t]*\([^()\s]+\)=[ \t]*\r?$", re.M)  # "(install)=": a label for references
 _ROLE = re.compile(r"(?<![`{$\\])\{([a-z][\w:.+-]{0,60})\}(`{1,3})([^`].{0,300}?)\2(?!`)")  # not after "`"
@@ -47,6 +48,10 @@ _EXPLICIT_TITLE = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
 # Directives whose body is source code (the first argument, if any, is its language).
 _CODE_DIRECTIVES = frozenset({"code", "code-block", "code-cell", "sourcecode", "math", "mermaid", "graphviz",
                               "jupyter-execute", "ipython", "doctest", "testcode", "testoutput"})
+# Executable cells of Quarto and R Markdown (```{python}, ```{r setup, echo=FALSE}): code in the
+# language they name.
+_CELL_LANGUAGES = frozenset({"python", "r", "julia", "bash", "sh", "sql", "ojs", "js", "javascript", "dot",
+                             "rust", "c", "cpp", "stan", "observable"})
 # Directives a reader does not see as text: navigation, files pulled in, generated lists.
 _HIDDEN_DIRECTIVES = frozenset({"toctree", "include", "literalinclude", "tableofcontents", "contents",
                                 "bibliography", "autosummary", "automodule", "autoclass", "autofunction",
@@ -88,8 +93,10 @@ class Dialects:
 
 def dialects(text: str) -> Dialects:
     """The dialects ``text`` shows (cheap checks first: most files use none)."""
-    myst = ("{" in text and (re.search(r"^[ \t]*(?:`{3,}|:{3,})\{[\w:.-]+\}", text, re.M) is not None
-                             or _ROLE.search(text) is not None)) or _TARGET.search(text) is not None
+    # A Quarto or R Markdown cell (```{python}) alone is not MyST: its "%" lines are text.
+    directives = _DIRECTIVE_NAMES.findall(text) if "{" in text else []
+    myst = (any(name.lower() not in _CELL_LANGUAGES for name in directives)
+            or ("}`" in text and _ROLE.search(text) is not None) or _TARGET.search(text) is not None)
     hugo = "{{<" in text or "{{%" in text
     liquid = "{%" in text and any(_liquid_tags(line) for line in text.split("\n") if "{%" in line)
     return Dialects(myst, hugo, liquid)
@@ -371,9 +378,10 @@ def _myst_line(line: str, stack: list[_Open]) -> tuple[bool, str]:
         indent, marker, name, argument = directive.groups()
         argument = argument.strip()
         name = name.lower()
-        if name in _CODE_DIRECTIVES and marker[0] == "`":
+        if marker[0] == "`" and (name in _CODE_DIRECTIVES or name.rstrip(",") in _CELL_LANGUAGES):
             words = argument.split()
-            language = name if name in ("math", "mermaid", "graphviz") else words[0] if words else ""
+            language = (name.rstrip(",") if name.rstrip(",") in _CELL_LANGUAGES else name
+                        if name in ("math", "mermaid", "graphviz") else words[0] if words else "")
             return False, _fill(line, indent + marker + language)
         kind = "hidden" if name in _HIDDEN_DIRECTIVES else "prose"
         stack.append(_Open(kind, marker))

@@ -1743,3 +1743,17 @@ def test_plain_markdown_that_mentions_imports_or_tags_is_not_mdx(tmp_path: Path,
     from graphrag.ingest.mdx import reads_as_mdx
 
     assert not reads_as_mdx(text) and _md(tmp_path, text).text == text
+
+
+def test_quarto_and_r_markdown_files_are_read_as_markdown(tmp_path: Path, models: Any) -> None:
+    from graphrag.ingest.load import discover
+
+    (tmp_path / "fit.qmd").write_text("---\ntitle: Fitting Zorblax Curves\n---\n\n::: {.callout-note}\n"
+                                      "Fits take a minute.\n:::\n\n```{python}\n#| echo: false\nfit()\n```\n")
+    (tmp_path / "report.Rmd").write_text("# Quarterly Report\n\n```{r setup, include=FALSE}\nlibrary(knitr)\n```\n")
+    found, skipped = discover([tmp_path])
+    assert sorted((f.path.name, f.file_type) for f in found) == [("fit.qmd", "md"), ("report.Rmd", "md")] and not skipped
+    fit = next(d for f in found for d in load_file(f, 1 << 20) if d.title == "Fitting Zorblax Curves")
+    assert "Fits take a minute." in fit.text and "```{python}" in fit.text and "fit()" in fit.text
+    chunks = Chunker(models.counter, ChunkOptions()).chunk(fit)
+    assert any(c.has_code and "fit()" in c.text for c in chunks)

@@ -181,3 +181,10 @@ def test_gitbook_blocks_keep_their_content_and_tab_titles() -> None:
     assert len(out) == len(text) and out.count("\n") == text.count("\n")
     assert [line.strip() for line in out.split("\n") if line.strip()] == [
         "Back up the Zentrovia vault first.", "Python", "```python", "vault.backup()", "```"]
+
+
+def test_quarto_cells_are_code_and_alone_do_not_make_a_file_myst() -> None:
+    text = "# Fit\n\n```{python}\nimport pandas as pd\n```\n\n% of runs converged.\n"
+    assert not dialects(text).myst and site_markup_to_markdown(text) == text  # a cell fence is code as it is
+    myst = "(fit)=\n```{python}\nprint(1)\n```\n"  # in a MyST file, a cell is code in its language
+    assert site_markup_to_markdown(myst).split("\n")[1].rstrip() == "```python"
