@@ -250,10 +250,16 @@ def site_markup_to_markdown(text: str) -> str:
     fence = None  # an ordinary code fence open: its content is never touched
     liquid_skip = ""  # "endcomment" (blanked) or "endraw" (kept as written) inside such a Liquid block
     shortcode_open = False  # inside a Hugo shortcode whose arguments run over several lines
+    directive_options = False  # right after a MyST code directive's opening: ":caption: x" is markup
     for line in text.split("\n"):
         if fence is not None:
             if fence_closes(line, fence):
                 fence = None
+            elif directive_options and _OPTION.match(line):
+                line = _blank(line)
+                out.append(line)
+                continue
+            directive_options = False
             out.append(line)
             continue
         if stack and stack[-1].kind == "code":
@@ -268,16 +274,19 @@ def site_markup_to_markdown(text: str) -> str:
                 liquid_skip = ""
             out.append(kept)
             continue
+        rewritten = line
         if found.myst:
-            done, line = _myst_line(line, stack)
+            done, rewritten = _myst_line(line, stack)
             if done:
-                out.append(line)
+                out.append(rewritten)
                 continue
-        opened = fence_open(line)
+        opened = fence_open(rewritten)
         if opened is not None:
             fence = opened
-            out.append(line)
+            directive_options = rewritten != line  # a code directive, now an ordinary fence
+            out.append(rewritten)
             continue
+        line = rewritten
         if found.hugo:
             if shortcode_open:  # the lines of a shortcode written over several ("{{< figure\n  src=...\n>}}")
                 closes = _SHORTCODE_END.search(line)

@@ -17,6 +17,8 @@ Quarrendale needs Python 3.11 or later.
 :::
 
 ```{code-block} python
+:caption: Importing it
+:linenos:
 import quarrendale
 ```
 
@@ -56,6 +58,7 @@ def test_myst_directives_become_the_prose_code_or_nothing_a_page_shows() -> None
     assert "Before you start" in lines and "Quarrendale needs Python 3.11 or later." in lines
     assert not any(line.startswith((":::", ":class:", "(install", "%", "---", "class:", "````")) for line in lines)
     assert "```python" in lines and "import quarrendale" in lines  # a code directive is a code fence
+    assert lines[lines.index("```python") + 1:lines.index("import quarrendale")] == ["", ""]  # its options go
     assert "```bash" in lines and "quarrendale check --all" in lines  # code inside an admonition stays code
     assert "Run the checks with `quarrendale check`:" in lines  # the admonition's body is prose
     assert "intro" not in lines and "reference/api" not in lines  # a toctree shows no text
