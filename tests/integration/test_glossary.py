@@ -378,18 +378,24 @@ async def test_a_server_uploads_under_each_collections_glossary(runtime: Runtime
         await asyncio.to_thread(api.__exit__, None, None, None)
 
 
+async def _ingest_under(runtime: Runtime, models: Any, path: Path, terms: list[dict[str, Any]],
+                        docs: dict[str, str], collection: str) -> dict[str, str]:
+    """Ingest ``docs`` (source -> Markdown) under a glossary of ``terms`` written to ``path``; the labels."""
+    settings = runtime.settings.model_copy(update={"entity_terms": _write(path, terms)})
+    ingestor = Ingestor(settings, runtime.postgres, runtime.neo4j, _models_with(models, settings))
+    items = [(Document(source=name, title=name, text=text, kind="markdown"), name) for name, text in docs.items()]
+    assert (await ingestor.ingest_documents(items, collection=collection)).ingested == len(docs)
+    return await _labels(runtime, collection)
+
+
 async def test_sharp_names_are_entities_of_their_own(runtime: Runtime, models: Any, tmp_path: Path,
                                                      collection: str) -> None:
     """A glossary may name C# and F# (keys "c#" and "f#", not "c" and "f"); a query naming one links to it."""
     terms = [{"name": "C#", "label": "TECH", "aliases": ["C Sharp"]}, {"name": "F#", "label": "TECH"}]
-    settings = runtime.settings.model_copy(update={"entity_terms": _write(tmp_path / "terms.jsonl", terms)})
-    ingestor = Ingestor(settings, runtime.postgres, runtime.neo4j, _models_with(models, settings))
     docs = {"csharp": "# Classes\n\nC# compiles to IL. Roslyn is the C Sharp compiler of Vortigen Labs.\n",
             "fsharp": "# Pipelines\n\nF# pipes values with the forward operator of Quarrendale.\n",
             "c": "# Pointers\n\nC code passes pointers; Brannoch wrote this manual about C.\n"}
-    items = [(Document(source=name, title=name, text=text, kind="markdown"), name) for name, text in docs.items()]
-    assert (await ingestor.ingest_documents(items, collection=collection)).ingested == 3
-    labels = await _labels(runtime, collection)
+    labels = await _ingest_under(runtime, models, tmp_path / "terms.jsonl", terms, docs, collection)
     assert labels["c#"] == "TECH" and labels["f#"] == "TECH" and "f" not in labels
     router = SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
     graph = await rest_search(router, "What does F# do?", mode="graph", collections=[collection])
@@ -422,14 +428,10 @@ async def test_a_question_naming_a_one_letter_language_links_to_it(runtime: Runt
     """A question's capital letter links to the glossary's one-letter entity, beside the other names
     it gives or without any; in a collection without such a term the letter links nothing."""
     terms = [{"name": "R", "label": "TECH"}, {"name": "C", "label": "TECH"}]
-    settings = runtime.settings.model_copy(update={"entity_terms": _write(tmp_path / "terms.jsonl", terms)})
-    ingestor = Ingestor(settings, runtime.postgres, runtime.neo4j, _models_with(models, settings))
     docs = {"plots": "# Histograms\n\nIn R, the hist function draws a histogram of a numeric vector.\n",
             "pointers": "# Pointers\n\nC passes arrays to functions as pointers to their first element.\n",
             "quarto": "# Quarto\n\nQuarto renders notebooks of Python code into web pages.\n"}
-    items = [(Document(source=name, title=name, text=text, kind="markdown"), name) for name, text in docs.items()]
-    assert (await ingestor.ingest_documents(items, collection=collection)).ingested == 3
-    labels = await _labels(runtime, collection)
+    labels = await _ingest_under(runtime, models, tmp_path / "terms.jsonl", terms, docs, collection)
     assert labels["r"] == "TECH" and labels["c"] == "TECH"
     router = SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
     for question, source in [("how do i draw a histogram in R", "plots"),  # no name span: the query's grams
