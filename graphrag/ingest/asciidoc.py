@@ -277,6 +277,8 @@ def _block_attributes(text: str) -> _Block:
             shorthand = re.split(r"(?=[#.%])", item)
             block.style = shorthand[0]
             block.options.update(s[1:] for s in shorthand[1:] if s.startswith("%"))
+            # Neo4j's docs name a tab by a role: "[.include-with-cypher]" is the block of the "cypher" tab.
+            block.title = next((s[len(".include-with-"):] for s in shorthand[1:] if s.startswith(".include-with-")), "")
         block.positional.append(item)
     return block
 
@@ -492,7 +494,7 @@ class _Converter:
         if attributes is not None and not raw.startswith("[["):
             waiting = self.pending.title
             self.pending = _block_attributes(attributes.group(1))
-            self.pending.title = waiting
+            self.pending.title = waiting or self.pending.title
             return i + 1
         block_title = _BLOCK_TITLE.match(raw)
         if block_title is not None and not _ORDERED.match(raw):

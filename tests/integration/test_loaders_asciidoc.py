@@ -223,6 +223,10 @@ def test_asciidoc_page_reads_as_its_rendered_text() -> None:
     # lists nest by marker, as Asciidoctor reads them: a new marker opens a list in the item before it
     ("* a\n- b\n* c\n. d\n\nPara.\n\n. one\n.. two\n* three\n. four\n",
      "- a\n  - b\n- c\n  1. d\n\nPara.\n\n1. one\n   1. two\n      - three\n1. four\n"),
+    # Neo4j's tabbed examples: a tab's name is a role on its block, shown as the block's title
+    ("[.tabbed-example]\n=====\n[.include-with-cypher]\n======\nCypher reads it.\n======\n\n"
+     "[.include-with-python]\n======\nPython reads it.\n======\n=====\n",
+     "cypher\n\nCypher reads it.\n\npython\n\nPython reads it.\n"),
     # a value continued over lines; a reference before its attribute's entry stays unresolved
     (":note: first part \\\n  second part\n\nSee {v}: {note}.\n\n:v: 2.0\n\nNow {v}.\n",
      "See : first part second part.\n\nNow 2.0.\n"),
