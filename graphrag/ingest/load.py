@@ -21,14 +21,14 @@ import yaml
 from graphrag.errors import InvalidInput
 from graphrag.ingest.docx_reader import load_docx
 from graphrag.ingest.html_reader import load_html
-from graphrag.ingest.load_base import LoadError, Unsupported, file_title
+from graphrag.ingest.load_base import LoadError, NoText, Unsupported, file_title
 from graphrag.ingest.mdx import mdx_to_markdown, reads_as_mdx
 from graphrag.ingest.pdf_reader import load_pdf
 from graphrag.ingest.sitegen import site_markup_to_markdown
 from graphrag.ingest.textprep import fence_indented_code, heading_text, markdown_title
 from graphrag.models import Document
 
-__all__ = ["LOADERS", "TYPES", "Found", "LoadError", "Unsupported", "discover", "file_type", "load_bytes",
+__all__ = ["LOADERS", "TYPES", "Found", "LoadError", "NoText", "Unsupported", "discover", "file_type", "load_bytes",
            "load_file", "load_text_document"]
 
 log = logging.getLogger(__name__)
@@ -185,10 +185,13 @@ def load_markdown(path: Path, data: bytes) -> list[Document]:
     fenced; an MDX file's JSX blanked in place)."""
     text = _decode(data, path)
     meta, body = _front_matter(text, path)
+    written = body
     if path.suffix.lower() == ".mdx" or reads_as_mdx(body):  # Docusaurus reads .md files as MDX too
         body = mdx_to_markdown(body)  # MDX has no indented code blocks
     else:
         body = fence_indented_code(site_markup_to_markdown(body))
+    if not body.strip() and written.strip():
+        raise NoText(f"{path.name}: no text of its own (only site-generator markup, such as an include)")
     title = _front_matter_title(meta) or markdown_title(body) or file_title(path)
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
 

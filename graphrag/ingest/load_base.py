@@ -18,6 +18,12 @@ class LoadError(InvalidInput):
     title = "Unprocessable content"
 
 
+class NoText(LoadError):
+    """A page with no text of its own: only a site generator's markup, such as an include of another
+    file or a table of contents. Reported in ``skipped`` when a folder is ingested; an upload of one is
+    refused like any file without text (HTTP 422)."""
+
+
 class Unsupported(InvalidInput):
     """A file type we do not read: reported in ``skipped``."""
 

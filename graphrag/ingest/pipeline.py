@@ -34,7 +34,7 @@ from graphrag.ingest.embed import PADDED_TOKENS_PER_BATCH, Embedder, length_batc
 from graphrag.ingest.embedders import EmbeddingSpace
 from graphrag.ingest.extract import add_title_entity
 from graphrag.ingest.lanes import run_model_stages
-from graphrag.ingest.load import TYPES, Found, LoadError, discover, load_file
+from graphrag.ingest.load import TYPES, Found, LoadError, NoText, discover, load_file
 from graphrag.ingest import representations as extended
 from graphrag.ingest.representations import Representation
 from graphrag.ingest.aliases import add_aliases
@@ -351,6 +351,8 @@ class Ingestor:
             try:
                 loaded = await asyncio.to_thread(load_file, f, max_bytes)
                 docs.extend((d, str(f.path)) for d in loaded)
+            except NoText as exc:  # a page that only includes another: nothing to index, nothing wrong
+                report.skipped.append({"path": str(f.path), "reason": exc.message.removeprefix(f"{f.path.name}: ")})
             except LoadError as exc:
                 report.failed.append({"path": str(f.path), "error": exc.message})
             except Exception as exc:  # noqa: BLE001 - a parser bug in one file must not stop the rest

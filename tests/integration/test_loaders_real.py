@@ -1688,8 +1688,11 @@ async def test_myst_hugo_and_docusaurus_pages_keep_their_content_as_prose_and_lo
     (tmp_path / "deploy.md").write_text(MYST_PAGE)
     (tmp_path / "nodes.md").write_text(HUGO_PAGE)
     (tmp_path / "migration.md").write_text(DOCUSAURUS_MD)  # a Docusaurus page: MDX in a .md file
+    (tmp_path / "changelog.md").write_text("```{include} ../CHANGELOG.md\n```\n")  # no text of its own
     report = await ingestor.ingest_paths([tmp_path], collection=collection)
     assert (report.ingested, report.failed) == (3, [])
+    assert [(Path(s["path"]).name, s["reason"]) for s in report.skipped] == [
+        ("changelog.md", "no text of its own (only site-generator markup, such as an include)")]
     for term, title in [("forty seconds", "Deploying Vortigen"), ("drainage scheduler", "Quillfeather nodes"),
                         ("Aider history", "Migration Guides")]:
         response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
