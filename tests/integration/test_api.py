@@ -222,6 +222,13 @@ def test_upload_asciidoc_and_indented_markdown(client: httpx.Client, collection:
     assert hits and "```\n$ quill serve --port 8080\n```" in hits[0]["content"]
     assert_problem(client.post("/documents", data={"collection": collection},
                                files={"file": ("attrs.adoc", b":a: b\n", "text/asciidoc")}), 422, "no text content")
+    # A MyST page through REST: its admonition is prose; a page that only includes another is a 422 problem.
+    r = _upload(client, collection, "vault.md", b"# Vault\n\n:::{warning} Backups\nZentrovia vaults rotate keys.\n:::\n")
+    assert r.status_code == 201, r.text
+    hits = client.post("/search/keyword", json={"query": "rotate keys", "collections": [collection]}).json()["results"]
+    assert hits and "Zentrovia vaults rotate keys." in hits[0]["content"] and ":::" not in hits[0]["content"]
+    assert_problem(_upload(client, collection, "changes.md", b"```{include} ../CHANGELOG.md\n```\n"), 422,
+                   "no text of its own")
 
 
 def _upload(client: httpx.Client, collection: str, name: str, body: bytes, **form: str) -> httpx.Response:
