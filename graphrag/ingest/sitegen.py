@@ -69,7 +69,7 @@ _SHORTCODE = re.compile(r"\{\{([<%])[ \t]*(/?)[ \t]*([\w.-]+)(.*?)[ \t]*[>%]\}\}
 _SHORTCODE_LINE = re.compile(r"^[ \t]*(\{\{([<%])[ \t]*(/?)[ \t]*([\w.-]{1,60})(.{0,1000}?)[>%]\}\})[ \t]*\r?$")
 _SHORTCODE_END = re.compile(r"[>%]\}\}")
 _CODE_SHORTCODES = frozenset({"highlight", "code-toggle", "code"})
-_TEXT_ARG = re.compile(r"""\b(text|title|summary|name)=(?:"([^"]*)"|'([^']*)'|([^\s"'>%]+))""")
+_TEXT_ARG = re.compile(r"""\b(text|title|summary|header|name)=(?:"([^"]*)"|'([^']*)'|([^\s"'>%]+))""")
 
 # --- Jekyll: Liquid and kramdown --------------------------------------------------------------
 
@@ -294,12 +294,10 @@ def site_markup_to_markdown(text: str) -> str:
                 out.append(_blank(line) if closes is None else " " * closes.end() + line[closes.end():])
                 continue
             whole = _SHORTCODE_LINE.match(line)
-            if (whole is not None and whole.group(4) in _CODE_SHORTCODES and not whole.group(3)
-                    and not whole.group(5).rstrip().endswith("/")):  # "{{< code-toggle config=x />}}" holds none
-                words = whole.group(5).split()
-                language = "toml" if whole.group(4) == "code-toggle" else words[0].strip("\"'") if words else ""
+            language = _code_shortcode(whole) if whole is not None else None
+            if language is not None and whole is not None:
                 stack.append(_Open("code", whole.group(4)))
-                out.append(_fill(line, "```" + ("" if "=" in language else language)))
+                out.append(_fill(line, "```" + language))
                 continue
             line = _outside_code(line, _shortcodes(line),
                                  lambda m: "" if m.group(2) else _shortcode_text(m.group(3), m.group(4)))
@@ -345,6 +343,26 @@ def site_markup_to_markdown(text: str) -> str:
                 line = _outside_code(line, _markup(line, _IAL, "{:", "}"), lambda m: "")
         out.append(line)
     return "\n".join(out)
+
+
+_LANG_ARG = re.compile(r"""\blang=(?:"([^"]*)"|'([^']*)'|([\w+#.-]+))""")
+
+
+def _code_shortcode(whole: re.Match[str]) -> str | None:
+    """The language of the code block a shortcode line opens, or None where it opens none:
+    ``highlight`` and ``code-toggle`` (TOML), and a Docsy tab that names its ``lang`` ("{{< tab
+    header="Python" lang="python" >}}" holds a listing). A self-closing one holds nothing."""
+    name, closing, args = whole.group(4), whole.group(3), whole.group(5)
+    if closing or args.rstrip().endswith("/"):  # "{{< code-toggle config=x />}}"
+        return None
+    if name == "tab":
+        lang = _LANG_ARG.search(args)
+        return next((g for g in lang.groups() if g is not None), "") if lang else None
+    if name not in _CODE_SHORTCODES:
+        return None
+    words = args.split()
+    language = "toml" if name == "code-toggle" else words[0].strip("\"'") if words else ""
+    return "" if "=" in language else language
 
 
 def _code_block_line(line: str, stack: list[_Open], found: Dialects) -> str:

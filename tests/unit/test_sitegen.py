@@ -191,3 +191,12 @@ def test_quarto_cells_are_code_and_alone_do_not_make_a_file_myst() -> None:
     assert not dialects(text).myst and site_markup_to_markdown(text) == text  # a cell fence is code as it is
     myst = "(fit)=\n```{python}\nprint(1)\n```\n"  # in a MyST file, a cell is code in its language
     assert site_markup_to_markdown(myst).split("\n")[1].rstrip() == "```python"
+
+
+def test_a_docsy_tab_that_names_its_language_holds_code() -> None:
+    text = ('{{< tabpane >}}\n{{< tab header="Python" lang="python" >}}\nclient = Zentrovia()\n{{< /tab >}}\n'
+            '{{< tab header="Notes" >}}\nThe Zentrovia client retries twice.\n{{< /tab >}}\n{{< /tabpane >}}\n')
+    out = site_markup_to_markdown(text)
+    assert len(out) == len(text) and out.count("\n") == text.count("\n")
+    assert [line.strip() for line in out.split("\n") if line.strip()] == [
+        "```python", "client = Zentrovia()", "```", "Notes", "The Zentrovia client retries twice."]
