@@ -319,11 +319,6 @@ def _pdf_table_rows(table: Any) -> list[list[str]] | None:
     return [[" ".join(cell.split()).replace("|", "\\|") for cell in row] for row in rows]
 
 
-def _pdf_in_columns(page: Any, words: list[dict[str, Any]]) -> bool:
-    """Whether the page's text (outside its tables) runs in columns: a gutter no word crosses."""
-    return bool(_pdf_gutters(page, words))
-
-
 def _pdf_gutters(page: Any, words: list[dict[str, Any]]) -> list[float]:
     """Where the page's columns part (x, left to right): gutters of 6 pt or more in the middle half of
     the page that no word crosses, with 20 words or more on each side; none on a page of fewer than
@@ -380,7 +375,7 @@ def _pdf_page_with_tables(page: Any) -> str | None:
         return not any(x0 <= mid_x <= x1 and top <= mid_y <= bottom for x0, top, x1, bottom in boxes)
 
     rest = page.filter(outside)
-    if _pdf_in_columns(page, rest.extract_words()):
+    if _pdf_gutters(page, rest.extract_words()):  # text in columns outside the tables
         return None
     blocks = [(top, text) for top, text in _pdf_text_lines(rest.chars) if text.strip()]
     for table, rows in tables:
