@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graphrag.ingest.extract import normalise_name, title_key
+from graphrag.ingest.glossary import one_letter
 
 _LUCENE_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/])')
 _LUCENE_WORDS = {"AND", "OR", "NOT", "TO"}
@@ -164,9 +165,10 @@ def name_grams(texts: list[str], max_n: int = MAX_GRAM) -> list[dict[str, object
 
 
 def capital_letter(word: str) -> bool:
-    """A word that is one capital letter ("R", "C"): an entity name only a glossary gives, looked up as
-    written ("in R", not "in r"). "A" and "I" are function words, never names."""
-    return len(word) == 1 and word.isalpha() and word.isupper() and word.lower() not in _FUNCTION_WORDS
+    """A word that is one capital letter ("R", "C"): an entity name only a glossary gives
+    (:func:`~graphrag.ingest.glossary.one_letter`), looked up as written ("in R", not "in r"). "A" and
+    "I" are function words, never names."""
+    return one_letter(word) and word.lower() not in _FUNCTION_WORDS
 
 
 def letter_grams(query: str, span: int, inside: Sequence[str] = ()) -> list[dict[str, object]]:
