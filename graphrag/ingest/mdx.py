@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from graphrag.ingest.textprep import outside_fences
+from graphrag.ingest.textprep import CODE_SPAN, outside_fences
 
 _BLANK_LINE = re.compile(r"\n[ \t\r]*(?:\n|$)")  # CRLF files too
 # A component tag's start: "<Name", "</Name", "<a.b" (member names); "<>"/"</>" are checked apart.
@@ -216,7 +216,6 @@ def mdx_to_markdown(text: str) -> str:
 _ESM_LINE = re.compile(r"""^(?:import[ \t]+(?:[\w*{][^\n]*?[ \t]from[ \t]*)?['"][^'"\n]+['"]|"""
                        r"""export[ \t]+(?:const|let|default|function)\b)""", re.M)
 _COMPONENT = re.compile(r"<[A-Z][\w.]*(?=[\s/>])")
-_INLINE_CODE = re.compile(r"(`+)[^`\n]*?\1")
 _DOCUSAURUS_IMPORT = re.compile(r"""^import[ \t][^\n]*?['"]@(?:theme|site|docusaurus)/""", re.M)
 
 
@@ -230,7 +229,7 @@ def reads_as_mdx(text: str) -> bool:
     segments: list[str] = []
 
     def keep(segment: str) -> str:
-        segments.append(_INLINE_CODE.sub(" ", segment))
+        segments.append(CODE_SPAN.sub(" ", segment))
         return segment
 
     outside_fences(text, keep)

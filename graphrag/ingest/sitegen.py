@@ -256,8 +256,7 @@ def site_markup_to_markdown(text: str) -> str:
             if fence_closes(line, fence):
                 fence = None
             elif directive_options and _OPTION.match(line):
-                line = _blank(line)
-                out.append(line)
+                out.append(_blank(line))
                 continue
             directive_options = False
             out.append(line)
