@@ -250,12 +250,21 @@ async def test_communities_are_computed_stored_embedded_and_searched(rt: Runtime
     assert wine["mode"] == "global" and wine["legs"]["global"]["status"] == "ok"
     top = wine["results"][0]
     assert top["kind"] == "community" and top["collection"] == collection
-    assert {"Bordeaux", "Burgundy"} & {e["name"] for e in top["entities"]}, top
+    # Which wine community comes first hangs on how NER splits the food graph on a given CPU; what holds
+    # is the order of topics: every community naming a wine place or grape outranks every space one.
+    wine_names = {"Bordeaux", "Burgundy", "Dijon", "Côte de Nuits", "Château Margaux", "Merlot", "Pinot Noir",
+                  "Chardonnay", "Cabernet Sauvignon", "French wine"}
+    ranked = [{e["name"] for e in h["entities"]} for h in wine["results"]]
+    assert ranked[0] & wine_names and not ranked[0] & space_names, ranked
+    wine_ranks = [i for i, names in enumerate(ranked) if names & wine_names]
+    space_ranks = [i for i, names in enumerate(ranked) if names & (space_names | {"Curiosity", "Perseverance", "Hubble"})]
+    assert all(w < s for w in wine_ranks for s in space_ranks), ranked
     assert top["community"]["id"] in by_id and top["chunk_id"] in top["community"]["chunk_ids"]
     assert top["source"].endswith(".md") and top["document_id"] and not top["community"]["stale"]
     assert all(set(h["legs"]) == {"global"} for h in wine["results"])
     rover = await rest_search(router, "rovers exploring craters on Mars", mode="global", collections=[collection], limit=3)
-    assert "NASA" in {e["name"] for e in rover["results"][0]["entities"]}
+    rover_top = {e["name"] for e in rover["results"][0]["entities"]}
+    assert rover_top & space_names and not rover_top & (wine_names | food_names), rover_top
     with pytest.raises(InvalidInput, match="filters"):
         await rest_search(router, "wine", mode="global", collections=[collection], filters={"year": 2020})
 
