@@ -187,7 +187,8 @@ def load_markdown(path: Path, data: bytes) -> list[Document]:
     meta, body = _front_matter(text, path)
     written = body
     if path.suffix.lower() == ".mdx" or reads_as_mdx(body):  # Docusaurus reads .md files as MDX too
-        body = mdx_to_markdown(body)  # MDX has no indented code blocks
+        # MDX has no indented code blocks; Docusaurus admonitions are fenced divs
+        body = site_markup_to_markdown(mdx_to_markdown(body))
     else:
         body = fence_indented_code(site_markup_to_markdown(body))
     if not body.strip() and written.strip():

@@ -13,6 +13,11 @@ Markdown reader takes for text or code:
   highlight ruby %}`` ... ``{% endhighlight %}`` (code), ``{% comment %}`` (not shown), and attribute
   lists such as ``{: .note}``. **GitBook** writes its blocks as Liquid tags too: ``{% hint
   style="info" %}``, ``{% tab title="Python" %}`` (the title shows).
+- **Fenced divs** of Pandoc and Quarto (``::: {.callout-tip title="Tip"}``, ``:::: {.columns}``) and
+  Docusaurus admonitions (``:::note``, ``:::tip[Title]``, ``:::warning Careful``) hold prose between
+  ``:::`` lines: the fences go, a title shows. An mkdocstrings line (``::: package.module`` with no
+  closing fence, its indented options below it) is filled in from the code when the site is built,
+  and is blanked.
 
 :func:`site_markup_to_markdown` rewrites them in place. Directives and shortcodes that hold prose lose
 their markup and keep their content (a title or a tab name becomes a line of its own); code becomes a
@@ -79,6 +84,22 @@ _IAL_LINE = re.compile(r"^[ \t]*\{:[^{}\n]*\}[ \t]*\r?$")
 _IAL = re.compile(r"\{:[^{}]*\}")  # kramdown's attribute lists: "{: .note}", "{:toc}"
 
 
+# --- Fenced divs: Pandoc, Quarto, Docusaurus admonitions, mkdocstrings ------------------------
+
+# An opening: attributes ("{.callout-note title="x"}"), or a class name with a title in brackets, in
+# braces or after it ("note", "tip[Title]", "warning Careful"); closing colons may trail.
+_DIV_OPEN = re.compile(r"^[ \t]*(:{3,})[ \t]*(?:\{([^{}\r]{0,500})\}|([A-Za-z_][\w.-]{0,100})"
+                       r"(?:\[([^\]\r]{0,300})\]|\{([^{}\r]{0,300})\})?(?:[ \t]+([^:{}\r]{0,300}?))?)[ \t]*(:*)[ \t]*\r?$")
+_DIV_CLOSE = re.compile(r"^[ \t]*(:{3,})[ \t]*\r?$")
+_TITLE_ATTR = re.compile(r"""\btitle=(?:"([^"]*)"|'([^']*)')""")
+_AUTODOC = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")  # "pydantic_ai.Agent"
+# Pandoc's attributes after a span, a link or an image: "[red]{.red}" shows "red", "![a](a.png){width=50%}"
+# the image; the attributes are markup.
+_ATTRS = r"\{(?:[.#][^{}\r]{0,200}|[^{}\r=]{0,200}=[^{}\r]{0,200})\}"
+_SPAN = re.compile(r"(?<![!\]\\])\[([^\[\]\r]{1,300})\]" + _ATTRS)
+_LINK_ATTRS = re.compile(r"(?<=\))" + _ATTRS)
+
+
 @dataclass(frozen=True)
 class Dialects:
     """Which generators' markup a file uses."""
@@ -86,9 +107,10 @@ class Dialects:
     myst: bool
     hugo: bool
     liquid: bool
+    divs: bool = False
 
     def __bool__(self) -> bool:
-        return self.myst or self.hugo or self.liquid
+        return self.myst or self.hugo or self.liquid or self.divs
 
 
 def dialects(text: str) -> Dialects:
@@ -99,7 +121,41 @@ def dialects(text: str) -> Dialects:
             or ("}`" in text and _ROLE.search(text) is not None) or _TARGET.search(text) is not None)
     hugo = "{{<" in text or "{{%" in text
     liquid = "{%" in text and any(_liquid_tags(line) for line in text.split("\n") if "{%" in line)
-    return Dialects(myst, hugo, liquid)
+    divs = ":::" in text and any(_DIV_OPEN.match(line) for line in text.split("\n") if ":::" in line)
+    return Dialects(myst, hugo, liquid, divs)
+
+
+def _div_openings(lines: list[str]) -> tuple[set[int], set[int]]:
+    """The fenced-div openings among ``lines`` outside code (by index) that a ``:::`` line closes, and
+    the unclosed ones written as mkdocstrings writes them (``::: package.module``, nothing after it)."""
+    closed: set[int] = set()
+    open_at: list[int] = []
+    fence = None
+    for i, line in enumerate(lines):
+        if fence is not None:
+            fence = None if fence_closes(line, fence) else fence
+            continue
+        if (opened := fence_open(line)) is not None and not line.lstrip().startswith(":"):
+            fence = opened
+        elif _DIV_CLOSE.match(line):
+            if open_at:
+                closed.add(open_at.pop())
+        elif _DIV_OPEN.match(line) or _DIRECTIVE.match(line):
+            open_at.append(i)
+    autodoc = set()
+    for i in open_at:
+        m = _DIV_OPEN.match(lines[i])
+        if m is not None and m.group(3) and _AUTODOC.fullmatch(m.group(3)) and not any(m.group(k) for k in (4, 5, 6, 7)):
+            autodoc.add(i)
+    return closed, autodoc
+
+
+def _div_title(m: re.Match[str]) -> str:
+    """What a fenced div's opening shows: its title (``title="x"``, ``[x]`` or the words after its class)."""
+    for attrs in (m.group(2), m.group(5)):
+        if attrs and (title := _TITLE_ATTR.search(attrs)) is not None:
+            return next(g for g in title.groups() if g is not None)
+    return (m.group(4) or m.group(6) or "").strip()
 
 
 def _fill(line: str, new: str) -> str:
@@ -251,7 +307,10 @@ def site_markup_to_markdown(text: str) -> str:
     liquid_skip = ""  # "endcomment" (blanked) or "endraw" (kept as written) inside such a Liquid block
     shortcode_open = False  # inside a Hugo shortcode whose arguments run over several lines
     directive_options = False  # right after a MyST code directive's opening: ":caption: x" is markup
-    for line in text.split("\n"):
+    lines = text.split("\n")
+    divs, autodoc = _div_openings(lines) if found.divs else (set(), set())
+    autodoc_indent = -1  # inside an mkdocstrings line's options: lines indented deeper than this
+    for number, line in enumerate(lines):
         if fence is not None:
             if fence_closes(line, fence):
                 fence = None
@@ -272,6 +331,26 @@ def site_markup_to_markdown(text: str) -> str:
                         else _outside_code(line, _liquid_tags(line), lambda m: ""))
                 liquid_skip = ""
             out.append(kept)
+            continue
+        if autodoc_indent >= 0:
+            if line.strip() and len(line) - len(line.lstrip()) > autodoc_indent:
+                out.append(_blank(line))
+                continue
+            autodoc_indent = -1
+        if number in divs or number in autodoc:
+            opening = _DIV_OPEN.match(line)
+            if opening is not None and not _DIRECTIVE.match(line):
+                if number in autodoc:
+                    autodoc_indent = len(line) - len(line.lstrip())
+                    out.append(_blank(line))
+                    continue
+                stack.append(_Open("div", opening.group(1), options=False))
+                indent = line[:len(line) - len(line.lstrip())]
+                out.append(_fill(line, indent + _div_title(opening)))
+                continue
+        if stack and stack[-1].kind == "div" and _DIV_CLOSE.match(line):
+            stack.pop()
+            out.append(_blank(line))
             continue
         rewritten = line
         if found.myst:
@@ -340,6 +419,9 @@ def site_markup_to_markdown(text: str) -> str:
                 line = _blank(line)
             elif "{:" in line:
                 line = _outside_code(line, _markup(line, _IAL, "{:", "}"), lambda m: "")
+        if found.divs and ("]{" in line or "){" in line):
+            line = _outside_code(line, list(_SPAN.finditer(line)), lambda m: m.group(1))
+            line = _outside_code(line, list(_LINK_ATTRS.finditer(line)), lambda m: "")
         out.append(line)
     return "\n".join(out)
 

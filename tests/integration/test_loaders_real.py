@@ -516,9 +516,8 @@ def test_pdf_fake_bold_is_read_once(tmp_path: Path) -> None:
     assert [doc.text[a:b] for a, b in doc.pages][1] == "Second page of plain text."
 
 
-def test_pdf_fake_bold_in_two_columns_is_read_once_column_by_column(tmp_path: Path) -> None:
-    """A page set in two columns, each under a heading in fake bold: before, pypdf's text kept every
-    copy ("Pump SetupPump SetupPump SetupPump Setup"); read straight across, the columns would interleave."""
+def _pdf_fake_bold_columns(path: Path) -> None:
+    """One page in two columns, each under a heading in fake bold (drawn four times)."""
     from fpdf import FPDF
 
     pdf = FPDF(unit="pt")
@@ -530,8 +529,14 @@ def test_pdf_fake_bold_in_two_columns_is_read_once_column_by_column(tmp_path: Pa
         pdf.set_font("helvetica", size=10)
         for line in range(18):
             pdf.text(x, 110 + 14 * line, f"Line {line + 1} of the {word} column text.")
-    path = tmp_path / "columns.pdf"
     pdf.output(str(path))
+
+
+def test_pdf_fake_bold_in_two_columns_is_read_once_column_by_column(tmp_path: Path) -> None:
+    """A page set in two columns, each under a heading in fake bold: before, pypdf's text kept every
+    copy ("Pump SetupPump SetupPump SetupPump Setup"); read straight across, the columns would interleave."""
+    path = tmp_path / "columns.pdf"
+    _pdf_fake_bold_columns(path)
     text = _load(path, "pdf").text
     assert text.count("Pump Setup") == 1 and text.count("Valve Care") == 1, text
     left, right = text.split("\n\n")
@@ -1694,7 +1699,7 @@ async def test_myst_hugo_and_docusaurus_pages_keep_their_content_as_prose_and_lo
     assert [(Path(s["path"]).name, s["reason"]) for s in report.skipped] == [
         ("changelog.md", "no text of its own (only site-generator markup, such as an include)")]
     for term, title in [("forty seconds", "Deploying Vortigen"), ("drainage scheduler", "Quillfeather nodes"),
-                        ("Aider history", "Migration Guides")]:
+                        ("Aider history", "Migration Guides"), ("hundred exchanges", "Migration Guides")]:
         response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
         assert [r["title"] for r in response["results"]][:1] == [title], term
     contents = [r["content"] for r in await runtime.postgres.pool.fetch(
@@ -1725,6 +1730,10 @@ Quarrendale reads the Aider history file.
   </TabItem>
 </Tabs>
 
+:::tip[Trimming the history]
+Quarrendale keeps the last hundred exchanges.
+:::
+
 Write `import Tabs from '@theme/Tabs';` and `<Tabs>` in your own page.
 """
 
@@ -1734,6 +1743,7 @@ def test_a_docusaurus_md_file_is_read_as_the_mdx_it_is(tmp_path: Path) -> None:
     doc = _md(tmp_path, DOCUSAURUS_MD, "migration.md")
     assert len(doc.text) == len(DOCUSAURUS_MD) and "@theme" not in doc.text.split("Write")[0]
     assert "<TabItem" not in doc.text and "Quarrendale reads the Aider history file." in doc.text
+    assert ":::" not in doc.text.split("Write")[0] and re.search(r"Trimming the history *\nQuarrendale keeps", doc.text)
     assert doc.text.rstrip().endswith("Write `import Tabs from '@theme/Tabs';` and `<Tabs>` in your own page.")
 
 
@@ -1760,3 +1770,48 @@ def test_quarto_and_r_markdown_files_are_read_as_markdown(tmp_path: Path, models
     assert "Fits take a minute." in fit.text and "```{python}" in fit.text and "fit()" in fit.text
     chunks = Chunker(models.counter, ChunkOptions()).chunk(fit)
     assert any(c.has_code and "fit()" in c.text for c in chunks)
+
+
+async def test_pdf_columns_quarto_cells_and_asciidoc_tab_names_reach_the_stores(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
+    """Three loader changes seen through the stores: a fake-bold page in columns, a Quarto page with a
+    callout and a Python cell, and an AsciiDoc tabbed example whose tab names are roles."""
+    _pdf_fake_bold_columns(tmp_path / "manual.pdf")
+    (tmp_path / "fit.qmd").write_text(
+        "---\ntitle: Fitting Zorblax Curves\n---\n\n::: {.callout-note}\nOlga Brandt of Brannoch Systems checks "
+        "every zorblax fit by hand.\n:::\n\n```{python}\n#| echo: false\nfit_zorblax(curve)\n```\n")
+    (tmp_path / "drivers.adoc").write_text(
+        "= Driver Examples\n\n[.tabbed-example]\n=====\n[.include-with-cypher]\n======\nThe quillon query "
+        "counts nodes.\n======\n\n[.include-with-python]\n======\nThe quillon driver runs it from Python.\n======\n=====\n")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed, report.skipped) == (3, [], [])
+
+    # The PDF's columns: each heading once, read column by column, with the page in the citation.
+    zephyr = (await rest_search(router, "pump setup zephyr column", mode="keyword", limit=3,
+                                collections=[collection]))["results"][0]
+    assert zephyr["metadata"]["page"] == 1 and zephyr["title"] != "Fitting Zorblax Curves", zephyr
+    rows = await runtime.postgres.pool.fetch(
+        "SELECT d.source, c.content, c.has_code FROM chunks c JOIN documents d ON d.id = c.document_id "
+        "WHERE c.collection = $1 ORDER BY d.source, c.chunk_index", collection)
+    by_file: dict[str, list[Any]] = {}
+    for row in rows:
+        by_file.setdefault(Path(row["source"]).name, []).append(row)
+    pdf_text = "\n".join(r["content"] for r in by_file["manual.pdf"])
+    assert "Pump SetupPump" not in pdf_text and "Valve CareValve" not in pdf_text, pdf_text
+    assert pdf_text.index("Line 18 of the zephyr") < pdf_text.index("Valve Care"), pdf_text
+
+    # Quarto: the callout is prose (its names are entities), the cell is code.
+    hit = (await rest_search(router, "checks every zorblax fit", mode="keyword", limit=1,
+                             collections=[collection]))["results"][0]
+    assert hit["title"] == "Fitting Zorblax Curves" and ":::" not in hit["content"], hit
+    assert any(r["has_code"] and "fit_zorblax(curve)" in r["content"] for r in by_file["fit.qmd"])
+    names, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (e:Entity {collection: $c}) RETURN collect(e.name) AS names", c=collection)
+    assert {"Olga Brandt", "Brannoch Systems"} <= set(names[0]["names"]), names
+
+    # AsciiDoc: each tab's name shows above its text, so a search for the language finds its tab.
+    tab = (await rest_search(router, "python quillon driver", mode="keyword", limit=1,
+                             collections=[collection]))["results"][0]
+    assert tab["title"] == "Driver Examples" and "python\n\nThe quillon driver runs it from Python." in tab["content"]
+    adoc_text = "\n".join(r["content"] for r in by_file["drivers.adoc"])
+    assert "cypher\n\nThe quillon query counts nodes." in adoc_text and "include-with" not in adoc_text

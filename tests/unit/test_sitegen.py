@@ -170,7 +170,8 @@ def test_hugo_shortcodes_over_several_lines_and_self_closing_ones_are_blanked() 
 
 @pytest.mark.timeout(60)  # a hang guard: with a scan from every opening, the first case took 35 s
 @pytest.mark.parametrize("text", ["{% a " * 20000, "{{< a " * 20000, "x {ref}`a` " * 20000, "{% x %} {{ y " * 20000,
-                                  "`a ``b " * 20000, "{% x %} {% comment %} " * 20000])
+                                  "`a ``b " * 20000, "{% x %} {% comment %} " * 20000, ":::note\n" * 20000,
+                                  "::: {.a}\n" * 20000 + ":::\n" * 20000, "[a b]{.c" * 20000, "[" + "a" * 100000 + "]{.x}"])
 def test_markup_that_never_closes_costs_linear_work(text: str) -> None:
     # Each opening is paired with the next closing in one pass: no pattern scans to the line's end from
     # every opening. The output keeps the length, and unclosed openings are text.
@@ -201,3 +202,30 @@ def test_a_docsy_tab_that_names_its_language_holds_code() -> None:
     text = ('{{< tabpane >}}\n{{< tab header="Python" lang="python" >}}\nclient = Zentrovia()\n{{< /tab >}}\n'
             '{{< tab header="Notes" >}}\nThe Zentrovia client retries twice.\n{{< /tab >}}\n{{< /tabpane >}}\n')
     assert _shown(text) == ["```python", "client = Zentrovia()", "```", "Notes", "The Zentrovia client retries twice."]
+
+
+def test_fenced_divs_and_docusaurus_admonitions_keep_their_prose_and_titles() -> None:
+    text = ('::: {.callout-tip title="Fit tips"}\nZorblax fits take a minute.\n:::\n\n:::: {.columns}\n'
+            '::: {.column width="50%"}\nLeft column.\n:::\n::::\n\n:::note\nA note.\n:::\n\n:::tip[Your Title]\n'
+            'Tip body.\n:::\n\n:::warning Deprecated\nOld API.\n:::\n\n::: warning\nPandoc class.\n:::\n\n'
+            '```text\n:::\nfenced code keeps its colons\n:::\n```\n\nSee [the red word]{.red} and '
+            '![a chart](chart.png){width=50%}, and `[code]{.x}`.\n')
+    assert dialects(text).divs
+    assert [" ".join(line.split()) for line in _shown(text)] == [
+        "Fit tips", "Zorblax fits take a minute.", "Left column.", "A note.", "Your Title", "Tip body.", "Deprecated",
+        "Old API.", "Pandoc class.", "```text", ":::", "fenced code keeps its colons", ":::", "```",
+        "See the red word and ![a chart](chart.png) , and `[code]{.x}`."]
+
+
+def test_an_mkdocstrings_line_and_its_options_are_blanked() -> None:
+    text = ("# Agent\n\n::: pydantic_ai.Agent\n    options:\n      members: [run]\n\nThe agent runs tools.\n\n"
+            "::: pydantic_ai.tools\n")
+    assert _shown(text) == ["# Agent", "The agent runs tools."]
+
+
+@pytest.mark.parametrize("text", [
+    "::: Results :::\nA decorated line that closes nothing.\n",  # not an mkdocstrings line: trailing colons
+    "Ratio 1:::2 in a sentence.\n",
+])
+def test_colons_that_open_no_div_are_text(text: str) -> None:
+    assert site_markup_to_markdown(text) == text
