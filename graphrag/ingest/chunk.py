@@ -33,6 +33,12 @@ from graphrag.models import Chunk, Document
 CHUNKERS = ("markdown", "sentence", "paragraph", "page", "semantic", "whole")
 DEFAULT_FOR_KIND = {"markdown": "markdown", "text": "sentence", "pdf": "page", "record": "whole"}
 
+
+def default_strategy(doc: Document) -> str:
+    """The chunker a document gets when none is asked for: its kind's, but page by page for any
+    document with pages (a PDF, or a plain text its loader found paged)."""
+    return "page" if doc.pages else DEFAULT_FOR_KIND.get(doc.kind, "sentence")
+
 # Hard breaks the sentencizer does not see: a blank line, and a new list item.
 # A block holds two sentences only if an end mark inside it is followed by a space (or is a CJK full stop).
 _MAYBE_END = re.compile(r"[.!?\u2026][\"')\]\u2019\u201d]*\s|[\u3002\uff01\uff1f]")
@@ -238,7 +244,7 @@ class Chunker:
 
     # -- entry point ----------------------------------------------------------------------------
     def chunk(self, doc: Document, strategy: str | None = None) -> list[Chunk]:
-        strategy = strategy or DEFAULT_FOR_KIND.get(doc.kind, "sentence")
+        strategy = strategy or default_strategy(doc)
         if strategy not in CHUNKERS:
             raise InvalidInput(f"unknown chunker {strategy!r}; choose one of {', '.join(CHUNKERS)}")
         if strategy == "semantic" and self.embed is None:

@@ -24,6 +24,7 @@ from graphrag.ingest.html_reader import load_html
 from graphrag.ingest.load_base import LoadError, NoText, Unsupported, file_title
 from graphrag.ingest.mdx import mdx_to_markdown, reads_as_mdx
 from graphrag.ingest.pdf_reader import load_pdf
+from graphrag.ingest.furniture import blank_furniture, text_pages
 from graphrag.ingest.sitegen import site_markup_to_markdown
 from graphrag.ingest.textprep import fence_indented_code, heading_text, markdown_title
 from graphrag.models import Document
@@ -253,7 +254,13 @@ def load_text(path: Path, data: bytes) -> list[Document]:
     first = next((ln.strip() for ln in text.splitlines() if re.search(r"\w", ln)), "")
     first = re.split(r"\s{3,}", first)[0]
     title = first if 0 < len(first) <= 80 and not first.endswith((".", ",", ";", ":")) else file_title(path)
-    return [Document(source=str(path), title=title, text=text, kind="text")]
+    # A paged text (form feeds, or page footers such as an RFC's "[Page 3]") loses its running headers
+    # and footers, and its chunks cite their page as a PDF's do.
+    pages = text_pages(text)
+    if pages:
+        text = blank_furniture(text, pages)
+    return [Document(source=str(path), title=title, text=text, kind="text", pages=tuple(pages),
+                     metadata={"pages": len(pages)} if pages else {})]
 
 
 def load_jsonl(path: Path, data: bytes) -> list[Document]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 
+from graphrag.ingest.furniture import strip_furniture
 from graphrag.ingest.load_base import LoadError
 from graphrag.ingest.textprep import pipe_table
 from graphrag.models import Document
@@ -42,8 +43,6 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
         if len(reader.pages) == 0:
             raise LoadError(f"{path.name}: the PDF has no pages")
         parts: list[str] = []
-        pages: list[tuple[int, int]] = []
-        offset = 0
         tables = _pdf_pages_from_chars(_decrypted(reader) if reader.is_encrypted else data)
         widgets = _Widgets()
         for number, page in enumerate(reader.pages):
@@ -51,8 +50,12 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
             answers = _pdf_form_answers(page, text, widgets)
             if answers:
                 text = f"{text}\n\n{answers}" if text else answers
-            pages.append((offset, offset + len(text)))
             parts.append(text)
+        parts = strip_furniture(parts)  # running headers, footers and page numbers
+        pages: list[tuple[int, int]] = []
+        offset = 0
+        for text in parts:
+            pages.append((offset, offset + len(text)))
             offset += len(text) + 2
         info = reader.metadata
         title = _pdf_title(str(info.title) if info and info.title else "")

@@ -29,7 +29,7 @@ from tqdm import tqdm
 from graphrag.config import Settings
 from graphrag.errors import InvalidInput, NotFound, ServiceUnavailable, one_line
 from graphrag.ingest import terms
-from graphrag.ingest.chunk import CHUNKERS, DEFAULT_FOR_KIND
+from graphrag.ingest.chunk import CHUNKERS, default_strategy
 from graphrag.ingest.embed import PADDED_TOKENS_PER_BATCH, Embedder, length_batches
 from graphrag.ingest.embedders import EmbeddingSpace
 from graphrag.ingest.extract import add_title_entity
@@ -194,7 +194,7 @@ class Ingestor:
                 report.failed.append({"path": origin, "error": f"duplicate source {doc.source!r} in this ingest"})
                 continue
             seen_sources.add(doc.source)
-            strategy = chunker or DEFAULT_FOR_KIND.get(doc.kind, "sentence")
+            strategy = chunker or default_strategy(doc)
             row = DocumentRow(collection, doc.source, doc.title,
                               content_hash(doc, strategy, profile.signature, tags),
                               doc.metadata, tuple(tags))

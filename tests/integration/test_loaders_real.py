@@ -1815,3 +1815,40 @@ async def test_pdf_columns_quarto_cells_and_asciidoc_tab_names_reach_the_stores(
     assert tab["title"] == "Driver Examples" and "python\n\nThe quillon driver runs it from Python." in tab["content"]
     adoc_text = "\n".join(r["content"] for r in by_file["drivers.adoc"])
     assert "cypher\n\nThe quillon query counts nodes." in adoc_text and "include-with" not in adoc_text
+
+
+async def test_running_headers_and_page_footers_stay_out_of_chunks_and_graph(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
+    """A PDF manual with a running title and page numbers, and an RFC-style text with page footers and
+    headers: neither reaches the chunks or the graph, and the text's hits cite their page."""
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt")
+    topics = ["flushing the intake", "priming the impeller", "bleeding the manifold", "testing the seals"]
+    for n, topic in enumerate(topics, start=1):
+        pdf.add_page()
+        pdf.set_font("helvetica", size=9)
+        pdf.text(72, 40, "Quellmark Pump Handbook")
+        pdf.text(300, 800, str(n))
+        pdf.set_font("helvetica", size=11)
+        pdf.text(72, 100, f"Operators start by {topic} before each shift.")
+    pdf.output(str(tmp_path / "handbook.pdf"))
+    pages = []
+    for n, topic in enumerate(["Framing", "Handshakes", "Retries", "Shutdown"], start=1):
+        header = "" if n == 1 else "RFC 9999             Zorblax Transfer Protocol             June 2026\n\n"
+        pages.append(f"{header}{n}.  {topic}\n\n   The zorblax peer handles {topic.lower()} as the text says.\n\n\n"
+                     f"Ondrak & Velasquez          Standards Track                    [Page {n}]\n")
+    (tmp_path / "rfc9999.txt").write_text("\f\n".join(pages))
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (2, [])
+    contents = [r["content"] for r in await runtime.postgres.pool.fetch(
+        "SELECT content FROM chunks WHERE collection = $1", collection)]
+    assert contents and not any(m in c for c in contents for m in ("Quellmark Pump Handbook", "Standards Track",
+                                                                   "Zorblax Transfer Protocol", "Ondrak"))
+    assert any(c.strip() == "Operators start by bleeding the manifold before each shift." for c in contents), contents
+    hit = (await rest_search(router, "zorblax peer retries", mode="keyword", limit=1,
+                             collections=[collection]))["results"][0]
+    assert hit["metadata"]["page"] == 3 and "3.  Retries" in hit["content"], hit
+    rows, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (e:Entity {collection: $c}) RETURN collect(e.name) AS names", c=collection)
+    assert not {"Ondrak & Velasquez", "Quellmark Pump Handbook", "Ondrak", "Velasquez"} & set(rows[0]["names"]), rows
