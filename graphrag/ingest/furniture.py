@@ -124,6 +124,7 @@ def furniture(pages: Sequence[str]) -> list[set[int]]:
             as_written.setdefault(hit[2], []).append(hit)
         if len(as_written) > 1:
             groups += as_written.values()
+    repeated: list[set[int]] = [set() for _ in pages]
     for hits in groups:
         on = sorted({p for p, _, _ in hits})
         if not _recurs(on, len(pages)):
@@ -137,7 +138,20 @@ def furniture(pages: Sequence[str]) -> list[set[int]]:
         if len(set(written)) == 1 and _form(written[0]) == "#":
             continue  # the same bare number on every page is not a page number
         for p, i, _ in hits:
-            found[p].add(i)
+            repeated[p].add(i)
+    for p, text in enumerate(pages):
+        lines = text.split("\n")
+        filled = [i for i, line in enumerate(lines) if line.strip()]
+        keep = set()
+        # A whole edge of repeated lines is content that pages repeat (a table's head carried over, a
+        # page printed again), not a header: furniture is a line or two.
+        for edge in (filled[:ZONE], filled[-ZONE:]):
+            if edge and all(i in repeated[p] for i in edge):
+                keep.update(edge)
+        gone = found[p] | (repeated[p] - keep)
+        if all(i in gone or not _LETTER_OR_DIGIT.search(lines[i]) for i in filled):
+            gone = set()  # nothing would be left of the page: it is what it says
+        found[p] = gone
     return found
 
 
