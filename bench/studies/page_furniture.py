@@ -70,8 +70,10 @@ def main() -> None:
             pages_read += len(with_rule.pages)
             if with_rule.text == without.text:
                 continue
-            left = Counter(line.strip() for a, b in without.pages for line in without.text[a:b].split("\n"))
-            left.subtract(line.strip() for a, b in with_rule.pages for line in with_rule.text[a:b].split("\n"))
+            left = Counter(line.strip() for a, b in without.pages for line in without.text[a:b].split("\n")
+                           if line.strip())
+            left.subtract(line.strip() for a, b in with_rule.pages for line in with_rule.text[a:b].split("\n")
+                          if line.strip())
             gone = {line: n for line, n in left.items() if n > 0}
             files[str(path.relative_to(folder))] = {
                 "pages": len(with_rule.pages), "lines_left_out": sum(gone.values()),

@@ -247,12 +247,27 @@ def load_notebook(path: Path, data: bytes) -> list[Document]:
                      metadata=meta)]
 
 
+def _centred_title(text: str) -> str:
+    """The title of a text that opens with a block of two-column lines (an RFC's or an Internet-Draft's
+    header: "Network Working Group      J. Postel") and centres its title below it; "" for others."""
+    lines = text.lstrip("\n").splitlines()[:40]
+    block = 0
+    while block < len(lines) and (re.search(r"\S\s{3,}\S", lines[block]) or
+                                  block and lines[block].strip() and not lines[block].startswith(" ")):
+        block += 1
+    if block < 2:
+        return ""
+    title = next((ln for ln in lines[block:] if ln.strip()), "")
+    indent = len(title) - len(title.lstrip())
+    return " ".join(title.split()) if indent >= 8 and len(title.strip()) <= 80 else ""
+
+
 def load_text(path: Path, data: bytes) -> list[Document]:
     text = _decode(data, path)
     # A short first line that is not a sentence reads as a title (rules of "=" or "-" and the columns
     # of an RFC header are not one); otherwise the file name.
     first = next((ln.strip() for ln in text.splitlines() if re.search(r"\w", ln)), "")
-    first = re.split(r"\s{3,}", first)[0]
+    first = _centred_title(text) or re.split(r"\s{3,}", first)[0]
     title = first if 0 < len(first) <= 80 and not first.endswith((".", ",", ";", ":")) else file_title(path)
     # A paged text (form feeds, or page footers such as an RFC's "[Page 3]") loses its running headers
     # and footers, and its chunks cite their page as a PDF's do.

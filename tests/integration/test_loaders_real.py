@@ -965,6 +965,15 @@ def test_text_titles_skip_rules_and_columns(tmp_path: Path) -> None:
     (tmp_path / "rfc.txt").write_text("Network Working Group            J. Postel\nRequest for Comments: 791\n")
     assert _load(tmp_path / "rst.txt", "txt").title == "Widgetry"
     assert _load(tmp_path / "rfc.txt", "txt").title == "Network Working Group"
+    # An RFC or Internet-Draft centres its title below the two-column header.
+    (tmp_path / "rfc2373.txt").write_text(
+        "\n\n\nNetwork Working Group                                        R. Hinden\n"
+        "Request for Comments: 2373                                       Nokia\n"
+        "Obsoletes: 1884                                             S. Deering\n"
+        "Category: Standards Track                                Cisco Systems\n"
+        "\t\t\t\t\t\t\t     July 1998\n\n"
+        "                  IP Version 6 Addressing Architecture\n\nStatus of this Memo\n\n   Text.\n")
+    assert _load(tmp_path / "rfc2373.txt", "txt").title == "IP Version 6 Addressing Architecture"
 
 
 async def test_markdown_with_broken_front_matter_is_ingested_and_found(
