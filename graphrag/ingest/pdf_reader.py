@@ -16,6 +16,7 @@ from typing import Any
 
 
 from graphrag.ingest.furniture import strip_furniture
+from graphrag.ingest.hyphenation import join_hyphenated
 from graphrag.ingest.load_base import LoadError
 from graphrag.ingest.textprep import pipe_table
 from graphrag.models import Document
@@ -51,7 +52,8 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
             if answers:
                 text = f"{text}\n\n{answers}" if text else answers
             parts.append(text)
-        parts = strip_furniture(parts)  # running headers, footers and page numbers
+        # Running headers, footers and page numbers out; words hyphenated across lines whole again.
+        parts = join_hyphenated(strip_furniture(parts))
         pages: list[tuple[int, int]] = []
         offset = 0
         for text in parts:

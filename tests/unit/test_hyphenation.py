@@ -1,0 +1,25 @@
+"""Words hyphenated across a PDF's line breaks, joined again (pure logic)."""
+
+from __future__ import annotations
+
+from graphrag.ingest.hyphenation import join_hyphenated
+
+
+def test_broken_words_are_joined_and_the_next_line_loses_the_fragment() -> None:
+    page = ("The library is for Distinguished Encoding Rules manip-\nulation. It is well-\nknown and state-of-the-\n"
+            "art, a self-\ncontained tool for the pharma\u00ad\ncology lab.\n\nNew para-\ngraph.")
+    assert join_hyphenated([page]) == [
+        "The library is for Distinguished Encoding Rules manipulation.\nIt is well-known\nand state-of-the-art,\n"
+        "a self-contained\ntool for the pharmacology\nlab.\n\nNew paragraph."]
+
+
+def test_the_document_says_whether_the_hyphen_stays() -> None:
+    # "feed-forward" is written with its hyphen elsewhere, "preprocessing" without one.
+    pages = ["A feed-\nforward net needs pre-\nprocessing.", "Feed-forward nets; preprocessing first."]
+    assert join_hyphenated(pages)[0] == "A feed-forward\nnet needs preprocessing."
+
+
+def test_what_is_not_a_broken_word_is_left_alone() -> None:
+    page = ("Pages 3-\n5 and the X-\nRay, an em dash --\nthen text, a list:\n-\nitem, and a table:\n"
+            "| a | pre- |\n| fix | b |")
+    assert join_hyphenated([page]) == [page]
