@@ -1861,3 +1861,23 @@ async def test_running_headers_and_page_footers_stay_out_of_chunks_and_graph(
     rows, _, _ = await runtime.neo4j.driver.execute_query(
         "MATCH (e:Entity {collection: $c}) RETURN collect(e.name) AS names", c=collection)
     assert not {"Ondrak & Velasquez", "Quellmark Pump Handbook", "Ondrak", "Velasquez"} & set(rows[0]["names"]), rows
+
+
+async def test_a_word_hyphenated_across_pdf_lines_is_found_whole(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    """Before, the chunk held "quarrendal-" and "ization" on two lines: a keyword search for the word
+    found nothing, and the extractor read two fragments."""
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt")
+    pdf.add_page()
+    pdf.set_font("helvetica", size=11)
+    for n, line in enumerate(["The pump manual explains how quarrendal-", "ization protects the seals, and why",
+                              "the well-", "known valve needs no priming."]):
+        pdf.text(72, 100 + 14 * n, line)
+    pdf.output(str(tmp_path / "manual.pdf"))
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, [])
+    hit = (await rest_search(router, "quarrendalization", mode="keyword", limit=1, collections=[collection]))["results"]
+    assert hit and hit[0]["content"] == ("The pump manual explains how quarrendalization\nprotects the seals, and why\n"
+                                         "the well-known\nvalve needs no priming."), hit
