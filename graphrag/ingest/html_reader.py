@@ -396,8 +396,8 @@ def _code_language(pre: Any) -> str:
     ``highlight-python`` (Sphinx) or ``language-python`` (MkDocs), or a bare name (``<pre class="rust">``)."""
     candidates = [pre, pre.find("code")]
     parent = pre.parent
-    for _ in range(3):  # the highlighter's wrappers
-        if parent is None or parent.name not in ("div", "figure", "section"):
+    for _ in range(7):  # the highlighter's wrappers, a line-number table's cells included
+        if parent is None or parent.name not in ("div", "figure", "section", "td", "tr", "tbody", "table"):
             break
         candidates.append(parent)
         parent = parent.parent

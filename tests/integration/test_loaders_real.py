@@ -209,6 +209,10 @@ def test_javadoc_members_keep_their_text_under_their_own_heading(tmp_path: Path)
     ("<table class='highlighttable'><tr><td class='linenos'><div class='linenodiv'><pre>1\n2</pre></div></td>"
      "<td class='code'><div class='highlight'><pre><code>a()\nb()</code></pre></div></td></tr></table>",
      "```\na()\nb()\n```"),
+    # Sphinx and MkDocs with line numbers: the language is on the wrapper around the line-number table
+    ("<div class='highlight-python notranslate'><table class='highlighttable'><tr><td class='linenos'>"
+     "<div class='linenodiv'><pre>1</pre></div></td><td class='code'><div class='highlight'><pre>a()</pre></div>"
+     "</td></tr></table></div>", "```python\na()\n```"),
     ("<pre class='rust rust-example-rendered'><code>let x = 1;</code></pre>", "```rust\nlet x = 1;\n```"),
     ("<table><tr><th>Region</th><th>Quarter</th><th>Sales</th></tr><tr><td rowspan='2'>North</td><td>Q1</td>"
      "<td>100</td></tr><tr><td>Q2</td><td>150</td></tr></table>",
