@@ -80,6 +80,7 @@ _TEXT_ARG = re.compile(r"""\b(text|title|summary|header|name)=(?:"([^"]*)"|'([^'
 
 _LIQUID_TAG = re.compile(r"\{%-?[ \t]*(\w+)(.*?)-?%\}")
 _LIQUID_OUTPUT = re.compile(r"\{\{(?![<%]).*\}\}")
+_LIQUID_TAG_LINES = re.compile(r"(?<!\{)\{%-?\s*\w+[^%{}]{0,300}?%\}")  # a tag over several lines
 _IAL_LINE = re.compile(r"^[ \t]*\{:[^{}\n]*\}[ \t]*\r?$")
 _IAL = re.compile(r"\{:[^{}]*\}")  # kramdown's attribute lists: "{: .note}", "{:toc}"
 
@@ -120,7 +121,8 @@ def dialects(text: str) -> Dialects:
     myst = (any(name.lower() not in _CELL_LANGUAGES for name in directives)
             or ("}`" in text and _ROLE.search(text) is not None) or _TARGET.search(text) is not None)
     hugo = "{{<" in text or "{{%" in text
-    liquid = "{%" in text and any(_liquid_tags(line) for line in text.split("\n") if "{%" in line)
+    liquid = "{%" in text and (any(_liquid_tags(line) for line in text.split("\n") if "{%" in line)
+                               or _LIQUID_TAG_LINES.search(text) is not None)
     divs = ":::" in text and any(_DIV_OPEN.match(line) for line in text.split("\n") if ":::" in line)
     return Dialects(myst, hugo, liquid, divs)
 
@@ -306,6 +308,7 @@ def site_markup_to_markdown(text: str) -> str:
     fence = None  # an ordinary code fence open: its content is never touched
     liquid_skip = ""  # "endcomment" (blanked) or "endraw" (kept as written) inside such a Liquid block
     shortcode_open = False  # inside a Hugo shortcode whose arguments run over several lines
+    liquid_open = False  # inside a Liquid tag written over several lines ("{% link\n  _posts/x.md %}")
     directive_options = False  # right after a MyST code directive's opening: ":caption: x" is markup
     lines = text.split("\n")
     divs, autodoc = _div_openings(lines) if found.divs else (set(), set())
@@ -322,6 +325,11 @@ def site_markup_to_markdown(text: str) -> str:
             continue
         if stack and stack[-1].kind == "code":
             out.append(_code_block_line(line, stack, found))
+            continue
+        if liquid_open:
+            closes = line.find("%}")
+            liquid_open = closes == -1
+            out.append(_blank(line) if closes == -1 else " " * (closes + 2) + line[closes + 2:])
             continue
         if liquid_skip:
             end = next((m for m in _liquid_tags(line) if m.group(1) == liquid_skip), None)
@@ -419,6 +427,11 @@ def site_markup_to_markdown(text: str) -> str:
                 line = _blank(line)
             elif "{:" in line:
                 line = _outside_code(line, _markup(line, _IAL, "{:", "}"), lambda m: "")
+            start = line.rfind("{%")
+            if start != -1 and "%}" not in line[start:] and not (start and line[start - 1] == "{") \
+                    and not _code_at(_inline_code(line), start) and any("%}" in later for later in lines[number + 1:number + 4]):
+                liquid_open = True  # a tag that closes on one of the next lines; a stray "{%" is text
+                line = line[:start] + " " * (len(line) - start)
         if found.divs and ("]{" in line or "){" in line):
             line = _outside_code(line, list(_SPAN.finditer(line)), lambda m: m.group(1))
             line = _outside_code(line, list(_LINK_ATTRS.finditer(line)), lambda m: "")

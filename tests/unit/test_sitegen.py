@@ -229,3 +229,14 @@ def test_an_mkdocstrings_line_and_its_options_are_blanked() -> None:
 ])
 def test_colons_that_open_no_div_are_text(text: str) -> None:
     assert site_markup_to_markdown(text) == text
+
+
+def test_a_liquid_tag_written_over_several_lines_is_blanked() -> None:
+    alone = "See the [post]({% link\n_posts/x.md %}) first.\n"  # the file's only tag
+    assert [" ".join(line.split()) for line in _shown(alone)] == ["See the [post](", ") first."]
+    text = ("Thanks for your [contribution]({% link\n  _docs/contributing.md %}) to the docs.\n"
+            "{% include note.html %}\nA `{% raw` in code stays.\nA stray {% opens\nnothing\nhere\nor\nhere.\n"
+            "{% if x %}\n")
+    assert [" ".join(line.split()) for line in _shown(text)] == [
+        "Thanks for your [contribution](", ") to the docs.", "A `{% raw` in code stays.", "A stray {% opens",
+        "nothing", "here", "or", "here."]
