@@ -327,9 +327,9 @@ def site_markup_to_markdown(text: str) -> str:
             out.append(_code_block_line(line, stack, found))
             continue
         if liquid_open:
-            closes = line.find("%}")
-            liquid_open = closes == -1
-            out.append(_blank(line) if closes == -1 else " " * (closes + 2) + line[closes + 2:])
+            tag_end = line.find("%}")
+            liquid_open = tag_end == -1
+            out.append(_blank(line) if tag_end == -1 else " " * (tag_end + 2) + line[tag_end + 2:])
             continue
         if liquid_skip:
             end = next((m for m in _liquid_tags(line) if m.group(1) == liquid_skip), None)
