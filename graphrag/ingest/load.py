@@ -181,6 +181,11 @@ def _front_matter_title(meta: dict[str, Any]) -> str:
     return heading_text(title) if isinstance(title, str) else ""
 
 
+def _beyond_headings(text: str) -> bool:
+    """Whether ``text`` has a line with words that is not an ATX heading."""
+    return any(line.strip() and not line.lstrip().startswith("#") for line in text.split("\n"))
+
+
 def load_markdown(path: Path, data: bytes) -> list[Document]:
     """A Markdown (or MDX) file: front matter as metadata, the rest as the text (indented code blocks
     fenced; an MDX file's JSX blanked in place)."""
@@ -192,7 +197,8 @@ def load_markdown(path: Path, data: bytes) -> list[Document]:
         body = site_markup_to_markdown(mdx_to_markdown(body))
     else:
         body = fence_indented_code(site_markup_to_markdown(body))
-    if not body.strip() and written.strip():
+    if not _beyond_headings(body) and _beyond_headings(written):
+        # An include, or an API page whose text the site builds from code (mkdocstrings' "::: pkg.mod")
         raise NoText(f"{path.name}: no text of its own (only site-generator markup, such as an include)")
     title = _front_matter_title(meta) or markdown_title(body) or file_title(path)
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]

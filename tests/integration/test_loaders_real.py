@@ -1707,10 +1707,13 @@ async def test_myst_hugo_and_docusaurus_pages_keep_their_content_as_prose_and_lo
     (tmp_path / "nodes.md").write_text(HUGO_PAGE)
     (tmp_path / "migration.md").write_text(DOCUSAURUS_MD)  # a Docusaurus page: MDX in a .md file
     (tmp_path / "changelog.md").write_text("```{include} ../CHANGELOG.md\n```\n")  # no text of its own
+    # An mkdocstrings page: the site fills it in from the code; the file has a heading alone.
+    (tmp_path / "api.md").write_text("# `quarrendale.api`\n\n::: quarrendale.api\n    options:\n      members: true\n")
     report = await ingestor.ingest_paths([tmp_path], collection=collection)
     assert (report.ingested, report.failed) == (3, [])
-    assert [(Path(s["path"]).name, s["reason"]) for s in report.skipped] == [
-        ("changelog.md", "no text of its own (only site-generator markup, such as an include)")]
+    assert sorted((Path(s["path"]).name, s["reason"]) for s in report.skipped) == [
+        (name, "no text of its own (only site-generator markup, such as an include)")
+        for name in ("api.md", "changelog.md")]
     for term, title in [("forty seconds", "Deploying Vortigen"), ("drainage scheduler", "Quillfeather nodes"),
                         ("Aider history", "Migration Guides"), ("hundred exchanges", "Migration Guides")]:
         response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
