@@ -13,6 +13,9 @@ recurs there on three or more pages, as written or with only a number that grows
 Table rows and long lines are never furniture. Plain text is cut into pages at form feeds, or, where
 it has none, after each line that names its page ("[Page 3]", "Page 3 of 40") and recurs with a
 growing number.
+
+A table of contents' dot leaders and page numbers ("Concept Index . . . . . . 32") go too: the
+titles stay, the rest is noise to keyword search, embeddings and the extractor.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ _NUMBER = re.compile(r"\d+")
 _ROMAN = re.compile(r"[ivxlc]{1,6}")  # front matter's page numbers ("iv")
 _LETTER_OR_DIGIT = re.compile(r"[^\W_]")
 _PAGE_FOOTER = re.compile(r"\bpage\s+\d+(?:\s+of\s+\d+)?\W{0,3}\s*$", re.I)  # ends its line: "[Page 3]"
+# A dot leader and the page number it leads to, at a line's end: ". . . . 32", ".......2".
+_LEADER = re.compile(r"[ \t]*(?:\.[ \t]?){4,}[ \t]*(?:\d+|[ivxlc]{1,6})[ \t]*$", re.M)
 _PAGE_N = re.compile(r"\bpage\s+(\d+)", re.I)
 
 
@@ -201,3 +206,29 @@ def blank_furniture(text: str, spans: Sequence[tuple[int, int]]) -> str:
                 out[offset:offset + len(line)] = " " * len(line)
             offset += len(line) + 1
     return "".join(out)
+
+
+def strip_leaders(text: str, *, blank: bool = False) -> str:
+    """``text`` without the dot leaders and page numbers of its table-of-contents lines; with
+    ``blank``, replaced by spaces so every line keeps its length. A table of contents is three or more
+    such lines close together whose page numbers never fall: a price list's "Pump .... 1200" stays."""
+    if "...." not in text and ". . ." not in text:
+        return text
+    found = list(_LEADER.finditer(text))
+    blocks: list[list[re.Match[str]]] = []
+    for m in found:
+        if blocks and text.count("\n", blocks[-1][-1].end(), m.start()) <= 3:
+            blocks[-1].append(m)
+        else:
+            blocks.append([m])
+    out: list[str] = []
+    last = 0
+    for block in blocks:
+        numbers = [int(n) if n.isdigit() else 0 for n in (m.group(0).rstrip().rsplit(None, 1)[-1].lstrip(".")
+                                                             for m in block)]
+        if len(block) < MIN_PAGES or any(a > b for a, b in zip(numbers, numbers[1:], strict=False)):
+            continue
+        for m in block:
+            out += [text[last:m.start()], " " * len(m.group(0)) if blank else ""]
+            last = m.end()
+    return "".join(out) + text[last:] if out else text

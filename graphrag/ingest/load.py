@@ -24,7 +24,7 @@ from graphrag.ingest.html_reader import load_html
 from graphrag.ingest.load_base import LoadError, NoText, Unsupported, file_title
 from graphrag.ingest.mdx import mdx_to_markdown, reads_as_mdx
 from graphrag.ingest.pdf_reader import load_pdf
-from graphrag.ingest.furniture import blank_furniture, text_pages
+from graphrag.ingest.furniture import blank_furniture, strip_leaders, text_pages
 from graphrag.ingest.sitegen import site_markup_to_markdown
 from graphrag.ingest.textprep import fence_indented_code, heading_text, markdown_title
 from graphrag.models import Document
@@ -280,6 +280,7 @@ def load_text(path: Path, data: bytes) -> list[Document]:
     pages = text_pages(text)
     if pages:
         text = blank_furniture(text, pages)
+    text = strip_leaders(text, blank=True)
     return [Document(source=str(path), title=title, text=text, kind="text", pages=tuple(pages),
                      metadata={"pages": len(pages)} if pages else {})]
 

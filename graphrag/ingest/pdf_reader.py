@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 
-from graphrag.ingest.furniture import strip_furniture
+from graphrag.ingest.furniture import strip_furniture, strip_leaders
 from graphrag.ingest.hyphenation import join_hyphenated
 from graphrag.ingest.load_base import LoadError
 from graphrag.ingest.textprep import pipe_table
@@ -52,8 +52,9 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
             if answers:
                 text = f"{text}\n\n{answers}" if text else answers
             parts.append(text)
-        # Running headers, footers and page numbers out; words hyphenated across lines whole again.
-        parts = join_hyphenated(strip_furniture(parts))
+        # Running headers, footers and page numbers out; words hyphenated across lines whole again;
+        # a table of contents without its dot leaders.
+        parts = [strip_leaders(part) for part in join_hyphenated(strip_furniture(parts))]
         pages: list[tuple[int, int]] = []
         offset = 0
         for text in parts:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphrag.ingest.furniture import blank_furniture, furniture, strip_furniture, text_pages
+from graphrag.ingest.furniture import blank_furniture, furniture, strip_furniture, strip_leaders, text_pages
 
 
 def _manual(pages: int) -> list[str]:
@@ -61,3 +61,14 @@ def test_rfc_text_is_cut_into_pages_at_its_footers_and_blanked_in_place() -> Non
 def test_form_feeds_cut_pages_and_a_text_without_pages_has_none() -> None:
     assert text_pages("one\fTwo\fthree") == [(0, 3), (4, 7), (8, 13)]
     assert text_pages("Page 1 of the notes. Page 2 follows.\nNo footers here.\n") == []
+
+
+def test_a_table_of_contents_loses_its_dot_leaders_and_a_price_list_keeps_its_values() -> None:
+    toc = ("Table of Contents\n1 Introduction . . . . . . . . . 1\n2 ASN.1 structure handling . . . . 2\n"
+           "   2.1 Parsing.......................3\nAppendix A ....................... 12\n")
+    assert strip_leaders(toc) == "Table of Contents\n1 Introduction\n2 ASN.1 structure handling\n   2.1 Parsing\nAppendix A\n"
+    blanked = strip_leaders(toc, blank=True)
+    assert len(blanked) == len(toc) and blanked.split("\n")[1].rstrip() == "1 Introduction"
+    prices = "Pump ........ 1200\nValve ....... 300\nSeal ........ 45\n"
+    assert strip_leaders(prices) == prices
+    assert strip_leaders("Wait.... 5 minutes, then\nretry ..... 2\n") == "Wait.... 5 minutes, then\nretry ..... 2\n"
