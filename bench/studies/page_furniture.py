@@ -13,7 +13,6 @@ and how many chunks the most-mentioned name is in (a running title is such a hub
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -25,11 +24,9 @@ from unittest import mock
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.studies.site_markup import _chunker  # noqa: E402
-from graphrag.config import Settings  # noqa: E402
+from bench.studies.site_markup import study_setup  # noqa: E402
 from graphrag.ingest import pdf_reader  # noqa: E402
 from graphrag.ingest.extract import SpacyExtractor  # noqa: E402
-from graphrag.ingest.extractors import extract_options  # noqa: E402
 from graphrag.ingest.load_base import LoadError  # noqa: E402
 
 
@@ -50,13 +47,7 @@ def _graph(texts: list[list[str]], extractor: SpacyExtractor) -> tuple[Counter[s
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folders", nargs="+", type=Path)
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
-    settings = Settings()
-    chunker = _chunker(settings)
-    extractor = SpacyExtractor(settings.spacy_model, extract_options(settings))
+    args, chunker, extractor = study_setup(__doc__)
     files: dict[str, Any] = {}
     before: list[list[str]] = []
     after: list[list[str]] = []

@@ -58,14 +58,18 @@ def _measure(texts: list[list[str]], extractor: SpacyExtractor) -> dict[str, Any
             "entities_with_markup": sum(1 for n in names if re.search(r"[{}%<>]", n)), "names": set(names)}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def study_setup(description: str) -> tuple[argparse.Namespace, Chunker, SpacyExtractor]:
+    """A folder study's arguments (folders, --out), the shipped chunker and the shipped extractor."""
+    parser = argparse.ArgumentParser(description=description.splitlines()[0])
     parser.add_argument("folders", nargs="+", type=Path)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     settings = Settings()
-    chunker = _chunker(settings)
-    extractor = SpacyExtractor(settings.spacy_model, extract_options(settings))
+    return args, _chunker(settings), SpacyExtractor(settings.spacy_model, extract_options(settings))
+
+
+def main() -> None:
+    args, chunker, extractor = study_setup(__doc__)
     report: dict[str, Any] = {}
     for folder in args.folders:
         found, _ = discover([folder], {"md"})
