@@ -28,6 +28,7 @@ import numpy as np
 
 from graphrag.ingest.fast_ner import FastEntityRecognizer
 from graphrag.ingest.fast_ruler import FastAttributeRuler
+from graphrag.ingest.language import foreign
 from graphrag.ingest.textprep import IDENTIFIER, Prose, code_name, identifier_shaped, prose_views, reject_name
 from graphrag.models import Entity, Extraction, Relation
 
@@ -401,8 +402,11 @@ class SpacyExtractor:
             state.add(chunk_index, norm, named[0], CODE, "code")
             spans.append((span.start, span.end, norm))
         code_tokens |= term_tokens
+        # A chunk in another language than the model's: the model's names and phrases of it would be
+        # noise ("un", "dans"); glossary terms and inline code stand.
+        own_language = not foreign(doc.text, self.nlp.lang or "")
         link_texts = set(view.links)
-        for ent in doc.ents:
+        for ent in doc.ents if own_language else ():
             if ent.label_ in opts.drop_labels or any(t in code_tokens for t in range(ent.start, ent.end)):
                 continue
             accepted = self._ner_name(ent)
@@ -422,7 +426,7 @@ class SpacyExtractor:
             state.add(chunk_index, norm, name, ent.label_, kind)
             spans.append((ent.start, ent.end, norm))
         covered = {t for s, e, _ in spans for t in range(s, e)} | code_tokens
-        if opts.noun_phrases or opts.keyphrases:
+        if (opts.noun_phrases or opts.keyphrases) and own_language:
             for np_ in doc.noun_chunks:
                 if any(t.i in covered for t in np_):
                     continue

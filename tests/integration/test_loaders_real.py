@@ -1888,3 +1888,25 @@ async def test_a_word_hyphenated_across_pdf_lines_is_found_whole(
     hit = (await rest_search(router, "quarrendalization", mode="keyword", limit=1, collections=[collection]))["results"]
     assert hit and hit[0]["content"] == ("The pump manual explains how quarrendalization\nprotects the seals, and why\n"
                                          "the well-known\nvalve needs no priming."), hit
+
+
+async def test_chunks_in_another_language_than_the_model_give_no_model_entities(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, collection: str) -> None:
+    """The English model read French as names ("un", "dans": hubs in 70 chunks each of two French PDFs).
+    A French page now gives only what is not the model's reading: its inline code (and, as every
+    document, its title)."""
+    (tmp_path / "proces-verbal.md").write_text(
+        "# Procès-verbal\n\nLe comité de démolition a tenu une séance publique dans la salle du conseil de "
+        "Chelsea. Les membres, dont M. Gaëtan Gagné et Mme Louise Tremblay, ont examiné la demande avec "
+        "`quarren_export()` et ils ont accepté le projet avec des conditions pour le patrimoine de la ville.\n")
+    (tmp_path / "minutes.md").write_text(
+        "# Minutes\n\nThe demolition committee of Chelsea met in the council room. Olga Brandt of Brannoch "
+        "Systems presented the request, and the members accepted it with conditions for the town's heritage.\n")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (2, [])
+    rows, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (d:Document {collection: $c})-[:HAS_CHUNK]->(:Chunk)-[:MENTIONS]->(e:Entity) "
+        "RETURN d.title AS title, collect(DISTINCT e.name) AS names", c=collection)
+    names = {r["title"]: set(r["names"]) for r in rows}
+    assert names["Procès-verbal"] == {"quarren_export", "Procès-verbal"}, names  # its code and its title
+    assert {"Olga Brandt", "Brannoch Systems", "Chelsea"} <= names["Minutes"], names
