@@ -37,3 +37,9 @@ def test_english_and_what_cannot_be_told_are_not(text: str) -> None:
 def test_a_model_of_another_language_reads_its_own_and_unknown_languages_are_never_foreign() -> None:
     assert not foreign(FRENCH, "fr") and foreign(ENGLISH, "fr")
     assert not foreign(FRENCH, "xx") and not foreign(CHINESE, "zh")
+
+
+def test_one_function_word_repeated_is_no_language() -> None:
+    # Italian lists "inc" as a stop word: a table of company names is not Italian for it.
+    rows = " ; ".join(f"Haggen Inc Store Simi Valley Closure Permanent {n}" for n in range(6))
+    assert not foreign(rows, "en")
