@@ -31,7 +31,8 @@ _ROMAN = re.compile(r"[ivxlc]{1,6}")  # front matter's page numbers ("iv")
 _LETTER_OR_DIGIT = re.compile(r"[^\W_]")
 _PAGE_FOOTER = re.compile(r"\bpage\s+\d+(?:\s+of\s+\d+)?\W{0,3}\s*$", re.I)  # ends its line: "[Page 3]"
 # A dot leader and the page number it leads to, at a line's end: ". . . . 32", ".......2".
-_LEADER = re.compile(r"[ \t]*(?:\.[ \t]?){4,}[ \t]*(?:\d+|[ivxlc]{1,6})[ \t]*$", re.M)
+_LEADER = re.compile(r"[ \t]*(?:\.[ \t]?){4,}[ \t]*(?:\d+|[ivxlc]{1,6})[ \t]*$")
+_LEADER_LINE = 300  # longer lines are not a table of contents' (and the pattern stays cheap)
 _PAGE_N = re.compile(r"\bpage\s+(\d+)", re.I)
 
 
@@ -214,21 +215,26 @@ def strip_leaders(text: str, *, blank: bool = False) -> str:
     such lines close together whose page numbers never fall: a price list's "Pump .... 1200" stays."""
     if "...." not in text and ". . ." not in text:
         return text
-    found = list(_LEADER.finditer(text))
-    blocks: list[list[re.Match[str]]] = []
-    for m in found:
-        if blocks and text.count("\n", blocks[-1][-1].end(), m.start()) <= 3:
-            blocks[-1].append(m)
+    found: list[tuple[int, int, int, int]] = []  # line number, start, end (in text), page number
+    offset = 0
+    for number, line in enumerate(text.split("\n")):
+        if len(line) <= _LEADER_LINE and (m := _LEADER.search(line)) is not None:
+            page = m.group(0).rstrip().rsplit(None, 1)[-1].lstrip(".")
+            found.append((number, offset + m.start(), offset + m.end(), int(page) if page.isdigit() else 0))
+        offset += len(line) + 1
+    blocks: list[list[tuple[int, int, int, int]]] = []
+    for hit in found:
+        if blocks and hit[0] - blocks[-1][-1][0] <= 4:
+            blocks[-1].append(hit)
         else:
-            blocks.append([m])
+            blocks.append([hit])
     out: list[str] = []
     last = 0
     for block in blocks:
-        numbers = [int(n) if n.isdigit() else 0 for n in (m.group(0).rstrip().rsplit(None, 1)[-1].lstrip(".")
-                                                             for m in block)]
-        if len(block) < MIN_PAGES or any(a > b for a, b in zip(numbers, numbers[1:], strict=False)):
+        pages = [hit[3] for hit in block]
+        if len(block) < MIN_PAGES or any(a > b for a, b in zip(pages, pages[1:], strict=False)):
             continue
-        for m in block:
-            out += [text[last:m.start()], " " * len(m.group(0)) if blank else ""]
-            last = m.end()
+        for _, start, end, _ in block:
+            out += [text[last:start], " " * (end - start) if blank else ""]
+            last = end
     return "".join(out) + text[last:] if out else text

@@ -80,7 +80,7 @@ _TEXT_ARG = re.compile(r"""\b(text|title|summary|header|name)=(?:"([^"]*)"|'([^'
 
 _LIQUID_TAG = re.compile(r"\{%-?[ \t]*(\w+)(.*?)-?%\}")
 _LIQUID_OUTPUT = re.compile(r"\{\{(?![<%]).*\}\}")
-_LIQUID_TAG_LINES = re.compile(r"(?<!\{)\{%-?\s*\w+[^%{}]{0,300}?%\}")  # a tag over several lines
+_LIQUID_TAG_LINES = re.compile(r"(?<!\{)\{%-?\s{0,20}\w{1,60}[^%{}]{0,300}?%\}")  # a tag over several lines
 _IAL_LINE = re.compile(r"^[ \t]*\{:[^{}\n]*\}[ \t]*\r?$")
 _IAL = re.compile(r"\{:[^{}]*\}")  # kramdown's attribute lists: "{: .note}", "{:toc}"
 

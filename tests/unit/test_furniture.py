@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from graphrag.ingest.furniture import blank_furniture, furniture, strip_furniture, strip_leaders, text_pages
 
 
@@ -72,3 +74,12 @@ def test_a_table_of_contents_loses_its_dot_leaders_and_a_price_list_keeps_its_va
     prices = "Pump ........ 1200\nValve ....... 300\nSeal ........ 45\n"
     assert strip_leaders(prices) == prices
     assert strip_leaders("Wait.... 5 minutes, then\nretry ..... 2\n") == "Wait.... 5 minutes, then\nretry ..... 2\n"
+
+
+@pytest.mark.timeout(60)  # a hang guard: one pattern over the whole text backtracked on long dot runs
+@pytest.mark.parametrize("hostile", [". " * 100_000, "." * 200_000, "a\f" * 50_000, "[Page 1]\n" * 50_000,
+                                     ("x\n" * 3 + "\f") * 20_000])
+def test_page_rules_read_hostile_text_in_linear_time(hostile: str) -> None:
+    pages = text_pages(hostile)
+    out = strip_leaders(blank_furniture(hostile, pages) if pages else hostile, blank=True)
+    assert len(out) == len(hostile)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from graphrag.ingest.hyphenation import join_hyphenated
 
 
@@ -23,3 +25,9 @@ def test_what_is_not_a_broken_word_is_left_alone() -> None:
     page = ("Pages 3-\n5 and the X-\nRay, an em dash --\nthen text, a list:\n-\nitem, and a table:\n"
             "| a | pre- |\n| fix | b |")
     assert join_hyphenated([page]) == [page]
+
+
+@pytest.mark.timeout(60)  # a hang guard
+@pytest.mark.parametrize("hostile", ["ab-\ncd-\n" * 50_000, "a" * 200_000 + "-\n" + "b" * 200_000, "- \n" * 100_000])
+def test_hyphenation_reads_hostile_pages_in_linear_time(hostile: str) -> None:
+    assert len(join_hyphenated([hostile])[0]) <= len(hostile)
