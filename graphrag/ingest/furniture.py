@@ -53,12 +53,6 @@ def _counts_pages(at: list[int], values: list[tuple[int, ...]]) -> bool:
     return any(len({p - v[k] for p, v in zip(at, values, strict=True)}) == 1 for k in range(width))
 
 
-def _page_n(line: str) -> tuple[int, ...]:
-    """The number after "page" in a page footer ("[Page 3]": 3)."""
-    m = _PAGE_FOOTER.search(line)
-    return (int(_NUMBER.findall(m.group(0))[0]),) if m is not None else ()
-
-
 def _close_run(pages: list[int]) -> bool:
     """Three or more of ``pages`` in a row, each at most two pages after the one before."""
     run = 1
@@ -98,10 +92,10 @@ def furniture(pages: Sequence[str]) -> list[set[int]]:
     if len(pages) < MIN_PAGES:
         return found
     seen: dict[str, list[tuple[int, int, str]]] = {}  # form -> (page, line index, line)
-    for p, text in enumerate(pages):
-        lines = text.split("\n")
-        filled = [i for i, line in enumerate(lines) if line.strip()]
-        for i in dict.fromkeys(filled[:ZONE] + filled[-ZONE:]):
+    split = [text.split("\n") for text in pages]
+    filled = [[i for i, line in enumerate(lines) if line.strip()] for lines in split]
+    for p, lines in enumerate(split):
+        for i in dict.fromkeys(filled[p][:ZONE] + filled[p][-ZONE:]):
             line = lines[i].strip()
             if len(line) > _MAX_LINE or line.startswith("|") or not _LETTER_OR_DIGIT.search(line):
                 continue
@@ -145,17 +139,15 @@ def furniture(pages: Sequence[str]) -> list[set[int]]:
             continue  # the same bare number on every page is not a page number
         for p, i, _ in hits:
             repeated[p].add(i)
-    for p, text in enumerate(pages):
-        lines = text.split("\n")
-        filled = [i for i, line in enumerate(lines) if line.strip()]
+    for p, lines in enumerate(split):
         keep = set()
         # A whole edge of repeated lines is content that pages repeat (a table's head carried over, a
         # page printed again), not a header: furniture is a line or two.
-        for edge in (filled[:ZONE], filled[-ZONE:]):
+        for edge in (filled[p][:ZONE], filled[p][-ZONE:]):
             if edge and all(i in repeated[p] for i in edge):
                 keep.update(edge)
         gone = found[p] | (repeated[p] - keep)
-        if all(i in gone or not _LETTER_OR_DIGIT.search(lines[i]) for i in filled):
+        if all(i in gone or not _LETTER_OR_DIGIT.search(lines[i]) for i in filled[p]):
             gone = set()  # nothing would be left of the page: it is what it says
         found[p] = gone
     return found
@@ -183,7 +175,8 @@ def text_pages(text: str) -> list[tuple[int, int]]:
                 markers.setdefault(_form(line.strip()), []).append((end, line))
             offset = end + 1
         best = max((m for m in markers.values()
-                    if len(m) >= MIN_PAGES and _counts_pages(list(range(len(m))), [_page_n(x) for _, x in m])),
+                    if len(m) >= MIN_PAGES
+                    and _counts_pages(list(range(len(m))), [(int(_PAGE_N.findall(x)[-1]),) for _, x in m])),
                    key=len, default=[])
         cuts = [end for end, _ in best]
     spans, start = [], 0
