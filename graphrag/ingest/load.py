@@ -20,12 +20,13 @@ import yaml
 
 from graphrag.errors import InvalidInput
 from graphrag.ingest.docx_reader import load_docx
+from graphrag.ingest.furniture import blank_furniture, strip_leaders, text_pages
 from graphrag.ingest.html_reader import load_html
 from graphrag.ingest.load_base import LoadError, NoText, Unsupported, file_title
+from graphrag.ingest.long_urls import shorten_long_urls
 from graphrag.ingest.mdx import mdx_to_markdown, reads_as_mdx
 from graphrag.ingest.pdf_reader import load_pdf
-from graphrag.ingest.furniture import blank_furniture, strip_leaders, text_pages
-from graphrag.ingest.sitegen import site_markup_to_markdown
+from graphrag.ingest.sitegen import blank_html_comments, site_markup_to_markdown
 from graphrag.ingest.textprep import fence_indented_code, heading_text, markdown_title
 from graphrag.models import Document
 
@@ -186,17 +187,23 @@ def _beyond_headings(text: str) -> bool:
     return any(line.strip() and not line.lstrip().startswith("#") for line in text.split("\n"))
 
 
+def _as_rendered(body: str) -> str:
+    """Markdown as its page reads: site-generator markup rewritten, indented code fenced, addresses too
+    long to read cut, HTML comments blanked (each keeps its lines' lengths)."""
+    return shorten_long_urls(blank_html_comments(fence_indented_code(site_markup_to_markdown(body))))
+
+
 def load_markdown(path: Path, data: bytes) -> list[Document]:
     """A Markdown (or MDX) file: front matter as metadata, the rest as the text (indented code blocks
     fenced; an MDX file's JSX blanked in place)."""
     text = _decode(data, path)
     meta, body = _front_matter(text, path)
-    written = body
+    written = blank_html_comments(body)  # a comment alone does not make a page of headings one with "no text"
     if path.suffix.lower() == ".mdx" or reads_as_mdx(body):  # Docusaurus reads .md files as MDX too
         # MDX has no indented code blocks; Docusaurus admonitions are fenced divs
-        body = site_markup_to_markdown(mdx_to_markdown(body))
+        body = shorten_long_urls(blank_html_comments(site_markup_to_markdown(mdx_to_markdown(body))))
     else:
-        body = fence_indented_code(site_markup_to_markdown(body))
+        body = _as_rendered(body)
     if not _beyond_headings(body) and _beyond_headings(written):
         # An include, or an API page whose text the site builds from code (mkdocstrings' "::: pkg.mod")
         raise NoText(f"{path.name}: no text of its own (only site-generator markup, such as an include)")
@@ -233,6 +240,7 @@ def load_asciidoc(path: Path, data: bytes) -> list[Document]:
     text = _decode(data, path)
     try:
         body, meta = asciidoc_markdown(text)
+        body = shorten_long_urls(body)
     except Exception as exc:  # noqa: BLE001 - a file the reader cannot take is that file's error, not a 500
         log.warning("AsciiDoc reader failed on %s", path.name, exc_info=True)
         raise LoadError(f"{path.name}: unreadable AsciiDoc ({type(exc).__name__})") from None
@@ -249,6 +257,7 @@ def load_notebook(path: Path, data: bytes) -> list[Document]:
         body, meta = notebook_markdown(data)
     except InvalidInput as exc:
         raise LoadError(f"{path.name}: {exc}") from None
+    body = shorten_long_urls(blank_html_comments(body))
     return [Document(source=str(path), title=markdown_title(body) or file_title(path), text=body, kind="markdown",
                      metadata=meta)]
 
@@ -361,7 +370,7 @@ def load_text_document(text: str, *, source: str, title: str | None = None, kind
     """A document from text handed in directly (REST, agent), parsed like a Markdown file."""
     meta, body = _front_matter(text, Path(source))
     if kind == "markdown":
-        body = fence_indented_code(site_markup_to_markdown(body))
+        body = _as_rendered(body)
     merged = {**meta, **(metadata or {})}
     return Document(source=source, title=title or _front_matter_title(merged) or markdown_title(body) or source,
                     text=body, kind=kind, metadata=_jsonable(merged))

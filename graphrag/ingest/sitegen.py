@@ -36,7 +36,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from graphrag.ingest.textprep import fence_closes, fence_open
+from graphrag.ingest.textprep import fence_closes, fence_open, strip_heading_attrs
 
 # Markup between delimiters is found by pairing each opening with the next closing in one pass
 # (_pairs), and the patterns that scan a line on their own are bounded: a line of many openings that
@@ -101,6 +101,27 @@ _SPAN = re.compile(r"(?<![!\]\\])\[([^\[\]\r]{1,300})\]" + _ATTRS)
 _LINK_ATTRS = re.compile(r"(?<=\))" + _ATTRS)
 
 
+# --- MkDocs: Python-Markdown extensions ----------------------------------------------------------
+
+# pymdownx's generic blocks: "/// note | Title" ... "///" (an outer block has more slashes: "//// tab |
+# Python 3.10+"), options as indented YAML right below the opening.
+_BLOCK_OPEN = re.compile(r"^([ \t]*)(/{3,})[ \t]*([\w-]{1,60})[ \t]*(?:\|[ \t]*(.{0,300}?))?[ \t]*\r?$")
+_BLOCK_CLOSE = re.compile(r"^[ \t]*(/{3,})[ \t]*\r?$")
+_BLOCK_OPTION = re.compile(r"^[ \t]+[\w-]{1,60}:")
+# Files pulled in when the site is built: pymdownx snippets ('--8<-- "file.md"', or file names between two
+# "--8<--" lines) and FastAPI's code includes ("{* ../../docs_src/app.py hl[3] *}").
+_SNIPPET = re.compile(r"""^[ \t]*;?--8<--(?:[ \t]+(?:"[^"\r]*"|'[^'\r]*'|\S+))?[ \t]*\r?$""")
+_CODE_INCLUDE = re.compile(r"^[ \t]*\{\*[ \t].{0,500}\*\}[ \t]*\r?$")
+# Material for MkDocs' icons (":material-check:", ":octicons-repo-16:"), with the attribute list that
+# styles one: a picture, no text.
+_ICON = re.compile(r":(?:material|octicons|fontawesome|simple)-[\w-]{1,80}:(?:\{[^{}\r]{0,200}\})?")
+_ATX = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]")
+# attr_list: a block's ("{ .annotate }" on a line of its own) or a link's ("[Subscribe](x){ .md-button }").
+_ATTR_LIST_LINE = re.compile(r"^[ \t]*\{:?[ \t]*[.#][\w-][^{}\r]{0,200}\}[ \t]*\r?$")
+_ATTR_LIST_AFTER = re.compile(r"(?<=[)\]])\{:?[ \t]*[.#][\w-][^{}\r]{0,200}\}")  # after "]": a reference link's
+_REFERENCE_END = re.compile(r"\]\[[^\[\]\r]{0,100}\]$")  # "[Subscribe][demo]" (a bare "[x]{.y}" is Pandoc's span)
+
+
 @dataclass(frozen=True)
 class Dialects:
     """Which generators' markup a file uses."""
@@ -109,9 +130,10 @@ class Dialects:
     hugo: bool
     liquid: bool
     divs: bool = False
+    mkdocs: bool = False  # pymdownx blocks and snippets, code includes, icons, heading attribute lists
 
     def __bool__(self) -> bool:
-        return self.myst or self.hugo or self.liquid or self.divs
+        return self.myst or self.hugo or self.liquid or self.divs or self.mkdocs
 
 
 def dialects(text: str) -> Dialects:
@@ -124,7 +146,78 @@ def dialects(text: str) -> Dialects:
     liquid = "{%" in text and (any(_liquid_tags(line) for line in text.split("\n") if "{%" in line)
                                or _LIQUID_TAG_LINES.search(text) is not None)
     divs = ":::" in text and any(_DIV_OPEN.match(line) for line in text.split("\n") if ":::" in line)
-    return Dialects(myst, hugo, liquid, divs)
+    mkdocs = ("///" in text or "--8<--" in text or "{*" in text or "}" in text or ":" in text) and any(
+        _mkdocs_line(line) for line in text.split("\n"))
+    return Dialects(myst, hugo, liquid, divs, mkdocs)
+
+
+def _mkdocs_line(line: str) -> bool:
+    """Whether ``line`` holds MkDocs extension markup (see :func:`_mkdocs_markup`)."""
+    return bool(("///" in line and (_BLOCK_OPEN.match(line) or _BLOCK_CLOSE.match(line)))
+                or ("--8<--" in line and _SNIPPET.match(line)) or ("{*" in line and _CODE_INCLUDE.match(line))
+                or ("-" in line and ":" in line and _ICON.search(line))
+                or ("{" in line and (_ATTR_LIST_LINE.match(line) or bool(_link_attr_lists(line))))
+                or (line.rstrip().endswith("}") and _ATX.match(line) and strip_heading_attrs(line) != line))
+
+
+def _link_attr_lists(line: str) -> list[re.Match[str]]:
+    """The attribute lists after a link in ``line`` (``[Go](x){ .md-button }``, ``[Go][x]{ .md-button }``)."""
+    return [m for m in _ATTR_LIST_AFTER.finditer(line)
+            if line[m.start() - 1] == ")" or _REFERENCE_END.search(line, max(0, m.start() - 110), m.start())]
+
+
+def _mkdocs_markup(lines: list[str]) -> list[str]:
+    """``lines`` (outside code) with MkDocs' extension markup rewritten: a pymdownx block's opening shows
+    its title (``/// tip | Careful`` -> "Careful"), its options and closing are blanked; snippet and
+    code includes are blanked (the page shows another file); icons go; a heading's attribute list
+    (``## Props {#props}``, also VitePress's, Pandoc's and kramdown's) goes, and so does a block's or a
+    link's attribute list (``{ .annotate }``). Blocks pair by their count of
+    slashes; an opening that nothing closes is text."""
+    out = list(lines)
+    fence = None
+    open_at: dict[int, list[int]] = {}  # slashes -> openings not yet closed (line numbers)
+    pairs: dict[int, int] = {}  # opening -> closing
+    in_snippets = False
+    for number, line in enumerate(lines):
+        if fence is not None:
+            fence = None if fence_closes(line, fence) else fence
+            continue
+        if (opened := fence_open(line)) is not None:
+            fence = opened
+            continue
+        if "--8<--" in line and _SNIPPET.match(line):
+            in_snippets = line.strip().lstrip(";") == "--8<--" and not in_snippets
+            out[number] = _blank(line)
+            continue
+        if in_snippets:  # a file name of a snippet block
+            out[number] = _blank(line) if line.strip() else line
+            continue
+        if "{*" in line and _CODE_INCLUDE.match(line):
+            out[number] = _blank(line)
+        elif "///" in line and (closing := _BLOCK_CLOSE.match(line)) is not None:
+            if open_at.get(len(closing.group(1))):
+                pairs[open_at[len(closing.group(1))].pop()] = number
+        elif "///" in line and (opening := _BLOCK_OPEN.match(line)) is not None:
+            open_at.setdefault(len(opening.group(2)), []).append(number)
+        else:
+            if "-" in line and ":" in line and _ICON.search(line):
+                line = out[number] = _cut_outside_code(line, list(_ICON.finditer(line)))
+            if "{" in line and _ATTR_LIST_LINE.match(line):
+                out[number] = _blank(line)
+            elif "{" in line and (attrs := _link_attr_lists(line)):
+                line = out[number] = _cut_outside_code(line, attrs)
+            if line.rstrip().endswith("}") and _ATX.match(line) and (bare := strip_heading_attrs(line)) != line:
+                out[number] = _fill(line, bare)
+    for opening_at, closing_at in pairs.items():
+        opening = _BLOCK_OPEN.match(lines[opening_at])
+        assert opening is not None
+        out[opening_at] = _fill(lines[opening_at], opening.group(1) + (opening.group(4) or "").strip())
+        out[closing_at] = _blank(lines[closing_at])
+        below = opening_at + 1
+        while below < closing_at and _BLOCK_OPTION.match(lines[below]):
+            out[below] = _blank(lines[below])
+            below += 1
+    return out
 
 
 def _div_openings(lines: list[str]) -> tuple[set[int], set[int]]:
@@ -174,7 +267,7 @@ def _blank(line: str) -> str:
 _TICKS = re.compile(r"`+")
 
 
-def _inline_code(line: str) -> list[tuple[int, int]]:
+def inline_code_spans(line: str) -> list[tuple[int, int]]:
     """Where inline code spans sit in ``line``: a backtick run and the next run of its length (one pass
     over the runs, whatever their number)."""
     runs = [(m.start(), m.end()) for m in _TICKS.finditer(line)]
@@ -254,7 +347,7 @@ def _markup(line: str, pattern: re.Pattern[str], opening: str, closing: str) -> 
     return found
 
 
-def _code_at(code: list[tuple[int, int]], position: int) -> bool:
+def in_code_span(code: list[tuple[int, int]], position: int) -> bool:
     """Whether ``position`` lies inside one of the (sorted, disjoint) inline code spans ``code``."""
     k = bisect.bisect_right(code, (position, 1 << 62)) - 1
     return k >= 0 and code[k][0] <= position < code[k][1]
@@ -265,16 +358,35 @@ def _outside_code(line: str, matches: list[re.Match[str]], replace: Callable[[re
     replacement padded with spaces to the match's length."""
     if not matches:
         return line
-    code = _inline_code(line) if "`" in line else []
+    code = inline_code_spans(line) if "`" in line else []
     out: list[str] = []
     last = 0
     for m in matches:
-        if m.start() < last or _code_at(code, m.start()):
+        if m.start() < last or in_code_span(code, m.start()):
             continue
         new = replace(m)
         out += [line[last:m.start()], new + " " * max(0, len(m.group(0)) - len(new))]
         last = m.end()
     return "".join(out) + line[last:] if out else line
+
+
+def _cut_outside_code(line: str, matches: list[re.Match[str]]) -> str:
+    """``line`` without those of ``matches`` that lie outside inline code, padded with spaces at its end:
+    what follows moves left, so markup that opened the line leaves no indentation (four spaces would
+    read as a code block)."""
+    code = inline_code_spans(line) if "`" in line else []
+    kept = [m for m in matches if not in_code_span(code, m.start())]
+    if not kept:
+        return line
+    end = "\r" if line.endswith("\r") else ""
+    body = line[:len(line) - len(end)]
+    out, last = [], 0
+    for m in kept:
+        if m.start() >= last:
+            out.append(body[last:m.start()])
+            last = m.end()
+    rest = "".join(out) + body[last:]
+    return rest + " " * (len(body) - len(rest)) + end
 
 
 def _shortcodes(line: str) -> list[re.Match[str]]:
@@ -310,7 +422,7 @@ def site_markup_to_markdown(text: str) -> str:
     shortcode_open = False  # inside a Hugo shortcode whose arguments run over several lines
     liquid_open = False  # inside a Liquid tag written over several lines ("{% link\n  _posts/x.md %}")
     directive_options = False  # right after a MyST code directive's opening: ":caption: x" is markup
-    lines = text.split("\n")
+    lines = _mkdocs_markup(text.split("\n")) if found.mkdocs else text.split("\n")
     divs, autodoc = _div_openings(lines) if found.divs else (set(), set())
     autodoc_indent = -1  # inside an mkdocstrings line's options: lines indented deeper than this
     for number, line in enumerate(lines):
@@ -388,7 +500,7 @@ def site_markup_to_markdown(text: str) -> str:
             line = _outside_code(line, _shortcodes(line),
                                  lambda m: "" if m.group(2) else _shortcode_text(m.group(3), m.group(4)))
             starts = [i for i in (line.find("{{<"), line.find("{{%")) if i != -1]
-            if starts and not _code_at(_inline_code(line), min(starts)):
+            if starts and not in_code_span(inline_code_spans(line), min(starts)):
                 closes = _SHORTCODE_END.search(line, min(starts))
                 if closes is not None:  # longer than markup goes: blanked all the same
                     line = line[:min(starts)] + " " * (closes.end() - min(starts)) + line[closes.end():]
@@ -404,8 +516,8 @@ def site_markup_to_markdown(text: str) -> str:
                 stack.append(_Open("code", "highlight"))
                 out.append(_fill(line, "```" + (words[0] if words else "")))
                 continue
-            code = _inline_code(line) if "`" in line else []
-            tags = [m for m in tags if not _code_at(code, m.start())]
+            code = inline_code_spans(line) if "`" in line else []
+            tags = [m for m in tags if not in_code_span(code, m.start())]
             opening = next((m for m in tags if m.group(1) in ("comment", "raw")), None)
             closing = next((m for m in tags if opening and m.start() > opening.start()
                             and m.group(1) == "end" + opening.group(1)), None)
@@ -429,7 +541,7 @@ def site_markup_to_markdown(text: str) -> str:
                 line = _outside_code(line, _markup(line, _IAL, "{:", "}"), lambda m: "")
             start = line.rfind("{%")
             if start != -1 and "%}" not in line[start:] and not (start and line[start - 1] == "{") \
-                    and not _code_at(_inline_code(line), start) and any("%}" in later for later in lines[number + 1:number + 4]):
+                    and not in_code_span(inline_code_spans(line), start) and any("%}" in later for later in lines[number + 1:number + 4]):
                 liquid_open = True  # a tag that closes on one of the next lines; a stray "{%" is text
                 line = line[:start] + " " * (len(line) - start)
         if found.divs and ("]{" in line or "){" in line):
@@ -520,13 +632,58 @@ def _myst_line(line: str, stack: list[_Open]) -> tuple[bool, str]:
 def _outside_code_roles(line: str) -> str:
     """``line`` with its MyST roles rewritten; a role inside another code span stays (the role's own
     content is a code span that starts after the role's name)."""
-    code = _inline_code(line)
+    code = inline_code_spans(line)
     out: list[str] = []
     last = 0
     for m in _ROLE.finditer(line):
-        if _code_at(code, m.start()):
+        if in_code_span(code, m.start()):
             continue
         new = _role(m)
         out += [line[last:m.start()], new + " " * max(0, len(m.group(0)) - len(new))]
         last = m.end()
     return "".join(out) + line[last:] if out else line
+
+
+def blank_html_comments(text: str) -> str:
+    """Markdown ``text`` with its HTML comments (``<!-- prettier-ignore -->``, Material's ``<!-- md:version
+    5.0.0 -->``, a paragraph commented out) blanked outside code: the page does not show them. Run after
+    indented code is fenced, so an HTML example in an indented block keeps its comments."""
+    if "<!--" not in text:
+        return text
+    lines = text.split("\n")
+    closes_below = [False] * len(lines)  # some line after this one holds "-->"
+    for number in range(len(lines) - 2, -1, -1):
+        closes_below[number] = closes_below[number + 1] or "-->" in lines[number + 1]
+    fence = None
+    inside = False  # a comment opened on an earlier line is still open
+    for number, line in enumerate(lines):
+        if fence is not None:
+            fence = None if fence_closes(line, fence) else fence
+            continue
+        if not inside and (opened := fence_open(line)) is not None:
+            fence = opened
+            continue
+        if not inside and "<!--" not in line:
+            continue
+        code = inline_code_spans(line) if "`" in line and not inside else []
+        out, last, at = [], 0, 0
+        while True:
+            if not inside:
+                start = line.find("<!--", at)
+                while start != -1 and in_code_span(code, start):
+                    start = line.find("<!--", start + 4)
+                if start == -1 or ("-->" not in line[start + 4:] and not closes_below[number]):
+                    break  # a comment that never closes is text, not the rest of the file hidden
+                out.append(line[last:start])
+                last, at, inside = start, start + 4, True
+            end = line.find("-->", at)
+            if end == -1:
+                break
+            last = at = end + 3
+            inside = False
+        if inside:  # open to the end of the line
+            out.append(_blank(line[last:]))
+            last = len(line)
+        kept = "".join(out) + line[last:]
+        lines[number] = _fill(line, kept.rstrip("\r")) if kept.strip() else _blank(line)
+    return "\n".join(lines)

@@ -1586,7 +1586,8 @@ def test_notebook_cells_stand_alone_as_jupyter_renders_them(tmp_path: Path) -> N
     doc = _load(tmp_path / "nb.ipynb", "ipynb")
     assert doc.title == "Dispatch" and doc.metadata == {"language": "julia"}
     assert "```\nfoo(y::String)\n```\n\n```julia\nx = 1\n```" in doc.text  # the open fence closed in its cell
-    assert "Important prose here. <!-- TODO\n-->" in doc.text and "![plot](data:)" in doc.text
+    # the comment left open in its cell was closed there, so the page hides it and nothing after it
+    assert "Important prose here." in doc.text and "TODO" not in doc.text and "![plot](data:)" in doc.text
     assert "```bash\n%%bash\nls -l\n```" in doc.text and "Table of Contents" not in doc.text
     view = prose_view(doc.text)
     assert "Important prose here." in view.text and "x = 1" not in view.text
@@ -1910,3 +1911,49 @@ async def test_chunks_in_another_language_than_the_model_give_no_model_entities(
     names = {r["title"]: set(r["names"]) for r in rows}
     assert names["Procès-verbal"] == {"quarren_export", "Procès-verbal"}, names  # its code and its title
     assert {"Olga Brandt", "Brannoch Systems", "Chelsea"} <= names["Minutes"], names
+
+
+MKDOCS_PAGE = """# Pump Priming { #pump-priming }
+
+<!-- md:version 4.2.0 -->
+
+Quellmark pumps are primed before the first shift.
+
+/// warning | Dry running
+
+A Quellmark pump run dry scores its seals within a minute.
+
+///
+
+{* ../../docs_src/priming/tutorial001.py hl[3] *}
+
+--8<-- "includes/abbreviations.md"
+
+:material-check:{ style="color: #4DB6AC" } Certified by Brannoch Systems.
+
+[Try the priming calculator](https://play.quellmark.example/#PLAYGROUND)
+"""
+
+
+async def test_mkdocs_markup_comments_and_long_links_stay_out_of_chunks_and_graph(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
+    """A FastAPI/Material-style page: its block fences, includes, icons, heading anchor, HTML comment and a
+    playground link carrying 3 KB of base64 reach neither the chunks nor the graph; its prose does."""
+    payload = "eNqFkc9uwjAMxl/F6wXQKIVNk1AX0HbZC4zDDr2E4EK0NIkStxtDvPviFQ0OSFzyx+TEZvl1uM" * 40
+    (tmp_path / "priming.md").write_text(MKDOCS_PAGE.replace("PLAYGROUND", payload))
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, [])
+    contents = [r["content"] for r in await runtime.postgres.pool.fetch(
+        "SELECT content FROM chunks WHERE collection = $1", collection)]
+    assert len(contents) == 1, contents  # before: the link alone made chunks of base64
+    assert not any(m in contents[0] for m in ("///", "{*", "--8<--", ":material-", "{ #", "<!--", "md:version",
+                                              payload[:16]))
+    assert "Dry running" in contents[0] and "(https://play.quellmark.example/)" in contents[0]
+    hit = (await rest_search(router, "pump run dry seals", mode="keyword", limit=1,
+                             collections=[collection]))["results"][0]
+    assert hit["title"] == "Pump Priming" and "scores its seals" in hit["content"], hit
+    rows, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (e:Entity {collection: $c}) RETURN collect(e.name) AS names", c=collection)
+    names = set(rows[0]["names"])
+    assert "Brannoch Systems" in names, names
+    assert not any(re.search(r"[{}/:]|eNq|docs_src|md:", n) for n in names), names

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphrag.ingest.sitegen import dialects, site_markup_to_markdown
+from graphrag.ingest.sitegen import blank_html_comments, dialects, site_markup_to_markdown
 
 MYST = """# Install
 
@@ -240,3 +240,58 @@ def test_a_liquid_tag_written_over_several_lines_is_blanked() -> None:
     assert [" ".join(line.split()) for line in _shown(text)] == [
         "Thanks for your [contribution](", ") to the docs.", "A `{% raw` in code stays.", "A stray {% opens",
         "nothing", "here", "or", "here."]
+
+
+def test_pymdownx_blocks_show_their_titles_and_lose_their_fences_and_options() -> None:
+    # FastAPI's docs: "/// tip | Title" blocks, an outer block with more slashes, options as indented YAML.
+    text = ("/// tip | Use the Zentrovia client\n\nIt retries twice.\n\n///\n\n//// tab | Python 3.10+\n\n"
+            "/// note\n    type: warning\n\nInside a tab.\n///\n\n////\n\n```text\n/// in code\n```\n\n"
+            "/// details | Never closed\nstays text\n")
+    assert dialects(text).mkdocs
+    out = site_markup_to_markdown(text)
+    assert len(out) == len(text) and out.count("\n") == text.count("\n")
+    assert [" ".join(line.split()) for line in _shown(text)] == [
+        "Use the Zentrovia client", "It retries twice.", "Python 3.10+", "Inside a tab.", "```text", "/// in code",
+        "```", "/// details | Never closed", "stays text"]
+
+
+def test_includes_icons_and_attribute_lists_of_mkdocs_pages_are_blanked() -> None:
+    text = ('# Request Body { #request-body }\n\n{* ../../docs_src/body/tutorial001.py hl[4,23] *}\n\n'
+            '--8<-- "includes/abbreviations.md"\n\n--8<--\nfooter.md\nlinks.md\n--8<--\n\n'
+            ':material-check:{ style="color: #4DB6AC" } __Clear__ request\n\n'
+            '[Subscribe][demo]{ .md-button }\n\nAn annotated block.\n{ .annotate }\n\n'
+            '## Props {#props}\n\nKeep `:material-check:` and `{ .x }` in code.\n')
+    assert dialects(text).mkdocs
+    out = site_markup_to_markdown(text)
+    assert len(out) == len(text) and out.count("\n") == text.count("\n")
+    shown = [" ".join(line.split()) for line in _shown(text)]
+    assert shown == ["# Request Body", "__Clear__ request", "[Subscribe][demo]", "An annotated block.", "## Props",
+                     "Keep `:material-check:` and `{ .x }` in code."]
+    # An icon that opened the line leaves no indentation behind (four spaces would read as code).
+    assert [line for line in out.split("\n") if "__Clear__" in line][0].startswith(" __Clear__")
+
+
+@pytest.mark.parametrize("text", ["A ratio 3/4 and a path /usr/lib///x.\n", "Set {a} = {b}.\n", "# C# {notes}\n",
+                                  "Time: 10:30:00, :smile: stays.\n"])
+def test_text_that_only_resembles_mkdocs_markup_is_left_alone(text: str) -> None:
+    assert site_markup_to_markdown(text) == text
+
+
+def test_html_comments_are_blanked_outside_code_and_an_unclosed_one_is_text() -> None:
+    text = ("Before <!-- md:version 5.0.0 --> after.\n<!--\nA paragraph commented out.\n-->\n"
+            "```html\n<!-- kept in code -->\n```\nSee `<!-- x -->` inline.\n<!-- never closed\nstill text\n")
+    out = blank_html_comments(text)
+    assert len(out) == len(text) and out.count("\n") == text.count("\n")
+    assert [" ".join(line.split()) for line in out.split("\n") if line.strip()] == [
+        "Before after.", "```html", "<!-- kept in code -->", "```", "See `<!-- x -->` inline.", "<!-- never closed",
+        "still text"]
+    assert blank_html_comments("No comment here.\n") == "No comment here.\n"
+
+
+@pytest.mark.timeout(60)  # a hang guard
+@pytest.mark.parametrize("text", ["<!-- " * 20000, "<!-- a --> " * 20000 + "\n" + "<!--\n" * 20000,
+                                  "/// a\n" * 20000, ":material-x-" * 20000, "## a {#" * 20000 + "}",
+                                  "[a]{ ." * 20000, "{* " * 20000])
+def test_mkdocs_markup_and_comments_cost_linear_work(text: str) -> None:
+    for out in (site_markup_to_markdown(text), blank_html_comments(text)):
+        assert len(out) == len(text) and out.count("\n") == text.count("\n")
