@@ -219,6 +219,18 @@ def test_technology_names_take_tech_where_they_are_unambiguous(glossary_extracto
     assert plain.entities["javascript"].label != "TECH"  # the model's own label
 
 
+def test_web_framework_names_of_the_stop_46_list_take_tech(glossary_extractor: Any) -> None:
+    # The model read FastAPI's docs' "Starlette" as PERSON and GPE, "Swagger UI" as PERSON, "Uvicorn"
+    # as ORG; Vue's docs' "DOM" as ORG and "Vue" as PERSON.
+    web = ["FastAPI is built on Starlette and served by Uvicorn. Swagger UI shows the docs of `app`.",
+           "```python\napp = FastAPI()\n```\nVue updates the DOM when `count` changes."]
+    bio = ["Dissolved organic matter (DOM) was measured in the lake. Vue Lake samples held more DOM."]
+    code, plain = glossary_extractor.extract_many([web, bio])
+    labels = {e.name: e.label for e in code.entities.values()}
+    assert {labels.get(n) for n in ("Starlette", "Uvicorn", "Swagger UI", "DOM")} == {"TECH"}, labels
+    assert all(e.label != "TECH" for e in plain.entities.values() if e.name in ("DOM", "Vue", "Vue Lake"))
+
+
 # --- against the real stores ---------------------------------------------------------------------
 
 def _models_with(models: Any, settings: Settings) -> Any:
