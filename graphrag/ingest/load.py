@@ -21,12 +21,13 @@ import yaml
 from graphrag.errors import InvalidInput
 from graphrag.ingest.docx_reader import load_docx
 from graphrag.ingest.furniture import blank_furniture, strip_leaders, text_pages
+from graphrag.ingest.html_comments import blank_html_comments
 from graphrag.ingest.html_reader import load_html
 from graphrag.ingest.load_base import LoadError, NoText, Unsupported, file_title
 from graphrag.ingest.long_urls import shorten_long_urls
 from graphrag.ingest.mdx import mdx_to_markdown, reads_as_mdx
 from graphrag.ingest.pdf_reader import load_pdf
-from graphrag.ingest.sitegen import blank_html_comments, site_markup_to_markdown
+from graphrag.ingest.sitegen import site_markup_to_markdown
 from graphrag.ingest.textprep import fence_indented_code, heading_text, markdown_title
 from graphrag.models import Document
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from graphrag.ingest.sitegen import in_code_span, inline_code_spans
+from graphrag.ingest.inplace import in_code_span, inline_code_spans
 from graphrag.ingest.textprep import fence_closes, fence_open
 
 __all__ = ["LONG_URL", "shorten_long_urls"]

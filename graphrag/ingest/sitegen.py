@@ -18,6 +18,8 @@ Markdown reader takes for text or code:
   ``:::`` lines: the fences go, a title shows. An mkdocstrings line (``::: package.module`` with no
   closing fence, its indented options below it) is filled in from the code when the site is built,
   and is blanked.
+- **MkDocs** (pymdownx blocks ``/// tip | Title``, snippets, icons, attribute lists, heading anchors):
+  :mod:`graphrag.ingest.mkdocs`, run first on a file that uses them.
 
 :func:`site_markup_to_markdown` rewrites them in place. Directives and shortcodes that hold prose lose
 their markup and keep their content (a title or a tab name becomes a line of its own); code becomes a
@@ -31,12 +33,12 @@ Markdown file is text.
 
 from __future__ import annotations
 
-import bisect
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from graphrag.ingest.textprep import fence_closes, fence_open, strip_heading_attrs
+from graphrag.ingest.inplace import blank, fill, in_code_span, inline_code_spans, replace_outside_code
+from graphrag.ingest.mkdocs import mkdocs_line, mkdocs_markup
+from graphrag.ingest.textprep import fence_closes, fence_open
 
 # Markup between delimiters is found by pairing each opening with the next closing in one pass
 # (_pairs), and the patterns that scan a line on their own are bounded: a line of many openings that
@@ -101,27 +103,6 @@ _SPAN = re.compile(r"(?<![!\]\\])\[([^\[\]\r]{1,300})\]" + _ATTRS)
 _LINK_ATTRS = re.compile(r"(?<=\))" + _ATTRS)
 
 
-# --- MkDocs: Python-Markdown extensions ----------------------------------------------------------
-
-# pymdownx's generic blocks: "/// note | Title" ... "///" (an outer block has more slashes: "//// tab |
-# Python 3.10+"), options as indented YAML right below the opening.
-_BLOCK_OPEN = re.compile(r"^([ \t]*)(/{3,})[ \t]*([\w-]{1,60})[ \t]*(?:\|[ \t]*(.{0,300}?))?[ \t]*\r?$")
-_BLOCK_CLOSE = re.compile(r"^[ \t]*(/{3,})[ \t]*\r?$")
-_BLOCK_OPTION = re.compile(r"^[ \t]+[\w-]{1,60}:")
-# Files pulled in when the site is built: pymdownx snippets ('--8<-- "file.md"', or file names between two
-# "--8<--" lines) and FastAPI's code includes ("{* ../../docs_src/app.py hl[3] *}").
-_SNIPPET = re.compile(r"""^[ \t]*;?--8<--(?:[ \t]+(?:"[^"\r]*"|'[^'\r]*'|\S+))?[ \t]*\r?$""")
-_CODE_INCLUDE = re.compile(r"^[ \t]*\{\*[ \t].{0,500}\*\}[ \t]*\r?$")
-# Material for MkDocs' icons (":material-check:", ":octicons-repo-16:"), with the attribute list that
-# styles one: a picture, no text.
-_ICON = re.compile(r":(?:material|octicons|fontawesome|simple)-[\w-]{1,80}:(?:\{[^{}\r]{0,200}\})?")
-_ATX = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]")
-# attr_list: a block's ("{ .annotate }" on a line of its own) or a link's ("[Subscribe](x){ .md-button }").
-_ATTR_LIST_LINE = re.compile(r"^[ \t]*\{:?[ \t]*[.#][\w-][^{}\r]{0,200}\}[ \t]*\r?$")
-_ATTR_LIST_AFTER = re.compile(r"(?<=[)\]])\{:?[ \t]*[.#][\w-][^{}\r]{0,200}\}")  # after "]": a reference link's
-_REFERENCE_END = re.compile(r"\]\[[^\[\]\r]{0,100}\]$")  # "[Subscribe][demo]" (a bare "[x]{.y}" is Pandoc's span)
-
-
 @dataclass(frozen=True)
 class Dialects:
     """Which generators' markup a file uses."""
@@ -147,77 +128,8 @@ def dialects(text: str) -> Dialects:
                                or _LIQUID_TAG_LINES.search(text) is not None)
     divs = ":::" in text and any(_DIV_OPEN.match(line) for line in text.split("\n") if ":::" in line)
     mkdocs = ("///" in text or "--8<--" in text or "{*" in text or "}" in text or ":" in text) and any(
-        _mkdocs_line(line) for line in text.split("\n"))
+        mkdocs_line(line) for line in text.split("\n"))
     return Dialects(myst, hugo, liquid, divs, mkdocs)
-
-
-def _mkdocs_line(line: str) -> bool:
-    """Whether ``line`` holds MkDocs extension markup (see :func:`_mkdocs_markup`)."""
-    return bool(("///" in line and (_BLOCK_OPEN.match(line) or _BLOCK_CLOSE.match(line)))
-                or ("--8<--" in line and _SNIPPET.match(line)) or ("{*" in line and _CODE_INCLUDE.match(line))
-                or ("-" in line and ":" in line and _ICON.search(line))
-                or ("{" in line and (_ATTR_LIST_LINE.match(line) or bool(_link_attr_lists(line))))
-                or (line.rstrip().endswith("}") and _ATX.match(line) and strip_heading_attrs(line) != line))
-
-
-def _link_attr_lists(line: str) -> list[re.Match[str]]:
-    """The attribute lists after a link in ``line`` (``[Go](x){ .md-button }``, ``[Go][x]{ .md-button }``)."""
-    return [m for m in _ATTR_LIST_AFTER.finditer(line)
-            if line[m.start() - 1] == ")" or _REFERENCE_END.search(line, max(0, m.start() - 110), m.start())]
-
-
-def _mkdocs_markup(lines: list[str]) -> list[str]:
-    """``lines`` (outside code) with MkDocs' extension markup rewritten: a pymdownx block's opening shows
-    its title (``/// tip | Careful`` -> "Careful"), its options and closing are blanked; snippet and
-    code includes are blanked (the page shows another file); icons go; a heading's attribute list
-    (``## Props {#props}``, also VitePress's, Pandoc's and kramdown's) goes, and so does a block's or a
-    link's attribute list (``{ .annotate }``). Blocks pair by their count of
-    slashes; an opening that nothing closes is text."""
-    out = list(lines)
-    fence = None
-    open_at: dict[int, list[int]] = {}  # slashes -> openings not yet closed (line numbers)
-    pairs: dict[int, int] = {}  # opening -> closing
-    in_snippets = False
-    for number, line in enumerate(lines):
-        if fence is not None:
-            fence = None if fence_closes(line, fence) else fence
-            continue
-        if (opened := fence_open(line)) is not None:
-            fence = opened
-            continue
-        if "--8<--" in line and _SNIPPET.match(line):
-            in_snippets = line.strip().lstrip(";") == "--8<--" and not in_snippets
-            out[number] = _blank(line)
-            continue
-        if in_snippets:  # a file name of a snippet block
-            out[number] = _blank(line) if line.strip() else line
-            continue
-        if "{*" in line and _CODE_INCLUDE.match(line):
-            out[number] = _blank(line)
-        elif "///" in line and (closing := _BLOCK_CLOSE.match(line)) is not None:
-            if open_at.get(len(closing.group(1))):
-                pairs[open_at[len(closing.group(1))].pop()] = number
-        elif "///" in line and (opening := _BLOCK_OPEN.match(line)) is not None:
-            open_at.setdefault(len(opening.group(2)), []).append(number)
-        else:
-            if "-" in line and ":" in line and _ICON.search(line):
-                line = out[number] = _cut_outside_code(line, list(_ICON.finditer(line)))
-            if "{" in line and _ATTR_LIST_LINE.match(line):
-                out[number] = _blank(line)
-            elif "{" in line and (attrs := _link_attr_lists(line)):
-                line = out[number] = _cut_outside_code(line, attrs)
-            if line.rstrip().endswith("}") and _ATX.match(line) and (bare := strip_heading_attrs(line)) != line:
-                out[number] = _fill(line, bare)
-    for opening_at, closing_at in pairs.items():
-        opening = _BLOCK_OPEN.match(lines[opening_at])
-        assert opening is not None
-        out[opening_at] = _fill(lines[opening_at], opening.group(1) + (opening.group(4) or "").strip())
-        out[closing_at] = _blank(lines[closing_at])
-        below = opening_at + 1
-        while below < closing_at and _BLOCK_OPTION.match(lines[below]):
-            out[below] = _blank(lines[below])
-            below += 1
-    return out
 
 
 def _div_openings(lines: list[str]) -> tuple[set[int], set[int]]:
@@ -251,41 +163,6 @@ def _div_title(m: re.Match[str]) -> str:
         if attrs and (title := _TITLE_ATTR.search(attrs)) is not None:
             return next(g for g in title.groups() if g is not None)
     return (m.group(4) or m.group(6) or "").strip()
-
-
-def _fill(line: str, new: str) -> str:
-    """``new`` in place of ``line``: padded with spaces to its length, its line ending kept."""
-    end = "\r" if line.endswith("\r") else ""
-    body = line[:len(line) - len(end)]
-    return new + " " * max(0, len(body) - len(new)) + end
-
-
-def _blank(line: str) -> str:
-    return _fill(line, "")
-
-
-_TICKS = re.compile(r"`+")
-
-
-def inline_code_spans(line: str) -> list[tuple[int, int]]:
-    """Where inline code spans sit in ``line``: a backtick run and the next run of its length (one pass
-    over the runs, whatever their number)."""
-    runs = [(m.start(), m.end()) for m in _TICKS.finditer(line)]
-    by_length: dict[int, list[int]] = {}
-    for i, (a, b) in enumerate(runs):
-        by_length.setdefault(b - a, []).append(i)
-    spans: list[tuple[int, int]] = []
-    reached = 0  # runs before this one are inside a span already
-    for i, (a, b) in enumerate(runs):
-        if i < reached:
-            continue
-        same = by_length[b - a]
-        k = bisect.bisect_right(same, i)
-        if k < len(same):
-            j = same[k]
-            spans.append((a, runs[j][1]))
-            reached = j + 1
-    return spans
 
 
 def _role(m: re.Match[str]) -> str:
@@ -347,48 +224,6 @@ def _markup(line: str, pattern: re.Pattern[str], opening: str, closing: str) -> 
     return found
 
 
-def in_code_span(code: list[tuple[int, int]], position: int) -> bool:
-    """Whether ``position`` lies inside one of the (sorted, disjoint) inline code spans ``code``."""
-    k = bisect.bisect_right(code, (position, 1 << 62)) - 1
-    return k >= 0 and code[k][0] <= position < code[k][1]
-
-
-def _outside_code(line: str, matches: list[re.Match[str]], replace: Callable[[re.Match[str]], str]) -> str:
-    """``line`` with each of ``matches`` outside inline code replaced (``replace`` gives the text), every
-    replacement padded with spaces to the match's length."""
-    if not matches:
-        return line
-    code = inline_code_spans(line) if "`" in line else []
-    out: list[str] = []
-    last = 0
-    for m in matches:
-        if m.start() < last or in_code_span(code, m.start()):
-            continue
-        new = replace(m)
-        out += [line[last:m.start()], new + " " * max(0, len(m.group(0)) - len(new))]
-        last = m.end()
-    return "".join(out) + line[last:] if out else line
-
-
-def _cut_outside_code(line: str, matches: list[re.Match[str]]) -> str:
-    """``line`` without those of ``matches`` that lie outside inline code, padded with spaces at its end:
-    what follows moves left, so markup that opened the line leaves no indentation (four spaces would
-    read as a code block)."""
-    code = inline_code_spans(line) if "`" in line else []
-    kept = [m for m in matches if not in_code_span(code, m.start())]
-    if not kept:
-        return line
-    end = "\r" if line.endswith("\r") else ""
-    body = line[:len(line) - len(end)]
-    out, last = [], 0
-    for m in kept:
-        if m.start() >= last:
-            out.append(body[last:m.start()])
-            last = m.end()
-    rest = "".join(out) + body[last:]
-    return rest + " " * (len(body) - len(rest)) + end
-
-
 def _shortcodes(line: str) -> list[re.Match[str]]:
     return sorted(_markup(line, _SHORTCODE, "{{<", ">}}") + _markup(line, _SHORTCODE, "{{%", "%}}"),
                   key=lambda m: m.start())
@@ -422,7 +257,7 @@ def site_markup_to_markdown(text: str) -> str:
     shortcode_open = False  # inside a Hugo shortcode whose arguments run over several lines
     liquid_open = False  # inside a Liquid tag written over several lines ("{% link\n  _posts/x.md %}")
     directive_options = False  # right after a MyST code directive's opening: ":caption: x" is markup
-    lines = _mkdocs_markup(text.split("\n")) if found.mkdocs else text.split("\n")
+    lines = mkdocs_markup(text.split("\n")) if found.mkdocs else text.split("\n")
     divs, autodoc = _div_openings(lines) if found.divs else (set(), set())
     autodoc_indent = -1  # inside an mkdocstrings line's options: lines indented deeper than this
     for number, line in enumerate(lines):
@@ -430,7 +265,7 @@ def site_markup_to_markdown(text: str) -> str:
             if fence_closes(line, fence):
                 fence = None
             elif directive_options and _OPTION.match(line):
-                out.append(_blank(line))
+                out.append(blank(line))
                 continue
             directive_options = False
             out.append(line)
@@ -441,20 +276,20 @@ def site_markup_to_markdown(text: str) -> str:
         if liquid_open:
             tag_end = line.find("%}")
             liquid_open = tag_end == -1
-            out.append(_blank(line) if tag_end == -1 else " " * (tag_end + 2) + line[tag_end + 2:])
+            out.append(blank(line) if tag_end == -1 else " " * (tag_end + 2) + line[tag_end + 2:])
             continue
         if liquid_skip:
             end = next((m for m in _liquid_tags(line) if m.group(1) == liquid_skip), None)
-            kept = _blank(line) if liquid_skip == "endcomment" else line
+            kept = blank(line) if liquid_skip == "endcomment" else line
             if end is not None:
-                kept = (_blank(line[:end.end()]) + line[end.end():] if liquid_skip == "endcomment"
-                        else _outside_code(line, _liquid_tags(line), lambda m: ""))
+                kept = (blank(line[:end.end()]) + line[end.end():] if liquid_skip == "endcomment"
+                        else replace_outside_code(line, _liquid_tags(line), lambda m: ""))
                 liquid_skip = ""
             out.append(kept)
             continue
         if autodoc_indent >= 0:
             if line.strip() and len(line) - len(line.lstrip()) > autodoc_indent:
-                out.append(_blank(line))
+                out.append(blank(line))
                 continue
             autodoc_indent = -1
         if number in divs or number in autodoc:
@@ -462,15 +297,15 @@ def site_markup_to_markdown(text: str) -> str:
             if opening is not None and not _DIRECTIVE.match(line):
                 if number in autodoc:
                     autodoc_indent = len(line) - len(line.lstrip())
-                    out.append(_blank(line))
+                    out.append(blank(line))
                     continue
                 stack.append(_Open("div", opening.group(1), options=False))
                 indent = line[:len(line) - len(line.lstrip())]
-                out.append(_fill(line, indent + _div_title(opening)))
+                out.append(fill(line, indent + _div_title(opening)))
                 continue
         if stack and stack[-1].kind == "div" and _DIV_CLOSE.match(line):
             stack.pop()
-            out.append(_blank(line))
+            out.append(blank(line))
             continue
         rewritten = line
         if found.myst:
@@ -489,15 +324,15 @@ def site_markup_to_markdown(text: str) -> str:
             if shortcode_open:  # the lines of a shortcode written over several ("{{< figure\n  src=...\n>}}")
                 closes = _SHORTCODE_END.search(line)
                 shortcode_open = closes is None
-                out.append(_blank(line) if closes is None else " " * closes.end() + line[closes.end():])
+                out.append(blank(line) if closes is None else " " * closes.end() + line[closes.end():])
                 continue
             whole = _SHORTCODE_LINE.match(line)
             language = _code_shortcode(whole) if whole is not None else None
             if language is not None and whole is not None:
                 stack.append(_Open("code", whole.group(4)))
-                out.append(_fill(line, "```" + language))
+                out.append(fill(line, "```" + language))
                 continue
-            line = _outside_code(line, _shortcodes(line),
+            line = replace_outside_code(line, _shortcodes(line),
                                  lambda m: "" if m.group(2) else _shortcode_text(m.group(3), m.group(4)))
             starts = [i for i in (line.find("{{<"), line.find("{{%")) if i != -1]
             if starts and not in_code_span(inline_code_spans(line), min(starts)):
@@ -514,7 +349,7 @@ def site_markup_to_markdown(text: str) -> str:
             if tag is not None and tag.group(1) == "highlight" and not line.replace(tag.group(0), "").strip():
                 words = tag.group(2).split()
                 stack.append(_Open("code", "highlight"))
-                out.append(_fill(line, "```" + (words[0] if words else "")))
+                out.append(fill(line, "```" + (words[0] if words else "")))
                 continue
             code = inline_code_spans(line) if "`" in line else []
             tags = [m for m in tags if not in_code_span(code, m.start())]
@@ -528,25 +363,25 @@ def site_markup_to_markdown(text: str) -> str:
                 opening = None
             if opening is not None and closing is None:
                 liquid_skip = "end" + opening.group(1)
-                head = _outside_code(line[:opening.start()], _liquid_tags(line[:opening.start()]), lambda m: "")
+                head = replace_outside_code(line[:opening.start()], _liquid_tags(line[:opening.start()]), lambda m: "")
                 line = head + (" " * (len(line) - len(head)) if liquid_skip == "endcomment" else
                                " " * len(opening.group(0)) + line[opening.end():])
                 out.append(line)
                 continue
-            line = _outside_code(line, _liquid_tags(line), lambda m: _shortcode_text(m.group(1), m.group(2)))
-            line = _outside_code(line, _markup(line, _LIQUID_OUTPUT, "{{", "}}"), lambda m: "")
+            line = replace_outside_code(line, _liquid_tags(line), lambda m: _shortcode_text(m.group(1), m.group(2)))
+            line = replace_outside_code(line, _markup(line, _LIQUID_OUTPUT, "{{", "}}"), lambda m: "")
             if _IAL_LINE.match(line):
-                line = _blank(line)
+                line = blank(line)
             elif "{:" in line:
-                line = _outside_code(line, _markup(line, _IAL, "{:", "}"), lambda m: "")
+                line = replace_outside_code(line, _markup(line, _IAL, "{:", "}"), lambda m: "")
             start = line.rfind("{%")
             if start != -1 and "%}" not in line[start:] and not (start and line[start - 1] == "{") \
                     and not in_code_span(inline_code_spans(line), start) and any("%}" in later for later in lines[number + 1:number + 4]):
                 liquid_open = True  # a tag that closes on one of the next lines; a stray "{%" is text
                 line = line[:start] + " " * (len(line) - start)
         if found.divs and ("]{" in line or "){" in line):
-            line = _outside_code(line, list(_SPAN.finditer(line)), lambda m: m.group(1))
-            line = _outside_code(line, list(_LINK_ATTRS.finditer(line)), lambda m: "")
+            line = replace_outside_code(line, list(_SPAN.finditer(line)), lambda m: m.group(1))
+            line = replace_outside_code(line, list(_LINK_ATTRS.finditer(line)), lambda m: "")
         out.append(line)
     return "\n".join(out)
 
@@ -577,12 +412,12 @@ def _code_block_line(line: str, stack: list[_Open], found: Dialects) -> str:
     shortcode = _SHORTCODE_LINE.match(line) if found.hugo else None
     if shortcode is not None and shortcode.group(3) and shortcode.group(4) == marker:
         stack.pop()
-        return _fill(line, "```")
+        return fill(line, "```")
     tags = _liquid_tags(line) if found.liquid else []
     tag = tags[0] if tags else None
     if tag is not None and tag.group(1) == "end" + marker and not line.replace(tag.group(0), "").strip():
         stack.pop()
-        return _fill(line, "```")
+        return fill(line, "```")
     return line
 
 
@@ -595,16 +430,16 @@ def _myst_line(line: str, stack: list[_Open]) -> tuple[bool, str]:
         closing = re.match(r"^[ \t]*(`{3,}|:{3,})[ \t]*\r?$", line)
         if closing is not None and closing.group(1)[0] == top.marker[0] and len(closing.group(1)) >= len(top.marker):
             stack.pop()
-            return True, _blank(line)
+            return True, blank(line)
         if top.kind == "hidden":
-            return True, _blank(line)
+            return True, blank(line)
         if top.yaml:
             top.yaml = line.strip() != "---"
             top.options = top.yaml
-            return True, _blank(line)
+            return True, blank(line)
         if top.options and (line.strip() == "---" or _OPTION.match(line)):
             top.yaml = line.strip() == "---"
-            return True, _blank(line)
+            return True, blank(line)
         top.options = False
     directive = _DIRECTIVE.match(line)
     if directive is not None:
@@ -615,7 +450,7 @@ def _myst_line(line: str, stack: list[_Open]) -> tuple[bool, str]:
             words = argument.split()
             language = (name.rstrip(",") if name.rstrip(",") in _CELL_LANGUAGES else name
                         if name in ("math", "mermaid", "graphviz") else words[0] if words else "")
-            return False, _fill(line, indent + marker + language)
+            return False, fill(line, indent + marker + language)
         kind = "hidden" if name in _HIDDEN_DIRECTIVES else "prose"
         stack.append(_Open(kind, marker))
         # An admonition's title, a tab's or a dropdown's name is a line of text of its own.
@@ -623,9 +458,9 @@ def _myst_line(line: str, stack: list[_Open]) -> tuple[bool, str]:
         if name in _VERSION_DIRECTIVES and shown:
             phrase = f"{_VERSION_DIRECTIVES[name]} {shown}:"  # as Sphinx shows it, where the line has room
             shown = phrase if len(indent + phrase) <= len(line.rstrip("\r")) else f"{shown}:"
-        return True, _fill(line, indent + (_outside_code_roles(shown).strip() if "}`" in shown else shown))
+        return True, fill(line, indent + (_outside_code_roles(shown).strip() if "}`" in shown else shown))
     if _TARGET.match(line) or re.match(r"^[ \t]*(?:%|\+\+\+)", line):
-        return True, _blank(line)
+        return True, blank(line)
     return False, _outside_code_roles(line) if "}`" in line else line
 
 
@@ -643,47 +478,3 @@ def _outside_code_roles(line: str) -> str:
         last = m.end()
     return "".join(out) + line[last:] if out else line
 
-
-def blank_html_comments(text: str) -> str:
-    """Markdown ``text`` with its HTML comments (``<!-- prettier-ignore -->``, Material's ``<!-- md:version
-    5.0.0 -->``, a paragraph commented out) blanked outside code: the page does not show them. Run after
-    indented code is fenced, so an HTML example in an indented block keeps its comments."""
-    if "<!--" not in text:
-        return text
-    lines = text.split("\n")
-    closes_below = [False] * len(lines)  # some line after this one holds "-->"
-    for number in range(len(lines) - 2, -1, -1):
-        closes_below[number] = closes_below[number + 1] or "-->" in lines[number + 1]
-    fence = None
-    inside = False  # a comment opened on an earlier line is still open
-    for number, line in enumerate(lines):
-        if fence is not None:
-            fence = None if fence_closes(line, fence) else fence
-            continue
-        if not inside and (opened := fence_open(line)) is not None:
-            fence = opened
-            continue
-        if not inside and "<!--" not in line:
-            continue
-        code = inline_code_spans(line) if "`" in line and not inside else []
-        out, last, at = [], 0, 0
-        while True:
-            if not inside:
-                start = line.find("<!--", at)
-                while start != -1 and in_code_span(code, start):
-                    start = line.find("<!--", start + 4)
-                if start == -1 or ("-->" not in line[start + 4:] and not closes_below[number]):
-                    break  # a comment that never closes is text, not the rest of the file hidden
-                out.append(line[last:start])
-                last, at, inside = start, start + 4, True
-            end = line.find("-->", at)
-            if end == -1:
-                break
-            last = at = end + 3
-            inside = False
-        if inside:  # open to the end of the line
-            out.append(_blank(line[last:]))
-            last = len(line)
-        kept = "".join(out) + line[last:]
-        lines[number] = _fill(line, kept.rstrip("\r")) if kept.strip() else _blank(line)
-    return "\n".join(lines)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphrag.ingest.sitegen import blank_html_comments, dialects, site_markup_to_markdown
+from graphrag.ingest.html_comments import blank_html_comments
+from graphrag.ingest.sitegen import dialects, site_markup_to_markdown
 
 MYST = """# Install
 

@@ -1,0 +1,99 @@
+"""MkDocs pages (Python-Markdown and pymdownx extensions, Material for MkDocs) read as the page the
+site renders, in place (:mod:`graphrag.ingest.inplace`); :func:`graphrag.ingest.sitegen.site_markup_to_markdown`
+runs this pass first on a file that uses such markup (:func:`mkdocs_line`)."""
+
+from __future__ import annotations
+
+import re
+
+from graphrag.ingest.inplace import blank, cut_outside_code, fill
+from graphrag.ingest.textprep import fence_closes, fence_open, strip_heading_attrs
+
+__all__ = ["mkdocs_line", "mkdocs_markup"]
+
+# pymdownx's generic blocks: "/// note | Title" ... "///" (an outer block has more slashes: "//// tab |
+# Python 3.10+"), options as indented YAML right below the opening.
+_BLOCK_OPEN = re.compile(r"^([ \t]*)(/{3,})[ \t]*([\w-]{1,60})[ \t]*(?:\|[ \t]*(.{0,300}?))?[ \t]*\r?$")
+_BLOCK_CLOSE = re.compile(r"^[ \t]*(/{3,})[ \t]*\r?$")
+_BLOCK_OPTION = re.compile(r"^[ \t]+[\w-]{1,60}:")
+# Files pulled in when the site is built: pymdownx snippets ('--8<-- "file.md"', or file names between two
+# "--8<--" lines) and FastAPI's code includes ("{* ../../docs_src/app.py hl[3] *}").
+_SNIPPET = re.compile(r"""^[ \t]*;?--8<--(?:[ \t]+(?:"[^"\r]*"|'[^'\r]*'|\S+))?[ \t]*\r?$""")
+_CODE_INCLUDE = re.compile(r"^[ \t]*\{\*[ \t].{0,500}\*\}[ \t]*\r?$")
+# Material for MkDocs' icons (":material-check:", ":octicons-repo-16:"), with the attribute list that
+# styles one: a picture, no text.
+_ICON = re.compile(r":(?:material|octicons|fontawesome|simple)-[\w-]{1,80}:(?:\{[^{}\r]{0,200}\})?")
+_ATX = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]")
+# attr_list: a block's ("{ .annotate }" on a line of its own) or a link's ("[Subscribe](x){ .md-button }").
+_ATTR_LIST_LINE = re.compile(r"^[ \t]*\{:?[ \t]*[.#][\w-][^{}\r]{0,200}\}[ \t]*\r?$")
+_ATTR_LIST_AFTER = re.compile(r"(?<=[)\]])\{:?[ \t]*[.#][\w-][^{}\r]{0,200}\}")  # after "]": a reference link's
+_REFERENCE_END = re.compile(r"\]\[[^\[\]\r]{0,100}\]$")  # "[Subscribe][demo]" (a bare "[x]{.y}" is Pandoc's span)
+
+
+def mkdocs_line(line: str) -> bool:
+    """Whether ``line`` holds MkDocs extension markup (see :func:`mkdocs_markup`)."""
+    return bool(("///" in line and (_BLOCK_OPEN.match(line) or _BLOCK_CLOSE.match(line)))
+                or ("--8<--" in line and _SNIPPET.match(line)) or ("{*" in line and _CODE_INCLUDE.match(line))
+                or ("-" in line and ":" in line and _ICON.search(line))
+                or ("{" in line and (_ATTR_LIST_LINE.match(line) or bool(_link_attr_lists(line))))
+                or (line.rstrip().endswith("}") and _ATX.match(line) and strip_heading_attrs(line) != line))
+
+
+def _link_attr_lists(line: str) -> list[re.Match[str]]:
+    """The attribute lists after a link in ``line`` (``[Go](x){ .md-button }``, ``[Go][x]{ .md-button }``)."""
+    return [m for m in _ATTR_LIST_AFTER.finditer(line)
+            if line[m.start() - 1] == ")" or _REFERENCE_END.search(line, max(0, m.start() - 110), m.start())]
+
+
+def mkdocs_markup(lines: list[str]) -> list[str]:
+    """``lines`` (outside code) with MkDocs' extension markup rewritten: a pymdownx block's opening shows
+    its title (``/// tip | Careful`` -> "Careful"), its options and closing are blanked; snippet and
+    code includes are blanked (the page shows another file); icons go; a heading's attribute list
+    (``## Props {#props}``, also VitePress's, Pandoc's and kramdown's) goes, and so does a block's or a
+    link's attribute list (``{ .annotate }``). Blocks pair by their count of
+    slashes; an opening that nothing closes is text."""
+    out = list(lines)
+    fence = None
+    open_at: dict[int, list[int]] = {}  # slashes -> openings not yet closed (line numbers)
+    pairs: dict[int, int] = {}  # opening -> closing
+    in_snippets = False
+    for number, line in enumerate(lines):
+        if fence is not None:
+            fence = None if fence_closes(line, fence) else fence
+            continue
+        if (opened := fence_open(line)) is not None:
+            fence = opened
+            continue
+        if "--8<--" in line and _SNIPPET.match(line):
+            in_snippets = line.strip().lstrip(";") == "--8<--" and not in_snippets
+            out[number] = blank(line)
+            continue
+        if in_snippets:  # a file name of a snippet block
+            out[number] = blank(line) if line.strip() else line
+            continue
+        if "{*" in line and _CODE_INCLUDE.match(line):
+            out[number] = blank(line)
+        elif "///" in line and (closing := _BLOCK_CLOSE.match(line)) is not None:
+            if open_at.get(len(closing.group(1))):
+                pairs[open_at[len(closing.group(1))].pop()] = number
+        elif "///" in line and (opening := _BLOCK_OPEN.match(line)) is not None:
+            open_at.setdefault(len(opening.group(2)), []).append(number)
+        else:
+            if "-" in line and ":" in line and _ICON.search(line):
+                line = out[number] = cut_outside_code(line, list(_ICON.finditer(line)))
+            if "{" in line and _ATTR_LIST_LINE.match(line):
+                out[number] = blank(line)
+            elif "{" in line and (attrs := _link_attr_lists(line)):
+                line = out[number] = cut_outside_code(line, attrs)
+            if line.rstrip().endswith("}") and _ATX.match(line) and (bare := strip_heading_attrs(line)) != line:
+                out[number] = fill(line, bare)
+    for opening_at, closing_at in pairs.items():
+        opening = _BLOCK_OPEN.match(lines[opening_at])
+        assert opening is not None
+        out[opening_at] = fill(lines[opening_at], opening.group(1) + (opening.group(4) or "").strip())
+        out[closing_at] = blank(lines[closing_at])
+        below = opening_at + 1
+        while below < closing_at and _BLOCK_OPTION.match(lines[below]):
+            out[below] = blank(lines[below])
+            below += 1
+    return out
