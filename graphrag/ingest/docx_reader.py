@@ -43,6 +43,8 @@ def load_docx(path: Path, data: bytes) -> list[Document]:
     # inflates an entry past its declared size (it stops, then fails the CRC), so declared sizes are
     # a real bound. The entry count is checked before ZipFile parses the directory: it builds an object
     # per entry (~0.5 KB), so a 50 MB file of empty entries would otherwise cost ~0.3 GB.
+    if data.startswith(_OLE_MAGIC):
+        raise LoadError(f"{path.name}: {_ole_kind(data)}")
     entries = data.count(b"PK\x01\x02")  # central directory signatures: an upper bound on entries
     if entries > DOCX_MAX_ENTRIES:
         raise LoadError(f"{path.name}: DOCX has {entries} zip entries, over the {DOCX_MAX_ENTRIES} limit "
@@ -114,6 +116,20 @@ def _docx_without_dangling_relationships(data: bytes) -> bytes:
                 content = etree.tostring(tree, xml_declaration=True, encoding="UTF-8", standalone=True)
             repaired.writestr(info, content)
     return out.getvalue()
+
+
+# An OLE compound file, not a zip: Word wraps a password-protected DOCX in one, and Word 97-2003
+# documents are one (a ".doc" renamed, or saved with the wrong extension).
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+
+
+def _ole_kind(data: bytes) -> str:
+    """Why an OLE compound file given as a DOCX cannot be read, from the streams its directory names."""
+    if "EncryptedPackage".encode("utf-16-le") in data:
+        return "password-protected DOCX (encrypted): save it without a password to ingest it"
+    if "WordDocument".encode("utf-16-le") in data:
+        return "a Word 97-2003 document (.doc), not a DOCX: save it as .docx to ingest it"
+    return "an OLE compound file, not a DOCX (zip) package"
 
 
 def _docx_error(exc: Exception) -> str:

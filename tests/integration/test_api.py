@@ -307,6 +307,9 @@ def test_bad_uploads_are_clear_problems_and_write_nothing(client: httpx.Client, 
                                files={"file": ("empty.txt", b"", "text/plain")}), 422, "empty")
     assert_problem(client.post("/documents", data={"collection": collection},
                                files={"file": ("bad.txt", b"\xff\xfe\xfa not utf8", "text/plain")}), 422, "utf-8")
+    locked = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(56) + "EncryptedPackage".encode("utf-16-le") + bytes(400)
+    assert_problem(client.post("/documents", data={"collection": collection},
+                               files={"file": ("locked.docx", locked, "application/octet-stream")}), 422, "password-protected")
     assert_problem(client.post("/documents", data={"collection": collection},
                                files={"attachment": ("a.md", b"# A", "text/markdown")}), 400, "file")
     assert_problem(client.post("/documents", data={"collection": collection}), 415, "content type")

@@ -142,12 +142,18 @@ def test_discover_walks_with_ignores_and_type_filter(tmp_path: Path) -> None:
     assert any("not in --file-types" in s["reason"] for s in skipped)
 
 
+OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(56)  # a compound file's signature and header
+
+
 @pytest.mark.parametrize("content,kind,message", [
     (b"", "md", "empty file"),
     (b"\x00\x01\x02binary", "md", "binary content"),
     (b"caf\xe9 au lait", "txt", "not valid UTF-8"),
     (b"%PDF-1.4 truncated garbage", "pdf", "unreadable PDF"),
     (b"PK\x03\x04truncated", "docx", "unreadable DOCX"),
+    # OLE compound files named .docx: Word's password-protected package, and a Word 97-2003 document
+    (OLE + "EncryptedPackage".encode("utf-16-le") + bytes(400), "docx", "password-protected DOCX \\(encrypted\\)"),
+    (OLE + "WordDocument".encode("utf-16-le") + bytes(400), "docx", "Word 97-2003 document \\(.doc\\), not a DOCX"),
 ])
 def test_bad_files_fail_with_clear_reason(tmp_path: Path, content: bytes, kind: str, message: str) -> None:
     path = tmp_path / f"bad.{kind}"
