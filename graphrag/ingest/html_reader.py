@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from graphrag.ingest.encoding import has_bom
 from graphrag.ingest.load_base import LIST_INDENT_LEVELS, LoadError, file_title, join_blocks, render_block, small_count
 from graphrag.ingest.textprep import markdown_title, pipe_table
 from graphrag.models import Document
@@ -107,7 +108,7 @@ def load_html(path: Path, data: bytes) -> list[Document]:
     """
     from bs4 import BeautifulSoup
 
-    if b"\x00" in data:
+    if b"\x00" in data and not has_bom(data):  # UTF-16 with its byte-order mark is text (the parser reads the mark)
         raise LoadError(f"{path.name}: binary content (NUL bytes) in an HTML file")
     elements = data.count(b"<") - data.count(b"</")  # an upper bound on start tags, counted before parsing
     if elements > HTML_MAX_ELEMENTS:

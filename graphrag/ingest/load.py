@@ -20,6 +20,7 @@ import yaml
 
 from graphrag.errors import InvalidInput
 from graphrag.ingest.docx_reader import load_docx
+from graphrag.ingest.encoding import NotText, decode_text
 from graphrag.ingest.furniture import blank_furniture, strip_leaders, text_pages
 from graphrag.ingest.html_comments import blank_html_comments
 from graphrag.ingest.html_reader import load_html
@@ -110,13 +111,23 @@ def _walk(root: Path) -> Iterator[Path]:
             yield child
 
 
-def _decode(data: bytes, path: Path) -> str:
-    if b"\x00" in data:
-        raise LoadError(f"{path.name}: binary content (NUL bytes) in a text file")
+def _decode(data: bytes, path: Path, utf8_only: bool = False) -> str:
+    """A text file's text: UTF-8, or the legacy encoding it was written in (:mod:`graphrag.ingest.encoding`);
+    ``utf8_only`` for JSON, which is UTF-8 by definition."""
+    if utf8_only:
+        if b"\x00" in data:
+            raise LoadError(f"{path.name}: binary content (NUL bytes) in a text file")
+        try:
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise LoadError(f"{path.name}: not valid UTF-8 text (byte {exc.start}); JSON Lines must be UTF-8") from None
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise LoadError(f"{path.name}: not valid UTF-8 text (byte {exc.start})") from None
+        text, encoding = decode_text(data)
+    except NotText as exc:
+        raise LoadError(f"{path.name}: {exc}") from None
+    if encoding != "utf-8":
+        log.info("%s: read as %s", path.name, encoding)
+    return text
 
 
 def _front_matter(text: str, path: Path) -> tuple[dict[str, Any], str]:
@@ -297,7 +308,7 @@ def load_text(path: Path, data: bytes) -> list[Document]:
 
 def load_jsonl(path: Path, data: bytes) -> list[Document]:
     """One document per line: ``{"text", "title"?, "source"?, "metadata"?}``; source defaults to path#line."""
-    text = _decode(data, path)
+    text = _decode(data, path, utf8_only=True)
     docs: list[Document] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

@@ -154,17 +154,18 @@ async def test_bad_inputs_are_reported_and_do_not_stop_the_rest(tmp_path: Path, 
     (tmp_path / "ok.md").write_text("# Fine\n\nA normal document about Lisbon.")
     (tmp_path / "empty.md").write_bytes(b"")
     (tmp_path / "binary.md").write_bytes(b"\x00\x01\x02\x03")
-    (tmp_path / "latin1.txt").write_bytes(b"caf\xe9")
+    (tmp_path / "latin1.txt").write_bytes(b"A caf\xe9 in Lisbon.")  # Windows-1252: read as such
+    (tmp_path / "noise.txt").write_bytes(bytes(range(128, 256)) * 4)  # no encoding makes text of it
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 nothing else")
     (tmp_path / "broken.docx").write_bytes(b"PK\x03\x04 truncated")
     (tmp_path / "image.png").write_bytes(b"\x89PNG")
     report = await ingestor.ingest_paths([tmp_path], collection=collection)
-    assert report.ingested == 1
+    assert report.ingested == 2
     failed = {Path(f["path"]).name: f["error"] for f in report.failed}
-    assert set(failed) == {"empty.md", "binary.md", "latin1.txt", "broken.pdf", "broken.docx"}
-    assert "empty" in failed["empty.md"] and "UTF-8" in failed["latin1.txt"]
+    assert set(failed) == {"empty.md", "binary.md", "noise.txt", "broken.pdf", "broken.docx"}
+    assert "empty" in failed["empty.md"] and "UTF-8" in failed["noise.txt"]
     assert [Path(s["path"]).name for s in report.skipped] == ["image.png"]
-    assert (await pg_counts(runtime, collection))["documents"] == 1
+    assert (await pg_counts(runtime, collection))["documents"] == 2
 
 
 def _cli(settings_home: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -270,8 +270,10 @@ def test_asciidoc_titles_and_load_errors(tmp_path: Path, models: Any, monkeypatc
     assert untitled.title == "notes"
     with pytest.raises(LoadError, match="no text content"):
         load_bytes("attrs.adoc", b":a: b\n:c: d\n// nothing else\n", 1 << 20)
+    [latin] = load_bytes("latin.adoc", "= Caf\u00e9\n\nA paragraph.\n".encode("latin-1"), 1 << 20)  # Windows-1252
+    assert latin.title == "Caf\u00e9"
     with pytest.raises(LoadError, match="not valid UTF-8"):
-        load_bytes("latin.adoc", "= Caf\u00e9\n".encode("latin-1"), 1 << 20)
+        load_bytes("noise.adoc", bytes(range(128, 256)) * 4, 1 << 20)
 
     def broken(text: str) -> None:
         raise ValueError("a reader bug")

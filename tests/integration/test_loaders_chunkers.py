@@ -148,7 +148,7 @@ OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(56)  # a compound file's signa
 @pytest.mark.parametrize("content,kind,message", [
     (b"", "md", "empty file"),
     (b"\x00\x01\x02binary", "md", "binary content"),
-    (b"caf\xe9 au lait", "txt", "not valid UTF-8"),
+    (bytes(range(128, 256)) * 4, "txt", "not valid UTF-8"),
     (b"%PDF-1.4 truncated garbage", "pdf", "unreadable PDF"),
     (b"PK\x03\x04truncated", "docx", "unreadable DOCX"),
     # OLE compound files named .docx: Word's password-protected package, and a Word 97-2003 document

@@ -1957,3 +1957,25 @@ async def test_mkdocs_markup_comments_and_long_links_stay_out_of_chunks_and_grap
     names = set(rows[0]["names"])
     assert "Brannoch Systems" in names, names
     assert not any(re.search(r"[{}/:]|eNq|docs_src|md:", n) for n in names), names
+
+
+async def test_text_in_legacy_encodings_reaches_the_stores_as_written(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
+    """Windows-1252 notes, a Windows-1251 Markdown page and a UTF-16 HTML page were refused before ("not
+    valid UTF-8", "NUL bytes"): their text was lost. They are read in their encoding now."""
+    (tmp_path / "notes.txt").write_bytes("The Quellmark “priming” guide: flush the intake, then the façade valve.\n"
+                                         "Contratação de sucesso: não contabilize.\n".encode("cp1252"))
+    (tmp_path / "guide.md").write_bytes("# Насос Квелмарк\n\nОператор прокачивает насос перед каждой сменой, "
+                                        "а затем проверяет уплотнения.\n".encode("cp1251"))
+    (tmp_path / "page.html").write_bytes("<html><head><title>Brannoch Systems</title></head><body><main>"
+                                         "<h1>Brannoch Systems</h1><p>Brannoch Systems builds pump seals in "
+                                         "Zürich.</p></main></body></html>".encode("utf-16"))
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (3, []), report.failed
+    for query, title in [("façade valve", "notes"), ("прокачивает насос", "Насос Квелмарк"),
+                         ("pump seals Zürich", "Brannoch Systems")]:
+        hits = (await rest_search(router, query, mode="keyword", limit=1, collections=[collection]))["results"]
+        assert hits and hits[0]["title"] == title, (query, hits)
+    contents = " ".join(r["content"] for r in await runtime.postgres.pool.fetch(
+        "SELECT content FROM chunks WHERE collection = $1", collection))
+    assert "“priming”" in contents and "não contabilize" in contents and "\ufffd" not in contents
