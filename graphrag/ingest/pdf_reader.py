@@ -43,15 +43,37 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
                 raise LoadError(f"{path.name}: encrypted PDF (password protected)")
         if len(reader.pages) == 0:
             raise LoadError(f"{path.name}: the PDF has no pages")
-        parts: list[str] = []
-        tables = _pdf_pages_from_chars(_decrypted(reader) if reader.is_encrypted else data)
         widgets = _Widgets()
+        unreadable: list[int] = []  # pages pypdf fails on (a damaged content stream): left empty, the rest read
+        first_error: Exception | None = None
+        plain: list[str] = []
+        answers: list[str] = []
+        candidates: set[int] = set()  # pages to read from their characters too (tables, overprinting)
         for number, page in enumerate(reader.pages):
-            text = tables.get(number) or (page.extract_text() or "").strip()
-            answers = _pdf_form_answers(page, text, widgets)
-            if answers:
-                text = f"{text}\n\n{answers}" if text else answers
+            try:
+                text = (page.extract_text() or "").strip()
+                answers.append(_pdf_form_answers(page, text, widgets))
+                if _draws_paths(page) or _looks_overprinted(text):
+                    candidates.add(number)
+            except RecursionError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - pypdf's own and plain errors from a damaged page
+                log.warning("%s: page %d unreadable (%s: %s)", path.name, number + 1, type(exc).__name__,
+                            str(exc)[:200])
+                unreadable.append(number + 1)
+                first_error = first_error or exc
+                text = ""
+                answers.append("")
+            plain.append(text)
+        tables = _pdf_pages_from_chars(_decrypted(reader) if reader.is_encrypted else data, candidates)
+        parts: list[str] = []
+        for number, text in enumerate(plain):
+            text = tables.get(number) or text
+            if answers[number]:
+                text = f"{text}\n\n{answers[number]}" if text else answers[number]
             parts.append(text)
+        if first_error is not None and len(unreadable) == len(parts):
+            raise first_error
         # Running headers, footers and page numbers out; words hyphenated across lines whole again;
         # a table of contents without its dot leaders.
         parts = [strip_leaders(part) for part in join_hyphenated(strip_furniture(parts))]
@@ -63,6 +85,8 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
         info = reader.metadata
         title = _pdf_title(str(info.title) if info and info.title else "")
         meta: dict[str, Any] = {"pages": len(pages)}
+        if unreadable:
+            meta["unreadable_pages"] = unreadable
         if info and info.author:
             meta["author"] = str(info.author).replace("\x00", "").strip()
     except LoadError:
@@ -75,9 +99,24 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
         raise LoadError(f"{path.name}: unreadable PDF ({type(exc).__name__}: {str(exc)[:200]})") from None
     body = "\n\n".join(parts)
     if not body.strip():
-        raise LoadError(f"{path.name}: the PDF has no extractable text (scanned images need OCR)")
+        why = "scanned images need OCR" if _has_images(reader) else "its pages hold no text"
+        raise LoadError(f"{path.name}: the PDF has no extractable text ({why})")
     return [Document(source=str(path), title=title or path.stem, text=body, kind="pdf", metadata=meta,
                      pages=tuple(pages))]
+
+
+def _has_images(reader: Any, most_pages: int = 50) -> bool:
+    """Whether any of the first pages draws an image (a scan, for a PDF without text)."""
+    try:
+        for page in reader.pages[:most_pages]:
+            resources = page.get("/Resources")
+            xobjects = resources.get_object().get("/XObject") if resources is not None else None
+            for ref in (xobjects.get_object().values() if xobjects is not None else ()):
+                if ref.get_object().get("/Subtype") == "/Image":
+                    return True
+    except Exception:  # noqa: BLE001 - a damaged resource dictionary: say nothing of images
+        return False
+    return False
 
 
 # A form with more fields than this is not a form a person fills in: the rest are not read.
@@ -208,7 +247,89 @@ def _pdf_title(raw: str) -> str:
     return title
 
 
-def _pdf_pages_from_chars(data: bytes) -> dict[int, str]:
+# Ruling read from a content stream without parsing it: the painted path segments (a line "l" from
+# the current point, a rectangle "re": a rule if thin, else a box with two edges of each kind),
+# horizontal and vertical; a path counts when a painting operator (stroke, fill) ends it, not a
+# clipping path that "n" ends. pdfplumber's table finder needs edges both ways: a page with only
+# horizontal rules (a header rule, a fraction bar, a booktabs table) has no table for it. Tokens read
+# inside a string only cost a needless character-level read.
+_TOKEN = re.compile(rb"[-+]?(?:\d+\.?\d*|\.\d+)|(?<![\w*])(?:re|[mln]|[SsFfBb]\*?)(?![\w*])")
+_THIN = 2.0  # points: a rectangle this narrow is a rule
+_TABLE_MIN_EDGES = 2  # each way
+# Fake bold read by pypdf: a run of three or more characters three times in a row with nothing between
+# ("Pump SetupPump SetupPump Setup", "2011201120112011"), or a CJK character three times ("年年年年").
+_REPEATED = re.compile(r"(\S[^\n]{1,118}?\S)\1\1")
+_MAX_SCAN = 20_000  # characters of a page's text searched for repeats (the pattern tries 118 lengths a place)
+_CJK_TRIPLE = re.compile(r"([\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])\1\1")
+
+
+def _draws_paths(page: Any) -> bool:
+    """Whether ``page`` paints ruling a table could be made of (edges both ways): in its content stream,
+    or in the form XObjects it draws (one level down; some generators put a whole page in one)."""
+    streams = [page.get_contents()]
+    resources = page.get("/Resources")
+    xobjects = resources.get_object().get("/XObject") if resources is not None else None
+    for ref in (xobjects.get_object().values() if xobjects is not None else ()):
+        xobject = ref.get_object()
+        if xobject.get("/Subtype") == "/Form":
+            streams.append(xobject)
+    across = down = 0
+    for stream in streams:
+        if stream is None:
+            continue
+        numbers: list[float] = []
+        point = (0.0, 0.0)
+        pending = [0, 0]  # horizontal, vertical edges of the path being built
+        for m in _TOKEN.finditer(stream.get_data()):
+            token = m.group(0)
+            if token[-1:].isdigit() or token[-1:] == b".":
+                numbers = [*numbers[-3:], float(token)]
+                continue
+            if token == b"re" and len(numbers) >= 4:
+                x, y, w, h = numbers[-4:]
+                if abs(w) >= _THIN and abs(h) >= _THIN:
+                    pending = [pending[0] + 2, pending[1] + 2]
+                elif abs(w) >= _THIN:
+                    pending[0] += 1
+                elif abs(h) >= _THIN:
+                    pending[1] += 1
+                point = (x, y)
+            elif token in (b"m", b"l") and len(numbers) >= 2:
+                x, y = numbers[-2:]
+                if token == b"l":
+                    dx, dy = abs(x - point[0]), abs(y - point[1])
+                    if dy < 1 <= dx:
+                        pending[0] += 1
+                    elif dx < 1 <= dy:
+                        pending[1] += 1
+                point = (x, y)
+            elif token == b"n":
+                pending = [0, 0]
+            elif token not in (b"re", b"m", b"l"):  # a painting operator
+                across, down = across + pending[0], down + pending[1]
+                pending = [0, 0]
+                if across >= _TABLE_MIN_EDGES and down >= _TABLE_MIN_EDGES:
+                    return True
+            numbers = []
+    return False
+
+
+def _looks_overprinted(text: str) -> bool:
+    """Whether pypdf's text of a page shows glyphs drawn several times over (fake bold): a run three
+    times in a row, a CJK character three times, or letters doubled throughout ("PPuummpp")."""
+    if _CJK_TRIPLE.search(text):
+        return True
+    for m in _REPEATED.finditer(text[:_MAX_SCAN]):
+        # A copy starts where a word does, and is words: not dot leaders ("........") or a shifted
+        # piece of a repeated cell ("$0 $0 $0" read as "0 $" three times).
+        if (m.start() == 0 or text[m.start() - 1].isspace()) and sum(ch.isalnum() for ch in m.group(1)) >= 2:
+            return True
+    letters = [c for c in text if c.isalpha()]
+    doubled = sum(1 for a, b in itertools.pairwise(letters) if a == b)
+    return len(letters) >= 20 and doubled > 0.3 * len(letters)
+
+
+def _pdf_pages_from_chars(data: bytes, candidates: set[int] | None = None) -> dict[int, str]:
     """Pages read from their characters (pdfplumber) rather than by pypdf: pages that hold ruled tables,
     as their text with each table as a Markdown pipe table in place, and overprinted pages, with the
     copies of each glyph dropped.
@@ -220,7 +341,9 @@ def _pdf_pages_from_chars(data: bytes) -> dict[int, str]:
     several rows of values each. pypdf also reads every copy of a glyph drawn several times on one spot
     (fake bold: a heading drawn four times a fraction of a point apart came out "2011201120112011 年年年年"):
     such a page is read from its characters with the copies dropped (:func:`_pdf_overprints`), column by
-    column where its text runs in columns. A PDF pdfplumber cannot parse simply keeps pypdf's text.
+    column where its text runs in columns. A PDF pdfplumber cannot parse simply keeps pypdf's text. Only the pages of ``candidates`` (all
+    where None) are parsed: reading a page's characters costs several times pypdf's text, and pages
+    that paint no path and show no overprinting keep pypdf's text anyway.
     """
 
     import pdfplumber
@@ -231,6 +354,8 @@ def _pdf_pages_from_chars(data: bytes) -> dict[int, str]:
             return {}
         with pdfplumber.open(io.BytesIO(data)) as pdf:
             for number, page in enumerate(pdf.pages):
+                if candidates is not None and number not in candidates:
+                    continue
                 if not (page.rotation or 0) % 360 and _pdf_left_to_right(page.chars):
                     copies = _pdf_overprints(page.chars)
                     overprinted = bool(copies)

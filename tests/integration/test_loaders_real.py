@@ -1979,3 +1979,69 @@ async def test_text_in_legacy_encodings_reaches_the_stores_as_written(
     contents = " ".join(r["content"] for r in await runtime.postgres.pool.fetch(
         "SELECT content FROM chunks WHERE collection = $1", collection))
     assert "“priming”" in contents and "não contabilize" in contents and "\ufffd" not in contents
+
+
+async def test_a_pdf_page_pypdf_cannot_parse_leaves_the_other_pages_readable(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    """One damaged content stream (a page of Apache Tika's testPDF_bad_page_303226.pdf fails the same way)
+    made the whole PDF a load error; the other pages are read now, and the metadata names the lost one."""
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt")
+    pdf.set_compression(False)
+    for text in ["Quellmark pumps are primed before the first shift.", "XSECONDPAGEX damaged content here",
+                 "Brannoch seals are checked after each shift."]:
+        pdf.add_page()
+        pdf.set_font("helvetica", size=11)
+        pdf.text(72, 100, text)
+    segment = b"(XSECONDPAGEX damaged content here) Tj"
+    data = bytes(pdf.output())
+    assert segment in data
+    # "FR" is no PDF object: pypdf fails on the page. Same length, so the file's offsets hold.
+    (tmp_path / "manual.pdf").write_bytes(data.replace(segment, b"[628 FR 13674 , Mar. 24 , 197] TJ".ljust(len(segment))))
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, []), report.failed
+    hit = (await rest_search(router, "Brannoch seals checked", mode="keyword", limit=1,
+                             collections=[collection]))["results"][0]
+    assert hit["metadata"]["page"] == 3 and hit["metadata"]["unreadable_pages"] == [2], hit["metadata"]
+
+
+def test_pages_are_read_from_their_characters_only_where_ruling_or_overprinting_calls_for_it(tmp_path: Path) -> None:
+    """pdfplumber's character-level read costs several times pypdf's text; it is kept for pages that
+    paint edges both ways (a table's ruling, lines or boxes) or whose pypdf text shows fake bold."""
+    from fpdf import FPDF
+    from pypdf import PdfReader
+
+    from graphrag.ingest.pdf_reader import _draws_paths, _looks_overprinted
+
+    pdf = FPDF(unit="pt")
+    pdf.add_page()  # 1: a header rule and a fraction bar: horizontal only
+    pdf.set_font("helvetica", size=11)
+    pdf.text(72, 60, "Quellmark Pump Handbook")
+    pdf.line(72, 66, 520, 66)
+    pdf.rect(200, 200, 60, 0.5, style="F")
+    pdf.add_page()  # 2: a grid of lines
+    for i in range(3):
+        pdf.line(72, 100 + 20 * i, 372, 100 + 20 * i)
+        pdf.line(72 + 150 * i, 100, 72 + 150 * i, 140)
+    pdf.add_page()  # 3: cells as boxes
+    pdf.rect(72, 100, 150, 20)
+    pdf.rect(222, 100, 150, 20)
+    pdf.add_page()  # 4: a clipping path only (ends in "n"), never painted
+    with pdf.rect_clip(72, 100, 300, 40):
+        pdf.text(80, 120, "clipped text")
+    path = tmp_path / "ruling.pdf"
+    pdf.output(str(path))
+    assert [_draws_paths(page) for page in PdfReader(str(path)).pages] == [False, True, True, False]
+    assert _looks_overprinted("Pump SetupPump SetupPump Setup\nLine 1") and _looks_overprinted("2011201120112011")
+    assert _looks_overprinted("年年年年 报告") and _looks_overprinted("PPuummpp SSeettuupp iiss hheerree")
+    assert not any(_looks_overprinted(t) for t in ("What's New ............ 3", "$0 $0 $0 $0",
+                                                  "through through through through", "a husband and and a wife"))
+
+
+@pytest.mark.timeout(60)  # a hang guard: the repeat pattern tries 118 lengths at each place
+def test_the_overprint_check_costs_bounded_work_on_a_long_page() -> None:
+    from graphrag.ingest.pdf_reader import _looks_overprinted
+
+    assert not _looks_overprinted("ab" + "abcdefgh" * 250_000)  # 2 MB on one line, no repeat where a word starts
+    assert not _looks_overprinted(" ".join(f"word{i}" for i in range(300_000)))
