@@ -39,15 +39,17 @@ class NotText(ValueError):
     """Bytes that are not text in any encoding we read (the message says why)."""
 
 
-def decode_text(data: bytes) -> tuple[str, str]:
+def decode_text(data: bytes, legacy: bool = True) -> tuple[str, str]:
     """The text of ``data`` and its encoding (``"utf-8"`` for most files); :class:`NotText` when it is
-    binary or in no encoding that decodes it to text."""
+    binary or in no encoding that decodes it to text (UTF-8 alone where ``legacy`` is False)."""
     if b"\x00" in data and not has_bom(data):
         raise NotText("binary content (NUL bytes) in a text file")
     try:
         return data.decode("utf-8-sig"), "utf-8"
     except UnicodeDecodeError as exc:
         utf8_error = exc.start
+    if not legacy:
+        raise NotText(f"not valid UTF-8 text (byte {utf8_error})")
     detected = _detected(data)
     trusted = detected is not None and detected[2]
     text, encoding = (detected[:2] if detected and trusted else _windows_1252(data)

@@ -114,17 +114,11 @@ def _walk(root: Path) -> Iterator[Path]:
 def _decode(data: bytes, path: Path, utf8_only: bool = False) -> str:
     """A text file's text: UTF-8, or the legacy encoding it was written in (:mod:`graphrag.ingest.encoding`);
     ``utf8_only`` for JSON, which is UTF-8 by definition."""
-    if utf8_only:
-        if b"\x00" in data:
-            raise LoadError(f"{path.name}: binary content (NUL bytes) in a text file")
-        try:
-            return data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise LoadError(f"{path.name}: not valid UTF-8 text (byte {exc.start}); JSON Lines must be UTF-8") from None
     try:
-        text, encoding = decode_text(data)
+        text, encoding = decode_text(data, legacy=not utf8_only)
     except NotText as exc:
-        raise LoadError(f"{path.name}: {exc}") from None
+        why = "; JSON Lines must be UTF-8" if utf8_only and "UTF-8" in str(exc) else ""
+        raise LoadError(f"{path.name}: {exc}{why}") from None
     if encoding != "utf-8":
         log.info("%s: read as %s", path.name, encoding)
     return text

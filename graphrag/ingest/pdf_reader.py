@@ -53,8 +53,6 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
             try:
                 text = (page.extract_text() or "").strip()
                 answers.append(_pdf_form_answers(page, text, widgets))
-                if _draws_paths(page) or _looks_overprinted(text):
-                    candidates.add(number)
             except RecursionError:
                 raise
             except Exception as exc:  # noqa: BLE001 - pypdf's own and plain errors from a damaged page
@@ -64,6 +62,9 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
                 first_error = first_error or exc
                 text = ""
                 answers.append("")
+            else:
+                if _wants_characters(page, text):
+                    candidates.add(number)
             plain.append(text)
         tables = _pdf_pages_from_chars(_decrypted(reader) if reader.is_encrypted else data, candidates)
         parts: list[str] = []
@@ -105,18 +106,19 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
                      pages=tuple(pages))]
 
 
+def _xobjects(page: Any) -> list[Any]:
+    """The XObjects (images, forms) a page's resources name."""
+    resources = page.get("/Resources")
+    xobjects = resources.get_object().get("/XObject") if resources is not None else None
+    return [ref.get_object() for ref in xobjects.get_object().values()] if xobjects is not None else []
+
+
 def _has_images(reader: Any, most_pages: int = 50) -> bool:
     """Whether any of the first pages draws an image (a scan, for a PDF without text)."""
     try:
-        for page in reader.pages[:most_pages]:
-            resources = page.get("/Resources")
-            xobjects = resources.get_object().get("/XObject") if resources is not None else None
-            for ref in (xobjects.get_object().values() if xobjects is not None else ()):
-                if ref.get_object().get("/Subtype") == "/Image":
-                    return True
+        return any(x.get("/Subtype") == "/Image" for page in reader.pages[:most_pages] for x in _xobjects(page))
     except Exception:  # noqa: BLE001 - a damaged resource dictionary: say nothing of images
         return False
-    return False
 
 
 # A form with more fields than this is not a form a person fills in: the rest are not read.
@@ -266,13 +268,7 @@ _CJK_TRIPLE = re.compile(r"([\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])\1\1")
 def _draws_paths(page: Any) -> bool:
     """Whether ``page`` paints ruling a table could be made of (edges both ways): in its content stream,
     or in the form XObjects it draws (one level down; some generators put a whole page in one)."""
-    streams = [page.get_contents()]
-    resources = page.get("/Resources")
-    xobjects = resources.get_object().get("/XObject") if resources is not None else None
-    for ref in (xobjects.get_object().values() if xobjects is not None else ()):
-        xobject = ref.get_object()
-        if xobject.get("/Subtype") == "/Form":
-            streams.append(xobject)
+    streams = [page.get_contents(), *(x for x in _xobjects(page) if x.get("/Subtype") == "/Form")]
     across = down = 0
     for stream in streams:
         if stream is None:
@@ -312,6 +308,17 @@ def _draws_paths(page: Any) -> bool:
                     return True
             numbers = []
     return False
+
+
+def _wants_characters(page: Any, text: str) -> bool:
+    """Whether a page is to be read from its characters too: it paints ruling or pypdf's ``text`` of it
+    shows fake bold; also where its content cannot be looked at (the character-level read decides)."""
+    try:
+        return _draws_paths(page) or _looks_overprinted(text)
+    except RecursionError:
+        raise
+    except Exception:  # noqa: BLE001 - odd resources or a damaged stream
+        return True
 
 
 def _looks_overprinted(text: str) -> bool:
