@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from graphrag.ingest.inplace import in_code_span, inline_code_spans
-from graphrag.ingest.textprep import fence_closes, fence_open
+from graphrag.ingest.textprep import lines_outside_fences
 
 __all__ = ["LONG_URL", "shorten_long_urls"]
 
@@ -73,15 +73,7 @@ def shorten_long_urls(text: str) -> str:
     if "://" not in text and "data:" not in text.lower():
         return text
     lines = text.split("\n")
-    fence = None
-    for i, line in enumerate(lines):
-        if fence is not None:
-            if fence_closes(line, fence):
-                fence = None
-            continue
-        if (opened := fence_open(line)) is not None:
-            fence = opened
-            continue
-        if len(line) >= LONG_URL:
-            lines[i] = _shorten_line(line)
+    for i in lines_outside_fences(lines):
+        if len(lines[i]) >= LONG_URL:
+            lines[i] = _shorten_line(lines[i])
     return "\n".join(lines)

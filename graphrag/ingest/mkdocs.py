@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from graphrag.ingest.inplace import blank, cut_outside_code, fill
-from graphrag.ingest.textprep import fence_closes, fence_open, strip_heading_attrs
+from graphrag.ingest.textprep import lines_outside_fences, strip_heading_attrs
 
 __all__ = ["mkdocs_line", "mkdocs_markup"]
 
@@ -53,17 +53,11 @@ def mkdocs_markup(lines: list[str]) -> list[str]:
     link's attribute list (``{ .annotate }``). Blocks pair by their count of
     slashes; an opening that nothing closes is text."""
     out = list(lines)
-    fence = None
     open_at: dict[int, list[int]] = {}  # slashes -> openings not yet closed (line numbers)
     pairs: dict[int, int] = {}  # opening -> closing
     in_snippets = False
-    for number, line in enumerate(lines):
-        if fence is not None:
-            fence = None if fence_closes(line, fence) else fence
-            continue
-        if (opened := fence_open(line)) is not None:
-            fence = opened
-            continue
+    for number in lines_outside_fences(lines):
+        line = lines[number]
         if "--8<--" in line and _SNIPPET.match(line):
             in_snippets = line.strip().lstrip(";") == "--8<--" and not in_snippets
             out[number] = blank(line)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Literal
 from dataclasses import dataclass, field
 
@@ -57,6 +57,18 @@ def fence_open(line: str) -> Fence | None:
     if m is None or (m.group(2)[0] == "`" and "`" in m.group(3)):
         return None
     return len(m.group(1).expandtabs(4)), m.group(2)
+
+
+def lines_outside_fences(lines: list[str]) -> Iterator[int]:
+    """The numbers of ``lines`` that lie outside fenced code blocks (the fence lines are inside)."""
+    fence = None
+    for number, line in enumerate(lines):
+        if fence is not None:
+            fence = None if fence_closes(line, fence) else fence
+        elif (opened := fence_open(line)) is not None:
+            fence = opened
+        else:
+            yield number
 
 
 def fence_closes(line: str, fence: Fence) -> bool:
