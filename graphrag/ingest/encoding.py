@@ -51,11 +51,13 @@ def decode_text(data: bytes, legacy: bool = True) -> tuple[str, str]:
     if not legacy:
         raise NotText(f"not valid UTF-8 text (byte {utf8_error})")
     detected = _detected(data)
-    trusted = detected is not None and detected[2]
-    text, encoding = (detected[:2] if detected and trusted else _windows_1252(data)
-                      or (detected[:2] if detected else None) or (None, ""))
-    if text is None:
+    if detected is not None and detected[2]:
+        decoded: tuple[str, str] | None = detected[:2]
+    else:
+        decoded = _windows_1252(data) or (detected[:2] if detected is not None else None)
+    if decoded is None:
         raise NotText(f"not valid UTF-8 text (byte {utf8_error}), and not in an encoding that could be told")
+    text, encoding = decoded
     if len(_CONTROL.findall(text)) > _MAX_CONTROL_SHARE * max(len(text), 1):
         raise NotText(f"not valid UTF-8 text (byte {utf8_error}), and binary in any other encoding")
     return text, encoding
