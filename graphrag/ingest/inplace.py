@@ -8,7 +8,8 @@ import bisect
 import re
 from collections.abc import Callable
 
-__all__ = ["blank", "cut_outside_code", "fill", "in_code_span", "inline_code_spans", "replace_outside_code"]
+__all__ = ["blank", "cut_outside_code", "fill", "in_code_span", "inline_code_spans", "replace_outside_code",
+           "shift_left"]
 
 
 def fill(line: str, new: str) -> str:
@@ -16,6 +17,22 @@ def fill(line: str, new: str) -> str:
     end = "\r" if line.endswith("\r") else ""
     body = line[:len(line) - len(end)]
     return new + " " * max(0, len(body) - len(new)) + end
+
+
+def shift_left(line: str, columns: int) -> str:
+    """``line`` with up to ``columns`` columns of its indentation taken off (a tab counts as up to the
+    next multiple of four) and as many spaces put at its end, so it keeps its length."""
+    taken = width = 0
+    while width < columns and taken < len(line) and line[taken] in " \t":
+        step = 4 - width % 4 if line[taken] == "\t" else 1
+        if width + step > columns:
+            break
+        width += step
+        taken += 1
+    if not taken:
+        return line
+    end = "\r" if line.endswith("\r") else ""
+    return line[taken:len(line) - len(end)] + " " * taken + end
 
 
 def blank(line: str) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from graphrag.ingest.inplace import blank, cut_outside_code, fill
+from graphrag.ingest.inplace import blank, cut_outside_code, fill, shift_left
 from graphrag.ingest.textprep import lines_outside_fences, strip_heading_attrs
 
 __all__ = ["mkdocs_line", "mkdocs_markup"]
@@ -16,6 +16,11 @@ __all__ = ["mkdocs_line", "mkdocs_markup"]
 _BLOCK_OPEN = re.compile(r"^([ \t]*)(/{3,})[ \t]*([\w-]{1,60})[ \t]*(?:\|[ \t]*(.{0,300}?))?[ \t]*\r?$")
 _BLOCK_CLOSE = re.compile(r"^[ \t]*(/{3,})[ \t]*\r?$")
 _BLOCK_OPTION = re.compile(r"^[ \t]+[\w-]{1,60}:")
+# Containers whose body is indented four spaces below them: admonitions ('!!! note "Title"', untitled
+# '!!! tip' shows "Tip", '!!! note ""' no title), collapsible ones (pymdownx.details: '??? info', '???+ info')
+# and content tabs (pymdownx.tabbed: '=== "pip"').
+_CONTAINER = re.compile(r'^([ \t]*)(?:(?:!!!|\?\?\?\+?)[ \t]?([\w-]{1,60})(?:[ \t]+[\w-]{1,60}){0,5}(?:[ \t]+"(.{0,300})")?'
+                        r'|===[+!]?[ \t]+"(.{0,300})")[ \t]*\r?$')
 # Files pulled in when the site is built: pymdownx snippets ('--8<-- "file.md"', or file names between two
 # "--8<--" lines) and FastAPI's code includes ("{* ../../docs_src/app.py hl[3] *}").
 _SNIPPET = re.compile(r"""^[ \t]*;?--8<--(?:[ \t]+(?:"[^"\r]*"|'[^'\r]*'|\S+))?[ \t]*\r?$""")
@@ -32,7 +37,8 @@ _REFERENCE_END = re.compile(r"\]\[[^\[\]\r]{0,100}\]$")  # "[Subscribe][demo]" (
 
 def mkdocs_line(line: str) -> bool:
     """Whether ``line`` holds MkDocs extension markup (see :func:`mkdocs_markup`)."""
-    return bool(("///" in line and (_BLOCK_OPEN.match(line) or _BLOCK_CLOSE.match(line)))
+    return bool(("!!!" in line or "???" in line or "===" in line) and _CONTAINER.match(line)
+                or ("///" in line and (_BLOCK_OPEN.match(line) or _BLOCK_CLOSE.match(line)))
                 or ("--8<--" in line and _SNIPPET.match(line)) or ("{*" in line and _CODE_INCLUDE.match(line))
                 or ("-" in line and ":" in line and _ICON.search(line))
                 or ("{" in line and (_ATTR_LIST_LINE.match(line) or bool(_link_attr_lists(line))))
@@ -47,7 +53,10 @@ def _link_attr_lists(line: str) -> list[re.Match[str]]:
 
 def mkdocs_markup(lines: list[str]) -> list[str]:
     """``lines`` (outside code) with MkDocs' extension markup rewritten: a pymdownx block's opening shows
-    its title (``/// tip | Careful`` -> "Careful"), its options and closing are blanked; snippet and
+    its title in bold (``/// tip | Careful`` -> "**Careful**"), its options and closing are blanked; an
+    admonition, a collapsible block or a content tab shows its title in bold (``!!! note "Careful"``,
+    ``=== "pip"``) and its body loses the four spaces of indentation that put it inside (so it reads as
+    the page shows it, not as indented code); snippet and
     code includes are blanked (the page shows another file); icons go; a heading's attribute list
     (``## Props {#props}``, also VitePress's, Pandoc's and kramdown's) goes, and so does a block's or a
     link's attribute list (``{ .annotate }``). Blocks pair by their count of
@@ -56,8 +65,12 @@ def mkdocs_markup(lines: list[str]) -> list[str]:
     open_at: dict[int, list[int]] = {}  # slashes -> openings not yet closed (line numbers)
     pairs: dict[int, int] = {}  # opening -> closing
     in_snippets = False
+    containers: list[int] = []
     for number in lines_outside_fences(lines):
         line = lines[number]
+        if ("!!!" in line or "???" in line or "===" in line) and _CONTAINER.match(line):
+            containers.append(number)
+            continue
         if "--8<--" in line and _SNIPPET.match(line):
             in_snippets = line.strip().lstrip(";") == "--8<--" and not in_snippets
             out[number] = blank(line)
@@ -84,10 +97,42 @@ def mkdocs_markup(lines: list[str]) -> list[str]:
     for opening_at, closing_at in pairs.items():
         opening = _BLOCK_OPEN.match(lines[opening_at])
         assert opening is not None
-        out[opening_at] = fill(lines[opening_at], opening.group(1) + (opening.group(4) or "").strip())
+        out[opening_at] = fill(lines[opening_at], opening.group(1) + _bold((opening.group(4) or "").strip()))
         out[closing_at] = blank(lines[closing_at])
         below = opening_at + 1
         while below < closing_at and _BLOCK_OPTION.match(lines[below]):
             out[below] = blank(lines[below])
             below += 1
+    return _open_containers(out, containers) if containers else out
+
+
+def _bold(title: str) -> str:
+    return f"**{title}**" if title else ""
+
+
+def _open_containers(lines: list[str], openings: list[int]) -> list[str]:
+    """``lines`` with each container opening (``openings``: line numbers) shown as its title, and the
+    lines of its body (blank, or indented four columns deeper than the opening, as Python-Markdown reads
+    them) moved four columns left, nested containers once per level."""
+    out = list(lines)
+    ahead = iter(openings)
+    next_opening = next(ahead, None)
+    bodies: list[int] = []  # the columns the bodies of the containers open here start at
+    for number, line in enumerate(lines):
+        if line.strip():
+            column = len(line[:len(line) - len(line.lstrip(" \t"))].expandtabs(4))
+            while bodies and column < bodies[-1]:
+                bodies.pop()
+            out[number] = shifted = shift_left(line, 4 * len(bodies))
+            if number == next_opening:
+                m = _CONTAINER.match(shifted)
+                assert m is not None
+                if m.group(4) is not None:
+                    title = m.group(4).strip()
+                else:  # Python-Markdown's default: the first class, capitalised; "" for none
+                    title = m.group(3).strip() if m.group(3) is not None else m.group(2).capitalize()
+                out[number] = fill(line, m.group(1) + (_bold(title) if len(m.group(1)) + len(title) + 4 <= len(
+                    line.rstrip("\r")) else title))
+                bodies.append(column + 4)
+                next_opening = next(ahead, None)
     return out

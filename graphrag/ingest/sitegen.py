@@ -111,7 +111,7 @@ class Dialects:
     hugo: bool
     liquid: bool
     divs: bool = False
-    mkdocs: bool = False  # pymdownx blocks and snippets, code includes, icons, heading attribute lists
+    mkdocs: bool = False  # pymdownx blocks and snippets, admonitions and tabs, code includes, icons, heading attributes
 
     def __bool__(self) -> bool:
         return self.myst or self.hugo or self.liquid or self.divs or self.mkdocs
@@ -127,7 +127,8 @@ def dialects(text: str) -> Dialects:
     liquid = "{%" in text and (any(_liquid_tags(line) for line in text.split("\n") if "{%" in line)
                                or _LIQUID_TAG_LINES.search(text) is not None)
     divs = ":::" in text and any(_DIV_OPEN.match(line) for line in text.split("\n") if ":::" in line)
-    mkdocs = ("///" in text or "--8<--" in text or "{*" in text or "}" in text or ":" in text) and any(
+    mkdocs = ("///" in text or "--8<--" in text or "{*" in text or "}" in text or ":" in text or "!!!" in text
+              or "???" in text or "===" in text) and any(
         mkdocs_line(line) for line in text.split("\n"))
     return Dialects(myst, hugo, liquid, divs, mkdocs)
 

@@ -363,6 +363,7 @@ _FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]+\]")
 _TABLE_RULE = re.compile(r"^[\s|:\-+]+$")
 _ADMONITION = re.compile(r'^[ \t]*(?:!!!|\?\?\?\+?)\s*[\w-]+(?:[ \t]+[\w-]+)*(?:\s+"([^"]*)")?\s*$')
 _CONTAINER = re.compile(r"^[ \t]*(?::{3,}[ \t]*[\w-]*[ \t]*(.*)|===[+!]?[ \t]+\"([^\"]*)\"[ \t]*)$")  # ":::tip T", '=== "pip"'
+_STRONG_LINE = re.compile(r"^[ \t]*\*\*(?=\S)([^*\r\n]{1,300}?)(?<=\S)\*\*[ \t]*\r?$")  # "**Careful now**"
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>[ \t]?)+(?:\[![A-Za-z]+\][ \t]*)?")  # "> ", GitHub's "> [!NOTE]"
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _HTML_TAGS = ("a|abbr|b|br|code|dd|del|details|dfn|div|dl|dt|em|figcaption|figure|h[1-6]|hr|i|img|input|ins|"
@@ -571,7 +572,10 @@ def prose_view(text: str, open_fence: Fence | None = None, external: frozenset[s
         pos = _inline(line, out, pos, spans, links, external)
         if heading:
             headings.append((start, pos))
-        if (heading or admonition or container) and line.strip() and line.rstrip()[-1] not in ".!?:":
+        # A title ends its sentence: a heading's, a container's, and a line wholly in bold (a block's
+        # title as the MkDocs pass shows it, a README's pseudo-heading) -- not run into the next line.
+        shown = strong.group(1) if (strong := _STRONG_LINE.match(line)) is not None else line
+        if (heading or admonition or container or strong) and shown.strip() and shown.rstrip()[-1] not in ".!?:":
             out.append(".")
             pos += 1
         out.append("\n")

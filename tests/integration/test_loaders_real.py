@@ -1959,6 +1959,57 @@ async def test_mkdocs_markup_comments_and_long_links_stay_out_of_chunks_and_grap
     assert not any(re.search(r"[{}/:]|eNq|docs_src|md:", n) for n in names), names
 
 
+ADMONITION_PAGE = """# Seal Care
+
+Quellmark pumps carry two seals.
+
+!!! warning "Dry running"
+    A Quellmark pump run dry scores its seals within a minute. Olga Brandt of Brannoch Systems
+    measured the wear.
+
+        seal_wear = 0.4
+
+=== "pip"
+
+    ```bash
+    pip install quellmark-tools
+    ```
+
+=== "uv"
+    ```bash
+    uv add quellmark-tools
+    ```
+"""
+
+
+async def test_admonitions_and_tabs_reach_the_stores_as_the_page_shows_them(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
+    """Material for MkDocs' admonitions and content tabs: the chunk shows each title in bold, without the
+    "!!!" and "===" markers, and the bodies as written on the page (prose as prose, code as code), so the
+    admonition's prose is read for names and found by keyword search."""
+    (tmp_path / "seals.md").write_text(ADMONITION_PAGE)
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, [])
+    contents = [r["content"] for r in await runtime.postgres.pool.fetch(
+        "SELECT content FROM chunks WHERE collection = $1", collection)]
+    assert len(contents) == 1, contents
+    lines = [line.rstrip() for line in contents[0].split("\n") if line.strip()]
+    assert not any(line.lstrip().startswith(("!!!", "===")) for line in lines), lines
+    assert "**Dry running**" in lines and "**pip**" in lines and "**uv**" in lines, lines
+    assert "A Quellmark pump run dry scores its seals within a minute. Olga Brandt of Brannoch Systems" in lines
+    assert lines[lines.index("**pip**") + 1:lines.index("**pip**") + 4] == [
+        "```bash", "pip install quellmark-tools", "```"], lines
+    assert "    seal_wear = 0.4" not in lines and "seal_wear = 0.4" in lines  # indented code inside, now fenced
+    hit = (await rest_search(router, "pump run dry scores seals", mode="keyword", limit=1,
+                             collections=[collection]))["results"][0]
+    assert hit["title"] == "Seal Care" and "**Dry running**" in hit["content"], hit
+    rows, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (e:Entity {collection: $c}) RETURN collect(e.name) AS names", c=collection)
+    names = set(rows[0]["names"])
+    assert {"Olga Brandt", "Brannoch Systems"} <= names, names
+    assert not any(re.search(r"[!=*]", n) for n in names), names
+
+
 async def test_text_in_legacy_encodings_reaches_the_stores_as_written(
         tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
     """Windows-1252 notes, a Windows-1251 Markdown page and a UTF-16 HTML page were refused before ("not

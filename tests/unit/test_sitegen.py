@@ -6,6 +6,7 @@ import pytest
 
 from graphrag.ingest.html_comments import blank_html_comments
 from graphrag.ingest.sitegen import dialects, site_markup_to_markdown
+from graphrag.ingest.textprep import fence_indented_code, prose_view
 
 MYST = """# Install
 
@@ -252,8 +253,32 @@ def test_pymdownx_blocks_show_their_titles_and_lose_their_fences_and_options() -
     out = site_markup_to_markdown(text)
     assert len(out) == len(text) and out.count("\n") == text.count("\n")
     assert [" ".join(line.split()) for line in _shown(text)] == [
-        "Use the Zentrovia client", "It retries twice.", "Python 3.10+", "Inside a tab.", "```text", "/// in code",
-        "```", "/// details | Never closed", "stays text"]
+        "**Use the Zentrovia client**", "It retries twice.", "**Python 3.10+**", "Inside a tab.", "```text",
+        "/// in code", "```", "/// details | Never closed", "stays text"]
+
+
+def test_admonitions_and_content_tabs_show_their_titles_and_their_bodies_leave_the_indentation() -> None:
+    # Material for MkDocs' and pydantic-ai's docs: the body indented four spaces below "!!!", "???" or
+    # "===" is the container's content, not indented code; nested containers, code and lists inside.
+    text = ('Intro.\n\n!!! note "Runs on a worker thread"\n    The hook blocks.\n\n    ```python\n'
+            '    def hook():\n        return 1\n    ```\n\n    ??? tip\n        Nested tip.\n\n'
+            '        - a list item\n          continued\n\n    Back in the note.\n\nOutside.\n\n'
+            '=== "pip"\n\n    pip install zentrovia\n\n===+ "uv"\n    uv add zentrovia\n\n'
+            '- an item\n    !!! warning ""\n        Inside the item.\n\n!!!note\n\tTab indented.\n'
+            '```text\n!!! note "in code"\n    stays\n```\n')
+    assert dialects(text).mkdocs
+    out = site_markup_to_markdown(text)
+    assert len(out) == len(text) and out.count("\n") == text.count("\n")
+    assert [line.rstrip() for line in out.split("\n") if line.strip()] == [
+        "Intro.", "**Runs on a worker thread**", "The hook blocks.", "```python", "def hook():", "    return 1",
+        "```", "**Tip**", "Nested tip.", "- a list item", "  continued", "Back in the note.", "Outside.",
+        "**pip**", "pip install zentrovia", "**uv**", "uv add zentrovia", "- an item", "    Inside the item.",
+        "Note", "Tab indented.", "```text", '!!! note "in code"', "    stays", "```"]
+    # Read as the page shows it: the prose is not fenced as indented code, and each title ends a sentence.
+    rendered = fence_indented_code(out)
+    assert "```\nThe hook blocks." not in rendered and "```\npip install" not in rendered
+    prose = " ".join(prose_view(rendered).text.split())
+    assert "Runs on a worker thread . The hook blocks." in prose and "Tip . Nested tip." in prose
 
 
 def test_includes_icons_and_attribute_lists_of_mkdocs_pages_are_blanked() -> None:
@@ -292,7 +317,8 @@ def test_html_comments_are_blanked_outside_code_and_an_unclosed_one_is_text() ->
 @pytest.mark.timeout(60)  # a hang guard
 @pytest.mark.parametrize("text", ["<!-- " * 20000, "<!-- a --> " * 20000 + "\n" + "<!--\n" * 20000,
                                   "/// a\n" * 20000, ":material-x-" * 20000, "## a {#" * 20000 + "}",
-                                  "[a]{ ." * 20000, "{* " * 20000])
+                                  "[a]{ ." * 20000, "{* " * 20000,
+                                  "".join(f"{'    ' * i}!!! a\n" for i in range(2000)), '=== "' * 20000])
 def test_mkdocs_markup_and_comments_cost_linear_work(text: str) -> None:
     for out in (site_markup_to_markdown(text), blank_html_comments(text)):
         assert len(out) == len(text) and out.count("\n") == text.count("\n")
