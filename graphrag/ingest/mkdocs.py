@@ -16,10 +16,9 @@ __all__ = ["mkdocs_line", "mkdocs_markup"]
 _BLOCK_OPEN = re.compile(r"^([ \t]*)(/{3,})[ \t]*([\w-]{1,60})[ \t]*(?:\|[ \t]*(.{0,300}?))?[ \t]*\r?$")
 _BLOCK_CLOSE = re.compile(r"^[ \t]*(/{3,})[ \t]*\r?$")
 _BLOCK_OPTION = re.compile(r"^[ \t]+[\w-]{1,60}:")
-# Containers whose body is indented four spaces below them: admonitions ('!!! note "Title"', untitled
-# '!!! tip' shows "Tip", '!!! note ""' no title), collapsible ones (pymdownx.details: '??? info', '???+ info')
-# and content tabs (pymdownx.tabbed: '=== "pip"').
-_CONTAINER = re.compile(r'^([ \t]*)(?:(?:!!!|\?\?\?\+?)[ \t]?([\w-]{1,60})(?:[ \t]+[\w-]{1,60}){0,5}(?:[ \t]+"(.{0,300})")?'
+# Containers whose body is indented four spaces below them: admonitions ('!!! note "Title"'), collapsible
+# ones (pymdownx.details: '??? info', '???+ info "Title"') and content tabs (pymdownx.tabbed: '=== "pip"').
+_CONTAINER = re.compile(r'^([ \t]*)(?:(?:!!!|\?\?\?\+?)[ \t]?[\w-]{1,60}(?:[ \t]+[\w-]{1,60}){0,5}(?:[ \t]+"(.{0,300})")?'
                         r'|===[+!]?[ \t]+"(.{0,300})")[ \t]*\r?$')
 # Files pulled in when the site is built: pymdownx snippets ('--8<-- "file.md"', or file names between two
 # "--8<--" lines) and FastAPI's code includes ("{* ../../docs_src/app.py hl[3] *}").
@@ -56,7 +55,7 @@ def mkdocs_markup(lines: list[str]) -> list[str]:
     its title in bold (``/// tip | Careful`` -> "**Careful**"), its options and closing are blanked; an
     admonition, a collapsible block or a content tab shows its title in bold (``!!! note "Careful"``,
     ``=== "pip"``) and its body loses the four spaces of indentation that put it inside (so it reads as
-    the page shows it, not as indented code); snippet and
+    the page shows it, not as indented code; an untitled one shows nothing); snippet and
     code includes are blanked (the page shows another file); icons go; a heading's attribute list
     (``## Props {#props}``, also VitePress's, Pandoc's and kramdown's) goes, and so does a block's or a
     link's attribute list (``{ .annotate }``). Blocks pair by their count of
@@ -127,12 +126,9 @@ def _open_containers(lines: list[str], openings: list[int]) -> list[str]:
             if number == next_opening:
                 m = _CONTAINER.match(shifted)
                 assert m is not None
-                if m.group(4) is not None:
-                    title = m.group(4).strip()
-                else:  # Python-Markdown's default: the first class, capitalised; "" for none
-                    title = m.group(3).strip() if m.group(3) is not None else m.group(2).capitalize()
-                out[number] = fill(line, m.group(1) + (_bold(title) if len(m.group(1)) + len(title) + 4 <= len(
-                    line.rstrip("\r")) else title))
+                # An untitled one shows its type ("Note"), which says nothing: left out, as for "/// note".
+                title = (m.group(3) if m.group(3) is not None else m.group(2) or "").strip()
+                out[number] = fill(line, m.group(1) + _bold(title))
                 bodies.append(column + 4)
                 next_opening = next(ahead, None)
     return out

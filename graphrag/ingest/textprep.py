@@ -560,22 +560,25 @@ def prose_view(text: str, open_fence: Fence | None = None, external: frozenset[s
         heading = HEADING_LINE.match(line)
         admonition = _ADMONITION.match(line)
         container = _CONTAINER.match(line) if not heading and not admonition else None
+        # A line wholly in bold reads as a title: a block's title as the MkDocs pass shows it, a
+        # README's pseudo-heading.
+        strong = _STRONG_LINE.match(line) if not (heading or admonition or container) else None
         if heading:
             line = strip_heading_attrs(heading.group(2))
         elif admonition:
             line = admonition.group(1) or ""
         elif container:
             line = container.group(1) or container.group(2) or ""
+        elif strong:
+            line = strong.group(1)
         if "|" in line:
             line = line.replace("\\|", " ").replace("|", " ; ")
         start = pos
         pos = _inline(line, out, pos, spans, links, external)
-        if heading:
+        if heading or strong:
             headings.append((start, pos))
-        # A title ends its sentence: a heading's, a container's, and a line wholly in bold (a block's
-        # title as the MkDocs pass shows it, a README's pseudo-heading) -- not run into the next line.
-        shown = strong.group(1) if (strong := _STRONG_LINE.match(line)) is not None else line
-        if (heading or admonition or container or strong) and shown.strip() and shown.rstrip()[-1] not in ".!?:":
+        # A title ends its sentence, not run into the line below.
+        if (heading or admonition or container or strong) and line.strip() and line.rstrip()[-1] not in ".!?:":
             out.append(".")
             pos += 1
         out.append("\n")
