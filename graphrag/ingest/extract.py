@@ -112,6 +112,13 @@ _QUALIFIERS = frozenset("multiple many several various other different same cert
 _PROPER_LABELS = frozenset({"PERSON", "ORG", "GPE", "NORP", "LOC", "FAC", "EVENT", "LAW", "WORK_OF_ART",
                             "PRODUCT", "LANGUAGE"})
 _TRIM = " \t\n,;:"
+# The model's labels under which it tags a list of names as one ("Uvicorn, Starlette and Sanic" ORG).
+_LIST_LABELS = frozenset({"ORG", "PERSON", "PRODUCT", "WORK_OF_ART", "NORP"})
+# How a name found earlier makes a side of "A and B" a name by itself (not a noun phrase's candidate).
+_NAMED_KINDS = frozenset({"ner", "term", "code", "heading", "title"})
+# What follows a comma inside one name: "Acme, Inc.", "Martin Luther King, Jr.".
+_NAME_SUFFIXES = frozenset({"inc", "ltd", "llc", "llp", "lp", "plc", "co", "corp", "gmbh", "ag", "sa", "bv", "nv",
+                            "jr", "sr", "ii", "iii", "iv", "esq", "phd", "md"})
 _SEGMENT = re.compile(r"::|\.")
 
 
@@ -409,22 +416,27 @@ class SpacyExtractor:
         for ent in doc.ents if own_language else ():
             if ent.label_ in opts.drop_labels or any(t in code_tokens for t in range(ent.start, ent.end)):
                 continue
-            accepted = self._ner_name(ent)
-            if accepted is None:
-                continue
-            name, norm = accepted
-            if self._common_word(ent, name):
-                state.common.add(norm)
             if any(a <= ent.start_char and ent.end_char <= b for a, b in view.headings):
-                kind = "heading"
+                kind, items = "heading", [ent]
             elif (ent.start_char, ent.end_char) in link_texts:
-                kind = "title"  # the whole text of a link to another page or section: that one's title
+                # the whole text of a link to another page or section: that one's title
+                kind, items = "title", [ent]
             else:
-                kind = "ner"
-                if " " in norm and self._named_with_the(ent):
+                kind, items = "ner", self._list_items(ent, state)
+            for item in items:
+                accepted = self._ner_name(item)
+                if accepted is None:
+                    continue
+                name, norm = accepted
+                # A one-word item of a list ("Alternatives, Inspiration and Comparisons") is tagged as
+                # a proper noun for its capital alone: a common word where the document writes it so.
+                if self._common_word(item, name, ent.label_) or (
+                        item is not ent and name.isalpha() and name[:1].isupper() and name[1:].islower()):
+                    state.common.add(norm)
+                if kind == "ner" and " " in norm and self._named_with_the(item):
                     state.proper.add(norm)
-            state.add(chunk_index, norm, name, ent.label_, kind)
-            spans.append((ent.start, ent.end, norm))
+                state.add(chunk_index, norm, name, ent.label_, kind)
+                spans.append((item.start, item.end, norm))
         covered = {t for s, e, _ in spans for t in range(s, e)} | code_tokens
         if (opts.noun_phrases or opts.keyphrases) and own_language:
             for np_ in doc.noun_chunks:
@@ -457,12 +469,45 @@ class SpacyExtractor:
         return {strings[h] for h in set(hashes.tolist())}
 
     @staticmethod
-    def _common_word(ent: Any, name: str) -> bool:
+    def _common_word(span: Any, name: str, label: str) -> bool:
         """A one-word name that could be a common word: a noun, adjective or verb (not a proper noun),
         without digits or inner capitals, and not a nationality ("Korean")."""
-        token = ent[0]
-        return (len(ent) == 1 and token.pos_ in ("NOUN", "ADJ", "VERB") and ent.label_ != "NORP"
+        token = span[0]
+        return (len(span) == 1 and token.pos_ in ("NOUN", "ADJ", "VERB") and label != "NORP"
                 and name[:1].isupper() and name[1:].islower() and name.isalpha())
+
+    def _list_items(self, ent: Any, state: _DocState) -> list[Any]:
+        """The names an NER span lists in running text of a technical document ("Uvicorn, Starlette and
+        Sanic", "Redis, PostgreSQL", "Bedrock and Vertex"), else ``[ent]``. The small model tags such a
+        list as one ORG. A list with a comma is split; a pair joined only by "and" or "&" only where
+        each side is a name on its own: a technology name, code-shaped, or named alone earlier in the
+        document (so "Structure and Interpretation of Computer Programs" stays whole). Documents
+        without code are left alone: there a band or a publisher is often such a list ("Crosby,
+        Stills, Nash & Young", "Farrar, Straus and Giroux"). So is a company's suffix ("Acme, Inc.")."""
+        if state.code_marks < 3 or ent.label_ not in _LIST_LABELS or len(ent) < 3:
+            return [ent]
+        items: list[Any] = []
+        start, commas = ent.start, 0
+        for token in ent:
+            if token.text == "," or token.lower_ in ("and", "&"):
+                if token.i > start:
+                    items.append(ent.doc[start:token.i])
+                start = token.i + 1
+                commas += token.text == ","
+        if start < ent.end:
+            items.append(ent.doc[start:ent.end])
+        if len(items) < 2 or any(normalise_name(item.text).rstrip(".") in _NAME_SUFFIXES for item in items):
+            return [ent]
+        if commas == 0 and not all(self._named_alone(item.text, state) for item in items):
+            return [ent]
+        return items
+
+    def _named_alone(self, text: str, state: _DocState) -> bool:
+        """Whether ``text`` is a name by itself: listed as a technology, shaped like code, or an entity
+        the document has named before."""
+        tech = self.options.tech_names
+        return ((tech is not None and (text in tech.anywhere or text in tech.with_code))
+                or identifier_shaped(text) or bool(state.kinds.get(normalise_name(text), set()) & _NAMED_KINDS))
 
     @staticmethod
     def _ner_name(ent: Any) -> tuple[str, str] | None:
@@ -681,7 +726,7 @@ def unify_labels(result: Extraction, terms: frozenset[str] = frozenset()) -> Ext
     return out
 
 
-EXTRACTION_VERSION = 7  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
+EXTRACTION_VERSION = 8  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
 _DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
 
 

@@ -235,6 +235,24 @@ def test_a_name_the_document_also_writes_in_lower_case_is_a_concept(spacy_extrac
     assert labels[3]["Football League"] == "ORG"
 
 
+def test_a_list_of_names_tagged_as_one_is_split_in_documents_with_code(spacy_extractor: SpacyExtractor) -> None:
+    code = "Call `client.send()` and `client.close()`, then `run()`.\n\n"
+    listed = "It was used by Mozilla, Red Hat and Eventbrite in production. Acme, Inc. sells the pumps."
+    pair = "We thank Webargs and Marshmallow for the ideas. The team read Structure and Interpretation of Computer Programs."
+    found = spacy_extractor.extract_many([
+        [code + listed], [listed], [code + "It parses with `Webargs` and with `Marshmallow`.", pair], [code + pair]])
+    names = [{e.name for e in ex.entities.values()} for ex in found]
+    # The model tags the list as one ORG; with code around, it is three names, related to each other.
+    assert {"Mozilla", "Red Hat", "Eventbrite", "Acme, Inc."} <= names[0], names[0]
+    assert "Mozilla, Red Hat and Eventbrite" not in names[0]
+    assert {("eventbrite", "mozilla"), ("mozilla", "red hat")} <= set(found[0].relations)
+    # In prose without code such a list is as often one name (a band, a publisher): left whole.
+    assert "Mozilla, Red Hat and Eventbrite" in names[1], names[1]
+    # "A and B" is split only where each side is a name of its own in the document.
+    assert {"Webargs", "Marshmallow", "Structure and Interpretation of Computer Programs"} <= names[2], names[2]
+    assert "Webargs and Marshmallow" not in names[2] and "Webargs and Marshmallow" in names[3], names[3]
+
+
 def test_keyphrases_need_to_recur(spacy_extractor: SpacyExtractor) -> None:
     text = "The borrow checker rejects the program. Reference counting keeps values alive."
     [ex] = spacy_extractor.extract_many([[text, text.replace("rejects", "accepts"), text, "Nothing else here."]])
@@ -414,6 +432,22 @@ async def test_one_name_is_one_entity_per_collection_with_the_majority_label(
     assert (await _entities(runtime, collection))["rust"][1] == "PERSON"
     assert await ingestor.delete(collection=collection, source=str((tmp_path / "c.txt").resolve())) == 1
     assert (await _entities(runtime, collection))["rust"][1] == "ORG"
+
+
+async def test_a_list_of_names_reaches_the_graph_as_its_names(tmp_path: Path, ingestor: Ingestor, runtime: Runtime,
+                                                               collection: str) -> None:
+    (tmp_path / "history.md").write_text(
+        "# History\n\nThe client grew out of `zentrovia.send()`, `zentrovia.close()` and `zentrovia.run()`.\n\n"
+        "It was used by Mozilla, Red Hat and Eventbrite in production.\n")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert report.ingested == 1 and not report.failed
+    entities = await _entities(runtime, collection)
+    assert {"mozilla", "red hat", "eventbrite"} <= set(entities), entities
+    assert not any("," in name for name, _, _ in entities.values()), entities
+    rows, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (a:Entity {collection: $c, key: 'mozilla'})-[:RELATED_TO]-(b:Entity {collection: $c}) "
+        "RETURN collect(b.key) AS keys", c=collection)
+    assert {"red hat", "eventbrite"} <= set(rows[0]["keys"]), rows
 
 
 def test_a_licence_section_is_boilerplate_as_a_whole() -> None:
