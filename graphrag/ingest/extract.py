@@ -115,7 +115,7 @@ _TRIM = " \t\n,;:"
 # The model's labels under which it tags a list of names as one ("Uvicorn, Starlette and Sanic" ORG).
 _LIST_LABELS = frozenset({"ORG", "PERSON", "PRODUCT", "WORK_OF_ART", "NORP"})
 # How a name found earlier makes a side of "A and B" a name by itself (not a noun phrase's candidate).
-_NAMED_KINDS = frozenset({"ner", "term", "code", "heading", "title"})
+_NAMED_KINDS = frozenset({"ner", "term", "code", "heading", "title", "bold"})
 # What follows a comma inside one name: "Acme, Inc.", "Martin Luther King, Jr.".
 _NAME_SUFFIXES = frozenset({"inc", "ltd", "llc", "llp", "lp", "plc", "co", "corp", "gmbh", "ag", "sa", "bv", "nv",
                             "jr", "sr", "ii", "iii", "iv", "esq", "phd", "md"})
@@ -128,7 +128,7 @@ class _DocState:
 
     votes: dict[str, Counter[str]] = field(default_factory=dict)  # norm -> label votes
     names: dict[str, Counter[str]] = field(default_factory=dict)  # norm -> surface forms
-    kinds: dict[str, set[str]] = field(default_factory=dict)  # norm -> {"ner", "heading", "title", "code", ...}
+    kinds: dict[str, set[str]] = field(default_factory=dict)  # norm -> {"ner", "heading", "bold", "code", ...}
     mentions: Counter[tuple[int, str]] = field(default_factory=Counter)
     sentences: list[tuple[int, set[str]]] = field(default_factory=list)
     svo: list[tuple[str, str, str, int]] = field(default_factory=list)
@@ -418,6 +418,8 @@ class SpacyExtractor:
                 continue
             if any(a <= ent.start_char and ent.end_char <= b for a, b in view.headings):
                 kind, items = "heading", [ent]
+            elif any(a <= ent.start_char and ent.end_char <= b for a, b in view.titles):
+                kind, items = "bold", [ent]  # a line wholly in bold: a block's title
             elif (ent.start_char, ent.end_char) in link_texts:
                 # the whole text of a link to another page or section: that one's title
                 kind, items = "title", [ent]
@@ -483,7 +485,8 @@ class SpacyExtractor:
         each side is a name on its own: a technology name, code-shaped, or named alone earlier in the
         document (so "Structure and Interpretation of Computer Programs" stays whole). Documents
         without code are left alone: there a band or a publisher is often such a list ("Crosby,
-        Stills, Nash & Young", "Farrar, Straus and Giroux"). So is a company's suffix ("Acme, Inc.")."""
+        Stills, Nash & Young", "Farrar, Straus and Giroux"). So are a company's suffix ("Acme, Inc.") and a
+        greeting ("Hello, World!")."""
         if state.code_marks < 3 or ent.label_ not in _LIST_LABELS or len(ent) < 3:
             return [ent]
         items: list[Any] = []
@@ -496,7 +499,9 @@ class SpacyExtractor:
                 commas += token.text == ","
         if start < ent.end:
             items.append(ent.doc[start:ent.end])
-        if len(items) < 2 or any(normalise_name(item.text).rstrip(".") in _NAME_SUFFIXES for item in items):
+        # Not a list: a company's suffix ("Acme, Inc."), a greeting ("Hello, World!").
+        if (len(items) < 2 or ent[-1].text in ("!", "?") or any(
+                normalise_name(item.text).rstrip(".") in _NAME_SUFFIXES or item[0].pos_ == "INTJ" for item in items)):
             return [ent]
         if commas == 0 and not all(self._named_alone(item.text, state) for item in items):
             return [ent]
@@ -575,7 +580,7 @@ class SpacyExtractor:
         calls "the X" ("the Football League" beside "a football league")."""
         forms: dict[str, str] = {}
         for norm in keep:
-            if " " not in norm or not state.kinds[norm] <= {"ner", "heading", "title", "phrase", "concept"}:
+            if " " not in norm or not state.kinds[norm] <= {"ner", "heading", "bold", "title", "phrase", "concept"}:
                 continue
             if norm in state.proper:
                 continue  # "played in the Football League": a name, though "a football league" is not
@@ -614,15 +619,20 @@ class SpacyExtractor:
         topics: set[str] = set()
         for norm, kinds in state.kinds.items():
             spread = len(chunks_of.get(norm, ()))
-            if technical and kinds <= {"heading", "title"} and self._heading_words(norm, state):
+            if kinds <= {"bold"} and all(w in state.lower_words for w in norm.split()):
+                # "Technical Details", "Info": a block's title (an aside's label, on many pages) made
+                # of words the document writes in lower case, and named nowhere else.
+                continue
+            if technical and kinds <= {"heading", "bold", "title"} and self._heading_words(norm, state):
                 # "Overriding Dependencies", "CLI Usage": a section's heading, or the text of links to
                 # a page or section ("see [Usage Limits](agent.md#usage-limits)"), named nowhere else. It
                 # stays (a question about the section links to it) as the section's topic, not an ORG.
                 topics.add(norm)
-            if kinds & {"ner", "concept", "term", "heading", "title"}:
+            if kinds & {"ner", "concept", "term", "heading", "bold", "title"}:
                 # "Scope" tagged as a name where the document also writes "scope": a common word.
                 # Only in documents with code: in prose about biology "Condensin"/"condensin" is a term.
-                if technical and kinds <= {"ner", "heading", "title"} and norm in state.common and norm in state.lower_words:
+                if (technical and kinds <= {"ner", "heading", "bold", "title"} and norm in state.common
+                        and norm in state.lower_words):
                     continue
                 keep.add(norm)
             elif "code" in kinds:

@@ -395,6 +395,7 @@ class Prose:
     open_fence: Fence | None = None  # the chunk ends inside this code block (a long block cut in pieces)
     headings: list[tuple[int, int]] = field(default_factory=list)  # start, end in text of each heading line
     links: list[tuple[int, int]] = field(default_factory=list)  # start, end in text of each internal link's text, trimmed
+    titles: list[tuple[int, int]] = field(default_factory=list)  # start, end in text of each line wholly in bold
 
 
 def external_references(text: str) -> frozenset[str]:
@@ -530,6 +531,7 @@ def prose_view(text: str, open_fence: Fence | None = None, external: frozenset[s
     blocks: list[str] = []
     headings: list[tuple[int, int]] = []
     links: list[tuple[int, int]] = []
+    titles: list[tuple[int, int]] = []
     pos = 0
     state = BlockState(open_fence)
     block: list[str] = []
@@ -575,8 +577,10 @@ def prose_view(text: str, open_fence: Fence | None = None, external: frozenset[s
             line = line.replace("\\|", " ").replace("|", " ; ")
         start = pos
         pos = _inline(line, out, pos, spans, links, external)
-        if heading or strong:
+        if heading:
             headings.append((start, pos))
+        elif strong:
+            titles.append((start, pos))
         # A title ends its sentence, not run into the line below.
         if (heading or admonition or container or strong) and line.strip() and line.rstrip()[-1] not in ".!?:":
             out.append(".")
@@ -585,7 +589,7 @@ def prose_view(text: str, open_fence: Fence | None = None, external: frozenset[s
         pos += 1
     if state.fence is not None and block:
         blocks.append("\n".join(block))
-    return Prose("".join(out), spans, blocks, state.fence, headings, links)
+    return Prose("".join(out), spans, blocks, state.fence, headings, links, titles)
 
 
 def _overlap_at(previous: str, text: str) -> int | None:
