@@ -444,6 +444,9 @@ class SpacyExtractor:
             for np_ in doc.noun_chunks:
                 if any(t.i in covered for t in np_):
                     continue
+                # A block's title is a label ("Technical Details" over every aside), not running text.
+                if any(a <= np_.start_char and np_.end_char <= b for a, b in view.titles):
+                    continue
                 phrase = self._phrase(np_)
                 if phrase is None:
                     continue
