@@ -510,12 +510,12 @@ class SpacyExtractor:
             return [ent]
         return items
 
-    def _named_alone(self, text: str, state: _DocState) -> bool:
-        """Whether ``text`` is a name by itself: listed as a technology, shaped like code, or an entity
-        the document has named before."""
+    def _named_alone(self, text: str, state: _DocState, kinds: bool = True) -> bool:
+        """Whether ``text`` is a name by itself: listed as a technology, shaped like code, or (with
+        ``kinds``) an entity the document has named before."""
         tech = self.options.tech_names
-        return ((tech is not None and (text in tech.anywhere or text in tech.with_code))
-                or identifier_shaped(text) or bool(state.kinds.get(normalise_name(text), set()) & _NAMED_KINDS))
+        return ((tech is not None and (text in tech.anywhere or text in tech.with_code)) or identifier_shaped(text)
+                or (kinds and bool(state.kinds.get(normalise_name(text), set()) & _NAMED_KINDS)))
 
     @staticmethod
     def _ner_name(ent: Any) -> tuple[str, str] | None:
@@ -622,9 +622,9 @@ class SpacyExtractor:
         topics: set[str] = set()
         for norm, kinds in state.kinds.items():
             spread = len(chunks_of.get(norm, ()))
-            if kinds <= {"bold"} and all(w in state.lower_words for w in norm.split()):
-                # "Technical Details", "Info": a block's title (an aside's label, on many pages) made
-                # of words the document writes in lower case, and named nowhere else.
+            if kinds <= {"bold"} and not self._named_alone(state.names[norm].most_common(1)[0][0], state, kinds=False):
+                # "Technical Details", "Info": found only in a block's title (an aside's label, over
+                # asides on many pages) and named nowhere else; unless it is a technology or code name.
                 continue
             if technical and kinds <= {"heading", "bold", "title"} and self._heading_words(norm, state):
                 # "Overriding Dependencies", "CLI Usage": a section's heading, or the text of links to
