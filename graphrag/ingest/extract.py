@@ -159,6 +159,11 @@ def _written_as(text: str, form: str) -> bool:
     return False
 
 
+def _capitalised_word(name: str) -> bool:
+    """One word of letters, capitalised and otherwise lower case ("Scope", not "JSON" or "iPhone")."""
+    return name.isalpha() and name[:1].isupper() and name[1:].islower()
+
+
 def _code_norm(base: str) -> str:
     return normalise_name(base)
 
@@ -432,8 +437,7 @@ class SpacyExtractor:
                 name, norm = accepted
                 # A one-word item of a list ("Alternatives, Inspiration and Comparisons") is tagged as
                 # a proper noun for its capital alone: a common word where the document writes it so.
-                if self._common_word(item, name, ent.label_) or (
-                        item is not ent and name.isalpha() and name[:1].isupper() and name[1:].islower()):
+                if self._common_word(item, name, ent.label_) or (item is not ent and _capitalised_word(name)):
                     state.common.add(norm)
                 if kind == "ner" and " " in norm and self._named_with_the(item):
                     state.proper.add(norm)
@@ -477,9 +481,7 @@ class SpacyExtractor:
     def _common_word(span: Any, name: str, label: str) -> bool:
         """A one-word name that could be a common word: a noun, adjective or verb (not a proper noun),
         without digits or inner capitals, and not a nationality ("Korean")."""
-        token = span[0]
-        return (len(span) == 1 and token.pos_ in ("NOUN", "ADJ", "VERB") and label != "NORP"
-                and name[:1].isupper() and name[1:].islower() and name.isalpha())
+        return len(span) == 1 and span[0].pos_ in ("NOUN", "ADJ", "VERB") and label != "NORP" and _capitalised_word(name)
 
     def _list_items(self, ent: Any, state: _DocState) -> list[Any]:
         """The names an NER span lists in running text of a technical document ("Uvicorn, Starlette and
@@ -510,12 +512,16 @@ class SpacyExtractor:
             return [ent]
         return items
 
-    def _named_alone(self, text: str, state: _DocState, kinds: bool = True) -> bool:
+    def _named_alone(self, text: str, state: _DocState, named_before: bool = True) -> bool:
         """Whether ``text`` is a name by itself: listed as a technology, shaped like code, or (with
-        ``kinds``) an entity the document has named before."""
+        ``named_before``) an entity the document has named before."""
         tech = self.options.tech_names
         return ((tech is not None and (text in tech.anywhere or text in tech.with_code)) or identifier_shaped(text)
-                or (kinds and bool(state.kinds.get(normalise_name(text), set()) & _NAMED_KINDS)))
+                or (named_before and bool(state.kinds.get(normalise_name(text), set()) & _NAMED_KINDS)))
+
+    def _names_technology(self, name: str, state: _DocState) -> bool:
+        """Whether ``name`` or one of its words is a technology's name or shaped like code."""
+        return any(self._named_alone(part, state, named_before=False) for part in (name, *name.split()))
 
     @staticmethod
     def _ner_name(ent: Any) -> tuple[str, str] | None:
@@ -622,9 +628,10 @@ class SpacyExtractor:
         topics: set[str] = set()
         for norm, kinds in state.kinds.items():
             spread = len(chunks_of.get(norm, ()))
-            if kinds <= {"bold"} and not self._named_alone(state.names[norm].most_common(1)[0][0], state, kinds=False):
+            if kinds <= {"bold"} and not self._names_technology(state.names[norm].most_common(1)[0][0], state):
                 # "Technical Details", "Info": found only in a block's title (an aside's label, over
-                # asides on many pages) and named nowhere else; unless it is a technology or code name.
+                # asides on many pages) and named nowhere else; unless it names a technology or code
+                # ("Windows PowerShell", a tab's title).
                 continue
             if technical and kinds <= {"heading", "bold", "title"} and self._heading_words(norm, state):
                 # "Overriding Dependencies", "CLI Usage": a section's heading, or the text of links to

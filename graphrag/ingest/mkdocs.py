@@ -36,12 +36,16 @@ _REFERENCE_END = re.compile(r"\]\[[^\[\]\r]{0,100}\]$")  # "[Subscribe][demo]" (
 
 def mkdocs_line(line: str) -> bool:
     """Whether ``line`` holds MkDocs extension markup (see :func:`mkdocs_markup`)."""
-    return bool(("!!!" in line or "???" in line or "===" in line) and _CONTAINER.match(line)
-                or ("///" in line and (_BLOCK_OPEN.match(line) or _BLOCK_CLOSE.match(line)))
+    return bool(_container(line) or ("///" in line and (_BLOCK_OPEN.match(line) or _BLOCK_CLOSE.match(line)))
                 or ("--8<--" in line and _SNIPPET.match(line)) or ("{*" in line and _CODE_INCLUDE.match(line))
                 or ("-" in line and ":" in line and _ICON.search(line))
                 or ("{" in line and (_ATTR_LIST_LINE.match(line) or bool(_link_attr_lists(line))))
                 or (line.rstrip().endswith("}") and _ATX.match(line) and strip_heading_attrs(line) != line))
+
+
+def _container(line: str) -> bool:
+    """Whether ``line`` opens an admonition, a collapsible block or a content tab."""
+    return ("!!!" in line or "???" in line or "===" in line) and _CONTAINER.match(line) is not None
 
 
 def _link_attr_lists(line: str) -> list[re.Match[str]]:
@@ -67,7 +71,7 @@ def mkdocs_markup(lines: list[str]) -> list[str]:
     containers: list[int] = []
     for number in lines_outside_fences(lines):
         line = lines[number]
-        if ("!!!" in line or "???" in line or "===" in line) and _CONTAINER.match(line):
+        if _container(line):
             containers.append(number)
             continue
         if "--8<--" in line and _SNIPPET.match(line):
