@@ -866,6 +866,13 @@ async def test_docx_content_controls_and_revisions_are_searchable(
 
 
 # -- Markdown as real projects write it ----------------------------------------------------------------
+async def _entity_names(runtime: Runtime, collection: str) -> set[str]:
+    """The names of the collection's entities in Neo4j."""
+    rows, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (e:Entity {collection: $c}) RETURN collect(e.name) AS names", c=collection)
+    return set(rows[0]["names"])
+
+
 def _md(tmp_path: Path, text: str, name: str = "page.md") -> Document:
     path = tmp_path / name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -1822,9 +1829,8 @@ async def test_pdf_columns_quarto_cells_and_asciidoc_tab_names_reach_the_stores(
                              collections=[collection]))["results"][0]
     assert hit["title"] == "Fitting Zorblax Curves" and ":::" not in hit["content"], hit
     assert any(r["has_code"] and "fit_zorblax(curve)" in r["content"] for r in by_file["fit.qmd"])
-    names, _, _ = await runtime.neo4j.driver.execute_query(
-        "MATCH (e:Entity {collection: $c}) RETURN collect(e.name) AS names", c=collection)
-    assert {"Olga Brandt", "Brannoch Systems"} <= set(names[0]["names"]), names
+    names = await _entity_names(runtime, collection)
+    assert {"Olga Brandt", "Brannoch Systems"} <= names, names
 
     # AsciiDoc: each tab's name shows above its text, so a search for the language finds its tab.
     tab = (await rest_search(router, "python quillon driver", mode="keyword", limit=1,
@@ -1866,9 +1872,8 @@ async def test_running_headers_and_page_footers_stay_out_of_chunks_and_graph(
     hit = (await rest_search(router, "zorblax peer retries", mode="keyword", limit=1,
                              collections=[collection]))["results"][0]
     assert hit["metadata"]["page"] == 3 and "3.  Retries" in hit["content"], hit
-    rows, _, _ = await runtime.neo4j.driver.execute_query(
-        "MATCH (e:Entity {collection: $c}) RETURN collect(e.name) AS names", c=collection)
-    assert not {"Ondrak & Velasquez", "Quellmark Pump Handbook", "Ondrak", "Velasquez"} & set(rows[0]["names"]), rows
+    names = await _entity_names(runtime, collection)
+    assert not {"Ondrak & Velasquez", "Quellmark Pump Handbook", "Ondrak", "Velasquez"} & names, names
 
 
 async def test_a_word_hyphenated_across_pdf_lines_is_found_whole(
@@ -1952,9 +1957,7 @@ async def test_mkdocs_markup_comments_and_long_links_stay_out_of_chunks_and_grap
     hit = (await rest_search(router, "pump run dry seals", mode="keyword", limit=1,
                              collections=[collection]))["results"][0]
     assert hit["title"] == "Pump Priming" and "scores its seals" in hit["content"], hit
-    rows, _, _ = await runtime.neo4j.driver.execute_query(
-        "MATCH (e:Entity {collection: $c}) RETURN collect(e.name) AS names", c=collection)
-    names = set(rows[0]["names"])
+    names = await _entity_names(runtime, collection)
     assert "Brannoch Systems" in names, names
     assert not any(re.search(r"[{}/:]|eNq|docs_src|md:", n) for n in names), names
 
@@ -2003,9 +2006,7 @@ async def test_admonitions_and_tabs_reach_the_stores_as_the_page_shows_them(
     hit = (await rest_search(router, "pump run dry scores seals", mode="keyword", limit=1,
                              collections=[collection]))["results"][0]
     assert hit["title"] == "Seal Care" and "**Dry running**" in hit["content"], hit
-    rows, _, _ = await runtime.neo4j.driver.execute_query(
-        "MATCH (e:Entity {collection: $c}) RETURN collect(e.name) AS names", c=collection)
-    names = set(rows[0]["names"])
+    names = await _entity_names(runtime, collection)
     assert {"Olga Brandt", "Brannoch Systems"} <= names, names
     assert not any(re.search(r"[!=*]", n) for n in names), names
 

@@ -53,11 +53,16 @@ def _lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.rstrip("\n").split("\n")]
 
 
-def _shown(text: str) -> list[str]:
-    """The lines with text of ``text`` rewritten, stripped; the rewrite keeps every line's place."""
+def _rewritten(text: str) -> str:
+    """``text`` rewritten; the rewrite keeps every line's place and length."""
     out = site_markup_to_markdown(text)
     assert len(out) == len(text) and out.count("\n") == text.count("\n")
-    return [line.strip() for line in out.split("\n") if line.strip()]
+    return out
+
+
+def _shown(text: str) -> list[str]:
+    """The lines with text of ``text`` rewritten, stripped."""
+    return [line.strip() for line in _rewritten(text).split("\n") if line.strip()]
 
 
 def test_myst_directives_become_the_prose_code_or_nothing_a_page_shows() -> None:
@@ -250,8 +255,6 @@ def test_pymdownx_blocks_show_their_titles_and_lose_their_fences_and_options() -
             "/// note\n    type: warning\n\nInside a tab.\n///\n\n////\n\n```text\n/// in code\n```\n\n"
             "/// details | Never closed\nstays text\n")
     assert dialects(text).mkdocs
-    out = site_markup_to_markdown(text)
-    assert len(out) == len(text) and out.count("\n") == text.count("\n")
     assert [" ".join(line.split()) for line in _shown(text)] == [
         "**Use the Zentrovia client**", "It retries twice.", "**Python 3.10+**", "Inside a tab.", "```text",
         "/// in code", "```", "/// details | Never closed", "stays text"]
@@ -267,8 +270,7 @@ def test_admonitions_and_content_tabs_show_their_titles_and_their_bodies_leave_t
             '- an item\n    !!! warning ""\n        Inside the item.\n\n!!!note\n\tTab indented.\n'
             '```text\n!!! note "in code"\n    stays\n```\n')
     assert dialects(text).mkdocs
-    out = site_markup_to_markdown(text)
-    assert len(out) == len(text) and out.count("\n") == text.count("\n")
+    out = _rewritten(text)
     assert [line.rstrip() for line in out.split("\n") if line.strip()] == [
         "Intro.", "**Runs on a worker thread**", "The hook blocks.", "```python", "def hook():", "    return 1",
         "```", "Nested tip.", "- a list item", "  continued", "Back in the note.", "Outside.",
@@ -292,8 +294,7 @@ def test_includes_icons_and_attribute_lists_of_mkdocs_pages_are_blanked() -> Non
             '[Subscribe][demo]{ .md-button }\n\nAn annotated block.\n{ .annotate }\n\n'
             '## Props {#props}\n\nKeep `:material-check:` and `{ .x }` in code.\n')
     assert dialects(text).mkdocs
-    out = site_markup_to_markdown(text)
-    assert len(out) == len(text) and out.count("\n") == text.count("\n")
+    out = _rewritten(text)
     shown = [" ".join(line.split()) for line in _shown(text)]
     assert shown == ["# Request Body", "__Clear__ request", "[Subscribe][demo]", "An annotated block.", "## Props",
                      "Keep `:material-check:` and `{ .x }` in code."]
