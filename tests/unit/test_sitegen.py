@@ -327,3 +327,11 @@ def test_html_comments_are_blanked_outside_code_and_an_unclosed_one_is_text() ->
 def test_mkdocs_markup_and_comments_cost_linear_work(text: str) -> None:
     for out in (site_markup_to_markdown(text), blank_html_comments(text)):
         assert len(out) == len(text) and out.count("\n") == text.count("\n")
+
+
+@pytest.mark.timeout(60)  # a hang guard
+@pytest.mark.parametrize("text", ["**" + "a " * 50000 + "**", "**a**" * 20000, "** " * 30000,
+                                  "\n".join(["**Title**"] * 20000)])
+def test_bold_lines_cost_linear_work(text: str) -> None:
+    view = prose_view(text)
+    assert len(view.titles) == (20000 if text.startswith("**Title**\n") else 0)
