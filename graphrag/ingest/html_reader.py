@@ -24,6 +24,8 @@ _HTML_BLOCKS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", 
                           "figcaption", "summary"})
 
 
+# An admonition's title, shown in bold like the Markdown loaders' block titles (see _block_title).
+_BLOCK_TITLE_CLASSES = frozenset({"admonition-title", "markdown-alert-title"})
 _HTML_OWNERS = frozenset({"li", "dt", "dd", "figcaption", "summary", "blockquote"})
 
 
@@ -319,6 +321,8 @@ def _html_blocks(root: Any, landmark: bool, cell: bool = False) -> list[tuple[st
                     kind = "pre " + _code_language(node)
                 elif name == "li":
                     kind, child.indent = _list_item(frame.list)
+                elif _block_title(node):
+                    kind = "title"
                 child.block = _Block(kind)
                 start(child.block, current)
             elif name in _HTML_INLINE_CODE and not in_pre:
@@ -366,6 +370,12 @@ def _html_blocks(root: Any, landmark: bool, cell: bool = False) -> list[tuple[st
             continue
         blocks.append((kind, text))
     return blocks
+
+
+def _block_title(node: Any) -> bool:
+    """Whether ``node`` is the title of an admonition: Python-Markdown's and Sphinx's (docutils')
+    ``<p class="admonition-title">``, GitHub's ``<p class="markdown-alert-title">``."""
+    return not _BLOCK_TITLE_CLASSES.isdisjoint(_classes(node))
 
 
 def _list_item(lst: list[Any] | None) -> tuple[str, str]:

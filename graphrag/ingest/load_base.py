@@ -72,6 +72,8 @@ def render_block(kind: str, text: str) -> str:
         return kind[3:] + text
     if kind == "blockquote":
         return "> " + text
+    if kind == "title":  # an admonition's title, in bold as the Markdown loaders show one
+        return f"**{text}**" if "*" not in text else text
     return text
 
 

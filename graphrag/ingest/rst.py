@@ -218,7 +218,8 @@ def _highlight(doctree: Any) -> None:
 # literal has spaces or hyphens; as <code> the HTML loader keeps them as code.
 _LITERAL = re.compile(r'<span class="docutils literal">((?:[^<]|<span class="pre">[^<]*</span>)*)</span>')
 # ids and classes say nothing about the text here, and some would read as page furniture to the HTML
-# loader (a "Cookies" section's id "cookies", a sidebar's class); a code block's classes name its language.
+# loader (a "Cookies" section's id "cookies", a sidebar's class); a code block's classes name its language,
+# and an admonition title's class makes it a block's title there.
 _START_TAG = re.compile(r"<([a-z][a-z0-9]*)\b([^<>]*)>")
 _ID_OR_CLASS = re.compile(r'\s(?:id|class)="[^"]*"')
 
@@ -226,7 +227,9 @@ _ID_OR_CLASS = re.compile(r'\s(?:id|class)="[^"]*"')
 def _without_ids(m: re.Match[str]) -> str:
     if m.group(1) in ("pre", "code") or "=" not in m.group(2):
         return m.group(0)
-    return f"<{m.group(1)}{_ID_OR_CLASS.sub('', m.group(2))}>"
+    # An admonition's title keeps its class: the HTML loader shows it as a block's title.
+    kept = ' class="admonition-title"' if 'class="admonition-title"' in m.group(2) else ""
+    return f"<{m.group(1)}{_ID_OR_CLASS.sub('', m.group(2))}{kept}>"
 
 
 def rst_to_html(text: str) -> str:

@@ -2011,6 +2011,28 @@ async def test_admonitions_and_tabs_reach_the_stores_as_the_page_shows_them(
     assert not any(re.search(r"[!=*]", n) for n in names), names
 
 
+async def test_admonition_titles_of_html_and_rst_pages_are_block_titles(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, collection: str) -> None:
+    """Sphinx's and MkDocs' HTML (``<p class="admonition-title">``) and reStructuredText admonitions (read
+    through docutils' HTML) show their title in bold, as the Markdown loaders do, so the extractor
+    knows it for a block's title: "Technical Details" over an aside is no name; the body's names are."""
+    (tmp_path / "seals.html").write_text(
+        "<html><body><main><h1>Seal Care</h1><p>Quellmark pumps carry two seals, run by `seal.check()`, "
+        "<code>seal.swap()</code> and <code>seal.log()</code>.</p><div class=\"admonition note\">"
+        "<p class=\"admonition-title\">Technical Details</p><p>Olga Brandt of Brannoch Systems measured the "
+        "wear.</p></div></main></body></html>")
+    (tmp_path / "pumps.rst").write_text(
+        "Pump Care\n=========\n\nRun ``pump.prime()``, ``pump.drain()`` and ``pump.stop()`` in order.\n\n"
+        ".. admonition:: Technical Details\n\n   Olga Brandt of Brannoch Systems primed the pump.\n")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (2, []), report.failed
+    contents = [r["content"] for r in await runtime.postgres.pool.fetch(
+        "SELECT content FROM chunks WHERE collection = $1", collection)]
+    assert len(contents) == 2 and all("**Technical Details**" in c for c in contents), contents
+    names = await _entity_names(runtime, collection)
+    assert {"Olga Brandt", "Brannoch Systems"} <= names and "Technical Details" not in names, names
+
+
 async def test_text_in_legacy_encodings_reaches_the_stores_as_written(
         tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
     """Windows-1252 notes, a Windows-1251 Markdown page and a UTF-16 HTML page were refused before ("not
