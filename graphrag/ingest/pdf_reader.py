@@ -348,9 +348,11 @@ def _pdf_pages_from_chars(data: bytes, candidates: set[int] | None = None) -> di
     several rows of values each. pypdf also reads every copy of a glyph drawn several times on one spot
     (fake bold: a heading drawn four times a fraction of a point apart came out "2011201120112011 年年年年"):
     such a page is read from its characters with the copies dropped (:func:`_pdf_overprints`), column by
-    column where its text runs in columns. A PDF pdfplumber cannot parse simply keeps pypdf's text. Only the pages of ``candidates`` (all
-    where None) are parsed: reading a page's characters costs several times pypdf's text, and pages
-    that paint no path and show no overprinting keep pypdf's text anyway.
+    column where its text runs in columns. A PDF pdfplumber cannot parse simply keeps pypdf's text.
+
+    Only the pages of ``candidates`` (all where None) are parsed: reading a page's characters costs
+    several times pypdf's text, and pages that paint no path and show no overprinting keep pypdf's
+    text anyway.
     """
 
     import pdfplumber
