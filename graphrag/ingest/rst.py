@@ -13,8 +13,10 @@ parse, so a ``.. role::`` in one document never changes another):
   ``sourcecode``, ``doctest``, ``math`` as LaTeX); ones whose content comes from elsewhere or is site
   machinery (``toctree``, ``literalinclude``, ``index``, ``highlight``) are dropped; API descriptions
   (``.. function:: connect(host)``, ``.. autoclass:: a.B``, Sphinx's ``.. class::``) give their
-  signature as code, then their content; ``autosummary`` its names as a list of code; ``only`` and
-  ``ifconfig`` their content; any other (``versionadded``, ``seealso``, ``tab``) its argument and content.
+  signature as code, then their content; ``autosummary`` its names as a list of code; ``only`` its
+  content where Sphinx's HTML build shows it (``.. only:: latex`` is dropped), ``ifconfig`` its content;
+  ``seealso`` its argument and content under the title "See also"; any other (``versionadded``, ``tab``)
+  its argument and content.
 
 Files are never read and raw HTML never passed through (``include``, ``raw``, ``csv-table`` with a file
 and images embedded with ``:loading: embed`` are off): an upload names no file on the server.
@@ -36,6 +38,7 @@ _CODE_ROLES = frozenset({
     "class", "func", "meth", "attr", "mod", "obj", "data", "const", "exc", "type", "member", "var", "macro",
     "struct", "union", "enum", "enumerator", "expr", "texpr", "envvar", "option", "command", "program", "file",
     "samp", "makevar", "keyword", "setting", "confval", "event", "directive", "role", "paramref", "meta"})
+_PYTHON_ROLES = frozenset({"class", "func", "meth", "attr", "mod", "obj", "data", "const", "exc", "type"})
 _DROPPED_DIRECTIVES = frozenset({
     "toctree", "index", "literalinclude", "include", "highlight", "currentmodule", "module", "default-role",
     "default-domain", "sectionauthor", "moduleauthor", "codeauthor", "spelling:word-list", "tabularcolumns",
@@ -52,6 +55,9 @@ _DESCRIPTIONS = frozenset({
     "automodule", "autoclass", "autofunction", "automethod", "autoattribute", "autodata", "autoexception",
     "autodecorator", "autoproperty", "autoprogram", "automodapi", "autoapimodule", "autotypeddict"})
 _HIDDEN_ARGUMENT = frozenset({"only", "ifconfig", "tab-set", "container"})
+# The tags of Sphinx's HTML build, which ``.. only::`` expressions test ("not latex", "html and draft").
+_HTML_BUILD_TAGS = frozenset({"html", "format_html", "builder_html"})
+_ONLY_TOKEN = re.compile(r"[()]|[^\s()]+")
 # docutils has directives of these names, but Sphinx documents mean Sphinx's ("class" is a Python
 # class there; docutils' own is "rst-class"), or use options docutils rejects (":caption:").
 _OVERRIDDEN = frozenset({"code-block", "sourcecode", "code", "class", "math", "highlight"})
@@ -66,8 +72,11 @@ _SETTINGS = {
     "math_output": "LaTeX", "character_level_inline_markup": False, "line_length_limit": 100_000,
 }
 # docutils slows down faster than the text grows (1 MB: 5 to 35 s, by how many link targets it holds;
-# 2 MB: 12 to 130 s), and renders one file at a time here: past this a file is not rendered.
+# 2 MB: 12 to 130 s), and renders one file at a time here: past this a file is not rendered. Runs of
+# blanks do not count: the padding of a wide simple table costs little (pytest's plugin list, 1.38 MB
+# with its columns padded, 0.58 MB without, renders in 5 s), up to four times the limit in all.
 MAX_RST_CHARS = 1_000_000
+_BLANK_RUN = re.compile(r"[ \t]{2,}")
 # docutils' role and directive registries are per process; one parse at a time registers and reads them.
 _LOCK = threading.Lock()
 
@@ -76,14 +85,17 @@ def _base(name: str) -> str:
     return name.rsplit(":", 1)[-1].lower()
 
 
-def _shown(text: str) -> str:
+def _shown(text: str, python: bool = False) -> str:
     """The part of a role's text a reader sees: ``Title <target>`` -> ``Title``; ``~a.b.C`` -> ``C``;
-    ``!name`` -> ``name``."""
+    ``!name`` -> ``name``; for a Python object (``python``), ``.Sphinx.emit`` -> ``Sphinx.emit`` (the
+    dot only says where to look for it)."""
     text = " ".join(text.split())
     m = re.fullmatch(r"(.+?)\s*<[^<>]*>", text)
     if m:
         return m.group(1)
     text = text.lstrip("!")
+    if python:
+        text = text.lstrip(".")
     if text.startswith("~"):
         text = re.split(r"[.:]", text[1:])[-1]
     return text
@@ -95,7 +107,7 @@ def _role(kind: str) -> Any:
 
     def role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
              options: Any = None, content: Any = None) -> tuple[list[Any], list[Any]]:
-        shown = _shown(text)
+        shown = _shown(text, python=_base(name) in _PYTHON_ROLES)
         if kind in ("PEP", "RFC") and shown.strip().isdigit():
             shown = f"{kind} {int(shown)}"
         node = nodes.literal(rawtext, shown) if kind == "code" else nodes.Text(shown)
@@ -120,6 +132,51 @@ class _AnyOptions(dict[str, Any]):
         return True
 
 
+def _in_html_build(expression: str) -> bool:
+    """Whether Sphinx's HTML build shows an ``.. only::`` block: its expression of tags, ``and``, ``or``,
+    ``not`` and parentheses, with the HTML build's tags set and any other unset (as Sphinx reads an
+    unknown tag). An expression that does not parse shows the block."""
+    tokens = _ONLY_TOKEN.findall(expression)
+    at = 0
+
+    def term() -> bool:
+        nonlocal at
+        if at >= len(tokens) or tokens[at] in (")", "and", "or"):
+            raise ValueError(expression)
+        at += 1
+        if tokens[at - 1] == "not":
+            return not term()
+        if tokens[at - 1] == "(":
+            value = either()
+            if at >= len(tokens) or tokens[at] != ")":
+                raise ValueError(expression)
+            at += 1
+            return value
+        return tokens[at - 1] in _HTML_BUILD_TAGS
+
+    def both() -> bool:
+        nonlocal at
+        value = term()
+        while at < len(tokens) and tokens[at] == "and":
+            at += 1
+            value = term() and value
+        return value
+
+    def either() -> bool:
+        nonlocal at
+        value = both()
+        while at < len(tokens) and tokens[at] == "or":
+            at += 1
+            value = both() or value
+        return value
+
+    try:
+        shown = either()
+    except ValueError:
+        return True
+    return shown if at == len(tokens) else True
+
+
 def _directive(name: str) -> Any:
     from docutils import nodes
     from docutils.parsers.rst import Directive
@@ -140,7 +197,7 @@ def _directive(name: str) -> Any:
                 marker = nodes.comment("", "")
                 marker["highlight"] = argument.split()[0].lower()
                 return [marker]
-            if base in _DROPPED_DIRECTIVES:
+            if base in _DROPPED_DIRECTIVES or (base == "only" and not _in_html_build(argument)):
                 return []
             if base in _CODE_DIRECTIVES:
                 code = "\n".join(self.content) if self.content else (argument if base == "math" else "")
@@ -173,6 +230,8 @@ def _directive(name: str) -> Any:
                 holder = nodes.container()
                 self.state.nested_parse(self.content, self.content_offset, holder)
                 out.extend(holder.children)
+            if base == "seealso":  # an aside titled as Sphinx titles it
+                return [nodes.admonition("", nodes.title("", "See also"), *out)]
             return out
 
     return Lenient
@@ -240,9 +299,14 @@ def rst_to_html(text: str) -> str:
     from docutils.parsers.rst import directives, roles
     from docutils.writers.html5_polyglot import Writer
 
-    if len(text) > MAX_RST_CHARS:
-        raise InvalidInput(f"{len(text)} characters of reStructuredText is over the {MAX_RST_CHARS} "
+    if len(text) > 4 * MAX_RST_CHARS:
+        raise InvalidInput(f"{len(text)} characters of reStructuredText is over the {4 * MAX_RST_CHARS} "
                            "that are rendered")
+    if len(text) > MAX_RST_CHARS:
+        size = len(text) - sum(len(m.group(0)) - 1 for m in _BLANK_RUN.finditer(text))
+        if size > MAX_RST_CHARS:
+            raise InvalidInput(f"{size} characters of reStructuredText (a run of blanks counted as one) is "
+                               f"over the {MAX_RST_CHARS} that are rendered")
     text = _FILE_FIELDS.sub(lambda m: "\n" * m.group(0).count("\n"), text.replace("\r\n", "\n"))
     defined = set(_DEFINED_SUBSTITUTIONS.findall(text))
     text = _CONFIG_SUBSTITUTIONS.sub(lambda m: m.group(0) if m.group(1) in defined else "", text)

@@ -1511,11 +1511,69 @@ def test_rst_that_docutils_cannot_read_is_a_load_error(tmp_path: Path) -> None:
     with pytest.raises(LoadError, match="deep.rst: unreadable reStructuredText \\(nested too deeply\\)"):
         _load(path, "rst")
     (tmp_path / "huge.rst").write_text("Text.\n\n" * 600_000)
-    with pytest.raises(LoadError, match="huge.rst: 4200000 characters of reStructuredText is over the 1000000"):
+    with pytest.raises(LoadError, match="huge.rst: 4200000 characters of reStructuredText is over the 4000000"):
         _load(tmp_path / "huge.rst", "rst")
     (tmp_path / "huge.rst").unlink()
     found, _ = discover([tmp_path])
     assert [(f.path.name, f.file_type) for f in found] == [("deep.rst", "rst")]
+
+
+RST_BUILDS = """Plugins
+=======
+
+.. seealso:: :ref:`Writing plugins <writing-plugins>`
+
+Call :meth:`.Registry.add_plugin`, :meth:`~.Registry.remove` or :file:`.quillrc` first.
+
+.. only:: latex
+
+   Print-only table of Vantorel plugins.
+
+.. only:: not latex and (html or epub)
+
+   {table}
+"""
+
+
+def _padded_table(rows: int) -> str:
+    """A simple table as pytest's generated plugin list writes it: columns padded wide with blanks."""
+    rule = "   " + "=" * 40 + "  " + "=" * 400
+    lines = [rule, f"   {'name':<40}  {'summary':<400}", rule]
+    lines += [f"   {f'quill-plugin-{n}':<40}  {f'Adds Vantorel hook {n}.':<400}" for n in range(rows)]
+    return "\n".join(lines + [rule]).lstrip()
+
+
+def test_rst_reads_as_sphinx_html_build_shows_it(tmp_path: Path) -> None:
+    """``.. only::`` blocks are shown as in Sphinx's HTML build, a "See also" aside keeps its title, a
+    Python object's leading dot (where to look for it) is not shown, and a file over the size limit
+    only by the blanks padding its table is read (pytest's plugin list: 1.38 MB, 0.58 MB unpadded)."""
+    path = tmp_path / "plugins.rst"
+    path.write_text(RST_BUILDS.replace("{table}", _padded_table(3000)))
+    from graphrag.ingest.rst import MAX_RST_CHARS
+
+    assert path.stat().st_size > MAX_RST_CHARS
+    text = _load(path, "rst").text
+    assert text.startswith("# Plugins\n\n**See also**\n\nWriting plugins\n\nCall `Registry.add_plugin`, `remove` "
+                           "or `.quillrc` first."), text[:300]
+    assert "| quill-plugin-2999 | Adds Vantorel hook 2999. |" in text and "Print-only" not in text
+    (tmp_path / "over.rst").write_text("Over\n====\n\n" + "Vantorel hooks run. " * 60_000)
+    with pytest.raises(LoadError, match="over.rst: 12000\\d\\d characters of reStructuredText \\(a run of blanks counted as one\\) is over the 1000000"):
+        _load(tmp_path / "over.rst", "rst")
+
+
+async def test_rst_built_as_html_reaches_the_stores(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
+    (tmp_path / "plugins.rst").write_text(RST_BUILDS.replace("{table}", _padded_table(3000)))
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, []), report.failed
+    hits = (await rest_search(router, "quill-plugin-2999", mode="keyword", limit=3,
+                              collections=[collection]))["results"]
+    assert hits and "| quill-plugin-2999 | Adds Vantorel hook 2999. |" in hits[0]["content"], hits
+    assert not (await rest_search(router, "Print-only table", mode="keyword", limit=3,
+                                  collections=[collection]))["results"]
+    contents = " ".join(r["content"] for r in await runtime.postgres.pool.fetch(
+        "SELECT content FROM chunks WHERE collection = $1", collection))
+    assert "**See also**" in contents and "`Registry.add_plugin`" in contents
 
 
 async def test_rst_page_is_searchable_with_its_api_signature(
