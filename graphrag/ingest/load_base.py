@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from graphrag.errors import InvalidInput
-from graphrag.ingest.textprep import fence_for
+from graphrag.ingest.textprep import bold_title, fence_for
 
 
 class LoadError(InvalidInput):
@@ -73,7 +73,7 @@ def render_block(kind: str, text: str) -> str:
     if kind == "blockquote":
         return "> " + text
     if kind == "title":  # an admonition's title, in bold as the Markdown loaders show one
-        return f"**{text}**" if "*" not in text else text
+        return bold_title(text, markdown=False)
     return text
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from graphrag.ingest.inplace import blank, cut_outside_code, fill, shift_left
-from graphrag.ingest.textprep import lines_outside_fences, strip_heading_attrs
+from graphrag.ingest.textprep import bold_title, lines_outside_fences, strip_heading_attrs
 
 __all__ = ["mkdocs_line", "mkdocs_markup"]
 
@@ -100,17 +100,13 @@ def mkdocs_markup(lines: list[str]) -> list[str]:
     for opening_at, closing_at in pairs.items():
         opening = _BLOCK_OPEN.match(lines[opening_at])
         assert opening is not None
-        out[opening_at] = fill(lines[opening_at], opening.group(1) + _bold((opening.group(4) or "").strip()))
+        out[opening_at] = fill(lines[opening_at], opening.group(1) + bold_title(opening.group(4) or "", markdown=True))
         out[closing_at] = blank(lines[closing_at])
         below = opening_at + 1
         while below < closing_at and _BLOCK_OPTION.match(lines[below]):
             out[below] = blank(lines[below])
             below += 1
     return _open_containers(out, containers) if containers else out
-
-
-def _bold(title: str) -> str:
-    return f"**{title}**" if title else ""
 
 
 def _open_containers(lines: list[str], openings: list[int]) -> list[str]:
@@ -132,7 +128,7 @@ def _open_containers(lines: list[str], openings: list[int]) -> list[str]:
                 assert m is not None
                 # An untitled one shows its type ("Note"), which says nothing: left out, as for "/// note".
                 title = (m.group(3) if m.group(3) is not None else m.group(2) or "").strip()
-                out[number] = fill(line, m.group(1) + _bold(title))
+                out[number] = fill(line, m.group(1) + bold_title(title, markdown=True))
                 bodies.append(column + 4)
                 next_opening = next(ahead, None)
     return out

@@ -228,6 +228,20 @@ def _reads_as_prose(lines: list[str]) -> bool:
     return sentences > 0 and sentences * 2 >= len(filled) and _SENTENCE_END.search(" ".join(filled)) is not None
 
 
+_STAR_EMPHASIS = re.compile(r"(\*{1,3})(?=[^\s*])([^*\n]{1,300}?)(?<=[^\s*])\1")
+
+
+def bold_title(title: str, *, markdown: bool) -> str:
+    """A block's title (an admonition's, a tab's) as a line wholly in bold, which the prose view reads as
+    a title: ``**Careful**``; "" for none. A Markdown title's own emphasis goes, as all of it is bold
+    (``Inspired **FastAPI** to``); a title still holding "*" (text, or a Markdown ``*args``) stays as
+    it is, since bold around it would not read as bold."""
+    title = title.strip()
+    if markdown and "*" in title:
+        title = _STAR_EMPHASIS.sub(r"\2", title)
+    return title if not title or "*" in title else f"**{title}**"
+
+
 def fence_for(lines: list[str]) -> str:
     """A backtick fence longer than any run of backticks opening a line of the code it is to hold."""
     longest = max((len(m.group(1)) for line in lines if (m := re.match(r"[ \t]*(`{3,})", line))), default=0)

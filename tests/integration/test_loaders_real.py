@@ -2040,6 +2040,10 @@ Quellmark pumps carry two seals.
     ```bash
     uv add quellmark-tools
     ```
+
+/// tip | Checked *twice* by **Olga**
+Keep a spare seal.
+///
 """
 
 
@@ -2057,6 +2061,7 @@ async def test_admonitions_and_tabs_reach_the_stores_as_the_page_shows_them(
     lines = [line.rstrip() for line in contents[0].split("\n") if line.strip()]
     assert not any(line.lstrip().startswith(("!!!", "===")) for line in lines), lines
     assert "**Dry running**" in lines and "**pip**" in lines and "**uv**" in lines, lines
+    assert "**Checked twice by Olga**" in lines, lines  # a title's own emphasis goes: all of it is bold
     assert "A Quellmark pump run dry scores its seals within a minute. Olga Brandt of Brannoch Systems" in lines
     assert lines[lines.index("**pip**") + 1:lines.index("**pip**") + 4] == [
         "```bash", "pip install quellmark-tools", "```"], lines

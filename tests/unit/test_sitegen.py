@@ -6,7 +6,8 @@ import pytest
 
 from graphrag.ingest.html_comments import blank_html_comments
 from graphrag.ingest.sitegen import dialects, site_markup_to_markdown
-from graphrag.ingest.textprep import fence_indented_code, prose_view
+from graphrag.ingest.load_base import render_block
+from graphrag.ingest.textprep import bold_title, fence_indented_code, prose_view
 
 MYST = """# Install
 
@@ -285,6 +286,22 @@ def test_admonitions_and_content_tabs_show_their_titles_and_their_bodies_leave_t
     assert {view.text[a:b].strip() for a, b in view.titles} == {"Runs on a worker thread", "pip", "uv"}
     assert not view.headings
     assert "Runs on a worker thread. The hook blocks." in prose and "pip. pip install zentrovia" in prose
+
+
+def test_a_title_with_emphasis_is_one_bold_title_in_markdown_and_html() -> None:
+    # FastAPI's alternatives page: "/// tip | Inspired **FastAPI** to"; bold inside bold read as plain
+    # text before, so the line ran into the next as one sentence.
+    text = ('/// tip | Inspired **FastAPI** to\n\nDeclare it once.\n\n///\n\n!!! note "Returns *one* row"\n'
+            '    Rows.\n\n!!! note "Takes *args"\n    Args.\n')
+    out = _rewritten(text)
+    assert [line.rstrip() for line in out.split("\n") if line.strip()] == [
+        "**Inspired FastAPI to**", "Declare it once.", "**Returns one row**", "Rows.", "Takes *args", "Args."]
+    view = prose_view(fence_indented_code(out))
+    assert {view.text[a:b].strip() for a, b in view.titles} == {"Inspired FastAPI to", "Returns one row"}
+    # HTML titles are text: a "*" there is the title's own, and the line stays plain.
+    assert render_block("title", "Inspired FastAPI to") == "**Inspired FastAPI to**"
+    assert render_block("title", "Returns *one* row") == "Returns *one* row"
+    assert bold_title("  ", markdown=True) == "" == render_block("title", "")
 
 
 def test_includes_icons_and_attribute_lists_of_mkdocs_pages_are_blanked() -> None:
