@@ -28,7 +28,7 @@ import numpy as np
 
 from graphrag.ingest.fast_ner import FastEntityRecognizer
 from graphrag.ingest.fast_ruler import FastAttributeRuler
-from graphrag.ingest.language import foreign
+from graphrag.ingest.language import foreign, has_lorem, placeholder
 from graphrag.ingest.textprep import IDENTIFIER, Prose, code_name, identifier_shaped, prose_views, reject_name
 from graphrag.models import Entity, Extraction, Relation
 
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_DROP_LABELS = frozenset({"CARDINAL", "ORDINAL", "PERCENT", "QUANTITY", "MONEY", "DATE", "TIME"})
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _ARTICLES = re.compile(r"^(?:the|a|an)\s+", re.I)
 _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$", re.I)
 _SUFFIXES = re.compile(
@@ -417,13 +418,17 @@ class SpacyExtractor:
         # A chunk in another language than the model's: the model's names and phrases of it would be
         # noise ("un", "dans"); glossary terms and inline code stand.
         own_language = not foreign(doc.text, self.nlp.lang or "")
+        if own_language and has_lorem(doc.text):
+            code_tokens |= self._placeholder_tokens(doc)
         link_texts = set(view.links)
         for ent in doc.ents if own_language else ():
             if ent.label_ in opts.drop_labels or any(t in code_tokens for t in range(ent.start, ent.end)):
                 continue
-            if any(a <= ent.start_char and ent.end_char <= b for a, b in view.headings):
+            # The period a heading or title ends with in the prose view can end the name too ("Tab 1.").
+            end = ent.end_char - ent.text.endswith(".")
+            if any(a <= ent.start_char and end <= b for a, b in view.headings):
                 kind, items = "heading", [ent]
-            elif any(a <= ent.start_char and ent.end_char <= b for a, b in view.titles):
+            elif any(a <= ent.start_char and end <= b for a, b in view.titles):
                 kind, items = "bold", [ent]  # a line wholly in bold: a block's title
             elif (ent.start_char, ent.end_char) in link_texts:
                 # the whole text of a link to another page or section: that one's title
@@ -466,6 +471,22 @@ class SpacyExtractor:
                 state.sentences.append((chunk_index, norms))
             if opts.svo and len(norms) > 1:
                 self._svo(sent, token_norm, chunk_index, state)
+
+    @staticmethod
+    def _placeholder_tokens(doc: Any) -> set[int]:
+        """The tokens of ``doc``'s placeholder text ("Lorem ipsum dolor sit amet, ..."), which names
+        nothing: sentences, or their paragraphs where one runs past a blank line (the sentencizer reads
+        "... the block:" and the example below it as one)."""
+        tokens: set[int] = set()
+        for sent in doc.sents:
+            at = 0
+            for piece in _PARAGRAPH_BREAK.split(sent.text):
+                start = sent.text.find(piece, at)
+                at = start + len(piece)
+                if placeholder(piece):
+                    span = doc.char_span(sent.start_char + start, sent.start_char + at, alignment_mode="expand")
+                    tokens.update(range(span.start, span.end) if span is not None else ())
+        return tokens
 
     def _lower_words(self, doc: Any) -> set[str]:
         """The words a chunk writes in lower case (alphabetic tokens), read from the token array

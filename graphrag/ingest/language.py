@@ -7,6 +7,10 @@ stop words is small and another language's is clearly larger (spaCy's stop-word 
 European languages, no model needed), or, for a model of a Latin-script language, when most of its
 letters are of another script (Chinese, Cyrillic). Short chunks, and chunks of code and identifiers
 that share no language's stop words, are read as before.
+
+Placeholder text ("Lorem ipsum dolor sit amet, ..."), which theme and component docs fill their
+examples with, is foreign too, a sentence at a time: the model reads its capitalised words as names
+("Donec", "Fusce", "Pellentesque").
 """
 
 from __future__ import annotations
@@ -20,6 +24,27 @@ MIN_WORDS = 20
 _WORD = re.compile(r"[^\W\d_]{2,}")  # one letter is an abbreviation as often as a word ("Y/Y", "o")
 _LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
 _LETTER = re.compile(r"[^\W\d_]")
+
+
+# The pseudo-Latin of the classic passage and of the lorem ipsum generators' vocabulary (some are
+# English words too: a sentence must be mostly of them).
+_LOREM_WORDS = frozenset("""
+ac accumsan ad adipiscing adipisicing aenean aliqua aliquam aliquet aliquip amet anim arcu auctor augue aute
+bibendum blandit cillum commodo condimentum congue consectetur consequat convallis cras cupidatat
+curabitur cursus dapibus deserunt diam dictum dictumst dignissim dolor dolore donec dui duis egestas
+eget eiusmod eleifend elementum elit enim erat eros esse euismod excepteur exercitation facilisi
+facilisis fames faucibus felis fermentum feugiat fringilla fusce gravida habitant habitasse hac
+hendrerit iaculis imperdiet incididunt integer interdum ipsum irure justo labore laboris laborum lacinia
+lacus laoreet lectus leo libero ligula lobortis lorem luctus maecenas magna malesuada massa mattis mauris
+metus minim molestie mollis mollit morbi nibh nisi nisl nostrud nulla nullam nunc occaecat odio officia
+orci ornare pariatur pellentesque pharetra phasellus placerat platea porta porttitor posuere potenti
+praesent pretium proident proin pulvinar purus quam quis quisque reprehenderit rhoncus risus rutrum
+sagittis sapien scelerisque sed sem semper senectus sint sit sodales sollicitudin sunt suscipit
+suspendisse tellus tempor tempus tincidunt tortor tristique turpis ullamco ullamcorper ultrices
+ultricies urna varius vehicula vel velit venenatis veniam vestibulum vitae vivamus viverra volutpat
+voluptate vulputate et ut nec non vel eu ante est id ea ex mi nam neque netus finibus efficitur
+cum sociis natoque penatibus magnis dis parturient montes nascetur ridiculus mus""".split())
+_PLACEHOLDER_SHARE = 0.7  # of a sentence's words, English stop words aside
 
 
 @lru_cache(maxsize=None)
@@ -52,3 +77,17 @@ def foreign(text: str, language: str) -> bool:
         if len(found) >= (0.15 + 2 * own) * len(words) and len(set(found)) >= 3:
             return True
     return False
+
+
+def placeholder(text: str) -> bool:
+    """Whether ``text`` (a sentence) is placeholder text: three or more words, English stop words
+    aside, most of them lorem ipsum's ("Aenean in finibus diam.")."""
+    english = stop_words("en")
+    words = [w for w in (w.lower() for w in _WORD.findall(text)) if w not in english]
+    return len(words) >= 3 and sum(w in _LOREM_WORDS for w in words) >= _PLACEHOLDER_SHARE * len(words)
+
+
+def has_lorem(text: str) -> bool:
+    """Whether ``text`` holds enough lorem ipsum words (four) for a sentence of it to be placeholder
+    text: a cheap test before reading it a sentence at a time."""
+    return sum(w.lower() in _LOREM_WORDS for w in _WORD.findall(text)) >= 4

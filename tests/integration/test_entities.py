@@ -211,13 +211,38 @@ def test_a_block_title_of_common_words_is_not_a_name(spacy_extractor: SpacyExtra
     # FastAPI's "/// info | Technical Details" asides, shown as a line in bold: the model's ORG on many pages.
     chunks = ["**Technical Details**\nThe worker runs `a()`, `b()` and `c()` in order.",
               "**Olga Brandt**\nThe team ships the broker to Norway.",
-              "**Zyrtle Labs**\nZyrtle Labs ships the broker.", "**Swagger UI**\nThe page lists the routes."]
+              "**Zyrtle Labs**\nZyrtle Labs ships the broker.", "**Swagger UI**\nThe page lists the routes.",
+              "**Tab 1**\nLorem ipsum dolor sit amet, consectetur adipiscing elit."]
     [ex] = spacy_extractor.extract_many([chunks])
     labels = {e.name: e.label for e in ex.entities.values()}
-    # Found only in a block's title: an aside's label, not a name (the model's ORG, PERSON).
+    # Found only in a block's title: an aside's label, not a name (the model's ORG, PERSON; "Tab 1." with
+    # the period the title ends its sentence with).
     assert "Technical Details" not in labels and "Olga Brandt" not in labels, labels
+    assert not any(name.startswith("Tab") for name in labels), labels
     # A title the text names too, or a technology's name, stays.
     assert {"Zyrtle Labs", "Norway"} <= set(labels) and labels.get("Swagger UI") == "TECH", labels
+
+
+LOREM_PAGE = ("# Grids\n\nOlga Brandt of Brannoch Systems designed the card grid.\n\n"
+              "Lorem ipsum dolor sit amet, consectetur adipiscing elit. Nulla et euismod nulla. Curabitur "
+              "feugiat, tortor non consequat finibus, justo purus auctor massa, nec semper lorem quam in massa. "
+              "Donec dictum ut ligula et hendrerit. Pellentesque habitant morbi tristique senectus et netus.\n\n"
+              "Phasellus Brannoch Systems uses the grid in Norway.\n")
+
+
+def test_placeholder_text_names_nothing(spacy_extractor: SpacyExtractor) -> None:
+    # Material for MkDocs' examples: the model read "Donec", "Nulla" and "massa" in lorem ipsum as names.
+    from graphrag.ingest.language import placeholder
+
+    assert placeholder("Donec dictum ut ligula et hendrerit.") and placeholder("Lorem ipsum dolor sit amet.")
+    for prose in ("Use sed to edit the massa file in place.", "Magna Carta was sealed in 1215.",
+                  "The tempor and dolor settings.", "Phasellus Brannoch Systems uses the grid in Norway."):
+        assert not placeholder(prose), prose
+    [ex] = spacy_extractor.extract_many([[LOREM_PAGE]])
+    names = {e.name for e in ex.entities.values()}
+    assert {"Olga Brandt", "Brannoch Systems", "Norway"} <= names, names
+    lorem = {"lorem", "ipsum", "nulla", "curabitur", "donec", "pellentesque", "massa", "tortor", "ligula"}
+    assert not any(set(n.lower().split()) & lorem for n in names), names
 
 
 def test_a_name_found_only_as_a_link_to_a_section_is_its_topic(spacy_extractor: SpacyExtractor) -> None:
@@ -462,6 +487,20 @@ async def test_a_list_of_names_reaches_the_graph_as_its_names(tmp_path: Path, in
         "MATCH (a:Entity {collection: $c, key: 'mozilla'})-[:RELATED_TO]-(b:Entity {collection: $c}) "
         "RETURN collect(b.key) AS keys", c=collection)
     assert {"red hat", "eventbrite"} <= set(rows[0]["keys"]), rows
+
+
+async def test_placeholder_text_leaves_no_names_in_the_graph(tmp_path: Path, ingestor: Ingestor, runtime: Runtime,
+                                                              collection: str) -> None:
+    (tmp_path / "grids.md").write_text(LOREM_PAGE)
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert report.ingested == 1 and not report.failed
+    entities = await _entities(runtime, collection)
+    assert {"olga brandt", "brannoch systems", "norway"} <= set(entities), entities
+    assert not {"donec", "nulla", "curabitur", "massa", "pellentesque", "lorem ipsum"} & set(entities), entities
+    # The text itself stays: it is what the page shows.
+    [content] = [r["content"] for r in await runtime.postgres.pool.fetch(
+        "SELECT content FROM chunks WHERE collection = $1", collection)]
+    assert "Donec dictum ut ligula" in content
 
 
 def test_a_licence_section_is_boilerplate_as_a_whole() -> None:
