@@ -25,7 +25,7 @@ _HTML_BLOCKS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", 
 
 
 # An admonition's title, shown in bold like the Markdown loaders' block titles (see _block_title).
-_BLOCK_TITLE_CLASSES = frozenset({"admonition-title", "markdown-alert-title"})
+_BLOCK_TITLE_CLASSES = frozenset({"admonition-title", "markdown-alert-title", "alert-title"})
 _HTML_OWNERS = frozenset({"li", "dt", "dd", "figcaption", "summary", "blockquote"})
 
 
@@ -65,13 +65,15 @@ _HTML_CONTAINERS = frozenset({"div", "section", "ul", "ol", "dl", "aside", "head
 # Whole class names that mark furniture on any element, inline ones included: text only screen readers
 # get, line-number gutters of highlighted code, heading self-links, footnote back-links, "skip to content"
 # and "back to top" links, copy buttons, rustdoc's version-and-source corner and its "Expand description",
-# pdoc's "View Source" toggle (the source it shows stays).
+# pdoc's "View Source" toggle (the source it shows stays), mdBook's hidden lines of a code example
+# ("boring": the `fn main() {` around it, shown only on request).
 _HTML_FURNITURE_CLASSES = frozenset({
     "sr-only", "visually-hidden", "visuallyhidden", "screen-reader-text", "screen-reader-only",
     "linenos", "linenodiv", "lineno", "linenumber", "line-number", "line-numbers", "rouge-gutter",
     "headerlink", "hash-link", "anchor-link", "anchorjs-link", "header-anchor", "heading-anchor",
     "footnote-backref", "fn-backref", "skip-link", "skip-to-content", "skip-to-main", "back-to-top",
-    "copybtn", "copy-button", "md-clipboard", "rightside", "hideme", "since", "view-source-button"})
+    "copybtn", "copy-button", "md-clipboard", "rightside", "hideme", "since", "view-source-button",
+    "boring", "popup-hidden", "is-hidden"})
 
 
 _HEADING_LINK_MARKS = frozenset({"¶", "#", "§", "🔗", "∞", "link"})
@@ -193,10 +195,18 @@ def _skip_html(node: Any, landmark: bool, in_article: bool) -> bool:
         href = attrs.get("href")
         if "src" in classes:  # rustdoc's "Source" link
             return True
+        if isinstance(href, str) and href.lstrip().lower().startswith("javascript:"):
+            return True  # a control that runs a script ("Tests", "Show more"), not a link to text
         if not (isinstance(href, str) and href.startswith("#")):
             return False
         label = attrs.get("aria-label")
         if isinstance(label, str) and label.lower().startswith(_HEADING_LINK_LABELS):
+            return True
+        # A block holding nothing but links, one of them to itself: a permalink (the Rust Reference's
+        # "[items.fn.intro]" rule ids). A heading that links to itself (mdBook's) keeps its text.
+        parent = node.parent
+        if (parent is not None and parent.name in ("div", "section") and href[1:] == parent.attrs.get("id")
+                and _no_space(parent.get_text()) == "".join(_no_space(a.get_text()) for a in parent.find_all("a"))):
             return True
         text = node.get_text().translate(_INVISIBLE).strip() if len(node.contents) <= 1 else None
         return text is not None and (text in _HEADING_LINK_MARKS or (not text and "anchor" in classes))
@@ -207,6 +217,10 @@ def _skip_html(node: Any, landmark: bool, in_article: bool) -> bool:
         if words & _HTML_CHROME or (not landmark and not in_article and words & _HTML_CHROME_OUTSIDE_MAIN):
             return True
     return False
+
+
+def _no_space(text: str) -> str:
+    return "".join(text.split())
 
 
 class _Block:
@@ -315,7 +329,10 @@ def _html_blocks(root: Any, landmark: bool, cell: bool = False) -> list[tuple[st
             if name in ("ul", "ol") and not in_pre:
                 number = small_count(node.get("start"), 1, 10**6) - 1 if name == "ol" else 0
                 child.list = [name == "ol", number, frame.indent]
-            if not in_pre and name in _HTML_BLOCKS and (not frame.in_owner or name not in ("p", "blockquote")):
+            # An admonition's title is a block of its own, in a quote too (mdBook's alerts are quotes).
+            owned = frame.in_owner and name in ("p", "blockquote") and not (
+                node.parent is not None and node.parent.name == "blockquote" and _block_title(node))
+            if not in_pre and name in _HTML_BLOCKS and not owned:
                 kind = name
                 if name == "pre":
                     kind = "pre " + _code_language(node)

@@ -2096,6 +2096,62 @@ async def test_admonition_titles_of_html_and_rst_pages_are_block_titles(
     assert {"Olga Brandt", "Brannoch Systems"} <= names and "Technical Details" not in names, names
 
 
+# An mdBook page of the Rust Reference (mdbook-spec): rule ids that link to themselves, a "Tests" control
+# with its hidden popup, an example's hidden lines ("boring": `fn main() {` around it), a note as a quote.
+MDBOOK_SPEC_PAGE = """<html><head><title>Functions - The Rust Reference</title></head><body><nav class="sidebar">Introduction</nav><main>
+<div class="rule" id="r-items.fn"><a class="rule-link" href="#r-items.fn" title="items.fn"><span>[items<wbr>.fn]</span></a></div>
+<h1 id="functions"><a class="header" href="#functions">Functions</a></h1>
+<div class="rule" id="r-items.fn.intro"><a class="rule-link" href="#r-items.fn.intro" title="items.fn.intro"><span>[items<wbr>.fn<wbr>.intro]</span></a>
+<br>
+<div class="test-link"><a href="javascript:void(0)" onclick="spec_toggle_tests('items.fn.intro');"><span>Tests</span></a></div>
+</div>
+<div id="tests-items.fn.intro" class="tests-popup popup-hidden">
+Tests with this rule:
+<ul><li><a href="https://github.com/rust-lang/rust/blob/1.95.0/tests/ui/fn.rs">tests/ui/fn.rs</a></li></ul>
+</div>
+<p>A Quellmark function consists of a block, run by <code>answer()</code>.</p>
+<pre class="playground"><code class="language-rust edition2024"><span class="boring">#![allow(unused)]
+</span><span class="boring">fn main() {
+</span>fn answer() -&gt; i32 {
+    return 42;
+}
+<span class="boring">}</span></code></pre>
+<div class="alert alert-note">
+<blockquote>
+<p class="alert-title"><svg viewbox="0 0 16 16" width="18" height="18"><path d="M0 8a8 8 0 1 1 16 0"></path></svg>Note</p>
+<p>Olga Brandt of Brannoch Systems wrote the <code>answer</code> lint.</p>
+</blockquote>
+</div>
+<section id="calls"><a href="#calls">Calls</a> link to their section and keep their words.</section>
+</main></body></html>
+"""
+
+
+def test_an_mdbook_page_reads_as_its_reader_sees_it(tmp_path: Path) -> None:
+    (tmp_path / "functions.html").write_text(MDBOOK_SPEC_PAGE)
+    doc = _load(tmp_path / "functions.html", "html")
+    assert doc.text == ("# Functions\n\nA Quellmark function consists of a block, run by `answer()`.\n\n"
+                        "```rust\nfn answer() -> i32 {\n    return 42;\n}\n```\n\n**Note**\n\n"
+                        "> Olga Brandt of Brannoch Systems wrote the `answer` lint.\n\n"
+                        "Calls link to their section and keep their words."), doc.text
+
+
+async def test_an_mdbook_page_reaches_the_stores_without_its_controls(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
+    (tmp_path / "functions.html").write_text(MDBOOK_SPEC_PAGE)
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, []), report.failed
+    [content] = [r["content"] for r in await runtime.postgres.pool.fetch(
+        "SELECT content FROM chunks WHERE collection = $1", collection)]
+    for gone in ("items.fn", "Tests", "tests/ui", "fn main", "allow(unused)"):
+        assert gone not in content, (gone, content)
+    hits = (await rest_search(router, "Quellmark function block", mode="keyword", limit=1,
+                              collections=[collection]))["results"]
+    assert hits and "**Note**" in hits[0]["content"], hits
+    names = await _entity_names(runtime, collection)
+    assert {"Olga Brandt", "Brannoch Systems"} <= names and not any("items." in n for n in names), names
+
+
 async def test_text_in_legacy_encodings_reaches_the_stores_as_written(
         tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
     """Windows-1252 notes, a Windows-1251 Markdown page and a UTF-16 HTML page were refused before ("not
