@@ -39,6 +39,15 @@ log = logging.getLogger(__name__)
 
 DEFAULT_DROP_LABELS = frozenset({"CARDINAL", "ORDINAL", "PERCENT", "QUANTITY", "MONEY", "DATE", "TIME"})
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+# A package the code imports or installs: "from pydantic_ai import Agent", "import numpy as np",
+# "import React from 'react'" (the package is 'react'; React is only the name bound here), "require('vue')",
+# "pip install pydantic-ai", "npm install -D vitest".
+_PACKAGE = re.compile(
+    r"^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([A-Za-z_][\w.]*)\b(?![ \t]*[,{*]|[ \t]+from\b))"
+    r"|\bfrom[ \t]+['\"]([^'\"\s]+)['\"]|\brequire\(['\"]([^'\"\s]+)['\"]\)"
+    r"|\b(?:pip3?|uv(?:[ \t]+pip)?|poetry|pdm|conda|npm|pnpm|yarn|bun|cargo|gem)[ \t]+(?:install|add)"
+    r"((?:[ \t]+[^\s;|&]+)+)", re.M)
+_PACKAGE_SPEC = re.compile(r"@?[\w][\w./-]*")
 _ARTICLES = re.compile(r"^(?:the|a|an)\s+", re.I)
 _POSSESSIVE = re.compile(r"(?:'s|’s|'|’)$", re.I)
 _SUFFIXES = re.compile(
@@ -140,12 +149,36 @@ class _DocState:
     texts: list[str] = field(default_factory=list)  # the prose of each chunk, white space collapsed
     proper: set[str] = field(default_factory=set)  # multi-word NER names written as "the X" in running text
     terms: dict[str, Term] = field(default_factory=dict)  # norm -> the glossary term found under it
+    packages: set[str] = field(default_factory=set)  # package keys its code imports or installs
 
     def add(self, chunk: int, norm: str, name: str, label: str, kind: str) -> None:
         self.votes.setdefault(norm, Counter())[label] += 1
         self.names.setdefault(norm, Counter())[name] += 1
         self.kinds.setdefault(norm, set()).add(kind)
         self.mentions[(chunk, norm)] += 1
+
+
+def package_key(name: str) -> str:
+    """A name or package name as compared with the other: lower case, without spaces, "-", "_" or "."
+    ("Pydantic AI", "pydantic_ai" and "pydantic-ai" are all "pydanticai")."""
+    return re.sub(r"[\s\-_.]", "", name.lower())
+
+
+def packages_in(code: str) -> set[str]:
+    """Keys (:func:`package_key`) of the packages ``code`` imports or installs, version pins and
+    extras aside ("pydantic-ai>=1.0", "logfire[fastapi]"); a module's first part ("os.path" -> "os")."""
+    found: set[str] = set()
+    for m in _PACKAGE.finditer(code):
+        module = m.group(1) or m.group(2) or m.group(3) or m.group(4)
+        if module:
+            found.add(package_key(module.split(".")[0] if not module.startswith(".") else ""))
+            continue
+        for word in m.group(5).split():
+            word = word.strip("'\"")
+            if not word.startswith("-") and (spec := _PACKAGE_SPEC.match(word)) is not None:
+                found.add(package_key(re.split(r"[=<>~!\[]", spec.group(0))[0]))
+    found.discard("")
+    return found
 
 
 def _written_as(text: str, form: str) -> bool:
@@ -387,6 +420,9 @@ class SpacyExtractor:
         state.lower_words.update(self._lower_words(doc))
         state.texts.append(" ".join(doc.text.split()))
         state.code_blocks.extend((chunk_index, b) for b in view.code_blocks)
+        for code_text in (*view.code_blocks, *(content for _, _, content in view.code_spans)):
+            if any(word in code_text for word in ("import", "require", "install", " add")):
+                state.packages |= packages_in(code_text)
         code = [(span, content) for start, end, content in view.code_spans
                 if (span := doc.char_span(start, end, alignment_mode="expand")) is not None]
         # Glossary terms first: a term is an entity whatever the model or the code markup says of it,
@@ -699,6 +735,10 @@ class SpacyExtractor:
                 label = CODE if re.search(r"_|::|\w\.\w", name) else TECH
             elif tech is not None and (name in tech.anywhere or (technical and name in tech.with_code)):
                 label = TECH  # the model's "JavaScript" PERSON, "Perl" ORG
+            elif technical and "ner" in state.kinds[norm] and package_key(name) in state.packages:
+                # The model's "Pydantic AI" LOC, where the code imports pydantic_ai; only a name the model
+                # found in running text, not a heading's phrase ("Tool Output" over `from tool_output import`).
+                label = TECH
             elif norm in lowered:
                 label = "CONCEPT"
             elif norm in topics:

@@ -245,6 +245,29 @@ def test_placeholder_text_names_nothing(spacy_extractor: SpacyExtractor) -> None
     assert not any(set(n.lower().split()) & lorem for n in names), names
 
 
+PACKAGE_PAGE = ("# Getting started\n\nOlga Brandt wrote Quellmark Flow for Brannoch Systems. Install it:\n\n"
+                "```bash\npip install \"quellmark-flow>=1.0\"\n```\n\n```python\nfrom quellmark_flow import Pump\n"
+                "pump = Pump(\"seal\")\n```\n\nQuellmark Flow primes `pump.run()` and `pump.stop()` in order. "
+                "Quellmark Flow ships from Norway.\n")
+
+
+def test_a_name_the_code_imports_or_installs_is_a_technology(spacy_extractor: SpacyExtractor) -> None:
+    # pydantic-ai's docs: the model tagged "Pydantic AI" LOC, where the code imports pydantic_ai.
+    from graphrag.ingest.extract import packages_in
+
+    assert packages_in('pip install "pydantic-ai>=1.0" logfire[fastapi]\nnpm install -D vitest') == {
+        "pydanticai", "logfire", "vitest"}
+    assert packages_in("from pydantic_ai import Agent\nimport numpy as np\nimport React from 'react'") == {
+        "pydanticai", "numpy", "react"}
+    [ex] = spacy_extractor.extract_many([[PACKAGE_PAGE]])
+    labels = {e.name: e.label for e in ex.entities.values()}
+    assert labels.get("Quellmark Flow") == "TECH", labels
+    assert labels.get("Olga Brandt") == "PERSON" and labels.get("Norway") == "GPE", labels
+    # Without the code the name keeps the model's label.
+    [plain] = spacy_extractor.extract_many([[PACKAGE_PAGE.split("```")[0] + PACKAGE_PAGE.split("```")[-1]]])
+    assert {e.name: e.label for e in plain.entities.values()}.get("Quellmark Flow") != "TECH"
+
+
 def test_a_name_found_only_as_a_link_to_a_section_is_its_topic(spacy_extractor: SpacyExtractor) -> None:
     chunks = ["Limits on a run: `UsageLimits` caps requests, and `run_sync` checks them with `agent.run`; see "
               "[Usage Limits](agent.md#usage-limits). The limits apply to every tool.",
@@ -501,6 +524,15 @@ async def test_placeholder_text_leaves_no_names_in_the_graph(tmp_path: Path, ing
     [content] = [r["content"] for r in await runtime.postgres.pool.fetch(
         "SELECT content FROM chunks WHERE collection = $1", collection)]
     assert "Donec dictum ut ligula" in content
+
+
+async def test_a_package_name_reaches_the_graph_as_a_technology(tmp_path: Path, ingestor: Ingestor,
+                                                                 runtime: Runtime, collection: str) -> None:
+    (tmp_path / "start.md").write_text(PACKAGE_PAGE)
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert report.ingested == 1 and not report.failed
+    entities = await _entities(runtime, collection)
+    assert entities["quellmark flow"][1] == "TECH" and entities["olga brandt"][1] == "PERSON", entities
 
 
 def test_a_licence_section_is_boilerplate_as_a_whole() -> None:
