@@ -55,6 +55,12 @@ _DESCRIPTIONS = frozenset({
     "automodule", "autoclass", "autofunction", "automethod", "autoattribute", "autodata", "autoexception",
     "autodecorator", "autoproperty", "autoprogram", "automodapi", "autoapimodule", "autotypeddict"})
 _HIDDEN_ARGUMENT = frozenset({"only", "ifconfig", "tab-set", "container"})
+# Labels over a section title: ".. _label:" lines (blank lines between), then the title over its underline
+# (an overline above it too).
+_SECTION_LABEL = re.compile(
+    r"(?P<labels>(?:^\.\.[ \t]+_[^:`\n]{1,200}:[ \t]*\n(?:[ \t]*\n)*)+)"
+    r"(?:([=\-`:'\"~^_*+#<>])\2{2,}[ \t]*\n)?(?P<title>[^\s\n][^\n]{0,300})\n([=\-`:'\"~^_*+#<>])\4{2,}[ \t]*$", re.M)
+_LABEL = re.compile(r"^\.\.[ \t]+_([^:`\n]{1,200}):", re.M)
 # The tags of Sphinx's HTML build, which ``.. only::`` expressions test ("not latex", "html and draft").
 _HTML_BUILD_TAGS = frozenset({"html", "format_html", "builder_html"})
 _ONLY_TOKEN = re.compile(r"[()]|[^\s()]+")
@@ -101,13 +107,16 @@ def _shown(text: str, python: bool = False) -> str:
     return text
 
 
-def _role(kind: str) -> Any:
-    """A role that shows its text as code (``kind`` "code"), as text, or as "PEP 8" / "RFC 2616"."""
+def _role(kind: str, titles: dict[str, str] | None = None) -> Any:
+    """A role that shows its text as code (``kind`` "code"), as text, or as "PEP 8" / "RFC 2616";
+    ``titles`` (label -> section title) are what a bare ``:ref:`label``` shows, as Sphinx shows it."""
     from docutils import nodes
 
     def role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
              options: Any = None, content: Any = None) -> tuple[list[Any], list[Any]]:
         shown = _shown(text, python=_base(name) in _PYTHON_ROLES)
+        if titles and shown == " ".join(text.split()):
+            shown = titles.get(shown.lower(), shown)
         if kind in ("PEP", "RFC") and shown.strip().isdigit():
             shown = f"{kind} {int(shown)}"
         node = nodes.literal(rawtext, shown) if kind == "code" else nodes.Text(shown)
@@ -237,9 +246,20 @@ def _directive(name: str) -> Any:
     return Lenient
 
 
-def _register(role_names: set[str], directive_names: set[str]) -> None:
+def section_labels(text: str) -> dict[str, str]:
+    """The titles of the sections ``text`` labels (``.. _label:`` over a section title), by label in
+    lower case: what a bare ``:ref:`label``` in the same file shows."""
+    titles: dict[str, str] = {}
+    for m in _SECTION_LABEL.finditer(text):
+        title = m.group("title").strip()
+        for label in _LABEL.findall(m.group("labels")):
+            titles.setdefault(label.strip().lower(), title)
+    return titles
+
+
+def _register(role_names: set[str], directive_names: set[str], titles: dict[str, str] | None = None) -> None:
     """Register the roles and directives a text uses that docutils does not know (or, for a few,
-    knows differently from Sphinx)."""
+    knows differently from Sphinx); a bare ``:ref:`` shows the title of a section ``titles`` has."""
     from docutils.parsers.rst import directives, languages, roles
     from docutils.utils import Reporter
 
@@ -249,6 +269,9 @@ def _register(role_names: set[str], directive_names: set[str]) -> None:
         base = _base(name)
         if base in ("pep", "rfc"):
             roles.register_local_role(name, _role(base.upper()))
+            continue
+        if base == "ref" and titles:
+            roles.register_local_role(name, _role("text", titles))
             continue
         known, _ = roles.role(name, language, 0, quiet)
         if known is None:
@@ -315,7 +338,7 @@ def rst_to_html(text: str) -> str:
     with _LOCK:
         saved = (dict(roles._roles), dict(directives._directives))
         try:
-            _register(role_names, directive_names)
+            _register(role_names, directive_names, section_labels(text) if ":ref:`" in text else None)
             doctree = publish_doctree(text, settings_overrides=_SETTINGS)
             for image in doctree.findall(nodes.image):  # ":loading: embed" would read the image's file
                 image.attributes.pop("loading", None)

@@ -1518,12 +1518,16 @@ def test_rst_that_docutils_cannot_read_is_a_load_error(tmp_path: Path) -> None:
     assert [(f.path.name, f.file_type) for f in found] == [("deep.rst", "rst")]
 
 
-RST_BUILDS = """Plugins
+RST_BUILDS = """.. _plugin-list:
+
+Plugins
 =======
 
 .. seealso:: :ref:`Writing plugins <writing-plugins>`
 
 Call :meth:`.Registry.add_plugin`, :meth:`~.Registry.remove` or :file:`.quillrc` first.
+
+The :ref:`plugin-list` lists them; :ref:`writing-plugins` says how to write one.
 
 .. only:: latex
 
@@ -1545,7 +1549,8 @@ def _padded_table(rows: int) -> str:
 
 def test_rst_reads_as_sphinx_html_build_shows_it(tmp_path: Path) -> None:
     """``.. only::`` blocks are shown as in Sphinx's HTML build, a "See also" aside keeps its title, a
-    Python object's leading dot (where to look for it) is not shown, and a file over the size limit
+    Python object's leading dot (where to look for it) is not shown, a bare ``:ref:`` to a section of
+    the file shows the section's title, and a file over the size limit
     only by the blanks padding its table is read (pytest's plugin list: 1.38 MB, 0.58 MB unpadded)."""
     path = tmp_path / "plugins.rst"
     path.write_text(RST_BUILDS.replace("{table}", _padded_table(3000)))
@@ -1556,6 +1561,9 @@ def test_rst_reads_as_sphinx_html_build_shows_it(tmp_path: Path) -> None:
     assert text.startswith("# Plugins\n\n**See also**\n\nWriting plugins\n\nCall `Registry.add_plugin`, `remove` "
                            "or `.quillrc` first."), text[:300]
     assert "| quill-plugin-2999 | Adds Vantorel hook 2999. |" in text and "Print-only" not in text
+    # A bare reference to a section of the same file shows its title, as Sphinx shows it; one to another
+    # file's section its label.
+    assert "The Plugins lists them; writing-plugins says how to write one." in text
     (tmp_path / "over.rst").write_text("Over\n====\n\n" + "Vantorel hooks run. " * 60_000)
     with pytest.raises(LoadError, match="over.rst: 12000\\d\\d characters of reStructuredText \\(a run of blanks counted as one\\) is over the 1000000"):
         _load(tmp_path / "over.rst", "rst")
