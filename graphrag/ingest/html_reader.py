@@ -25,6 +25,7 @@ _HTML_BLOCKS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", 
 
 
 # An admonition's title, shown in bold like the Markdown loaders' block titles (see _block_title).
+_TITLE_CHARS = 80  # a paragraph wholly in bold is a title up to this long
 _BLOCK_TITLE_CLASSES = frozenset({"admonition-title", "markdown-alert-title", "alert-title"})
 _HTML_OWNERS = frozenset({"li", "dt", "dd", "figcaption", "summary", "blockquote"})
 
@@ -124,6 +125,7 @@ def load_html(path: Path, data: bytes) -> list[Document]:
     title_tag = soup.find("title")
     page_title = title_tag.get_text(" ", strip=True).translate(_INVISIBLE) if title_tag else ""
     root, landmark = _main_content(soup)
+    _split_bold_lead_ins(root)
     blocks = _html_blocks(root, landmark)
     if not blocks and root is not soup and root.name == "article":  # an empty article: read the landmark around it
         blocks = _html_blocks(soup, False)
@@ -390,9 +392,46 @@ def _html_blocks(root: Any, landmark: bool, cell: bool = False) -> list[tuple[st
 
 
 def _block_title(node: Any) -> bool:
-    """Whether ``node`` is the title of an admonition: Python-Markdown's and Sphinx's (docutils')
-    ``<p class="admonition-title">``, GitHub's ``<p class="markdown-alert-title">``."""
-    return not _BLOCK_TITLE_CLASSES.isdisjoint(_classes(node))
+    """Whether ``node`` is the title of an admonition or a block: Python-Markdown's and Sphinx's
+    (docutils') ``<p class="admonition-title">``, GitHub's ``<p class="markdown-alert-title">``, or a
+    short paragraph wholly in bold (``<p><strong>Expected output</strong></p>``, a Markdown ``**Setup**``
+    line as HTML; a longer one, or one that ends as a sentence, is a sentence set in bold: "Many thanks
+    to ...", "Do not enable debug mode in production.")."""
+    return not _BLOCK_TITLE_CLASSES.isdisjoint(_classes(node)) or (
+        node.name == "p" and _bold_lead(node) == 1 and len(text := node.get_text().strip()) <= _TITLE_CHARS
+        and not text.endswith((".", "!", "?")))
+
+
+def _bold_lead(p: Any) -> int:
+    """How many children of ``p`` (text of blanks aside) follow its opening ``<strong>``/``<b>``: 0
+    when it opens otherwise (or the bold holds no text), 1 when the bold is all of it."""
+    from bs4 import NavigableString, Tag
+
+    kids = [c for c in p.contents if not (isinstance(c, NavigableString) and not c.strip())]
+    if not kids or not isinstance(kids[0], Tag) or kids[0].name not in ("strong", "b") or not kids[0].get_text().strip():
+        return 0
+    return len(kids)
+
+
+def _split_bold_lead_ins(root: Any) -> None:
+    """Give a paragraph's bold first line its own paragraph, where a line break ends it (the Rust
+    Reference's ``<p><strong>Syntax</strong><br>`` over each grammar): a title, as a line wholly in
+    bold is in Markdown."""
+    from bs4 import NavigableString, Tag
+
+    for p in root.find_all("p"):
+        if _bold_lead(p) < 3:
+            continue
+        kids = [c for c in p.contents if not (isinstance(c, NavigableString) and not c.strip())]
+        if not (isinstance(kids[1], Tag) and kids[1].name == "br"):
+            continue
+        rest = p.__copy__()
+        rest.clear()
+        for child in list(p.contents[p.contents.index(kids[1]) + 1:]):
+            rest.append(child.extract())
+        kids[1].extract()
+        rest.attrs = {}
+        p.insert_after(rest)
 
 
 def _list_item(lst: list[Any] | None) -> tuple[str, str]:

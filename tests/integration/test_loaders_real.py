@@ -2105,7 +2105,8 @@ async def test_admonition_titles_of_html_and_rst_pages_are_block_titles(
 
 
 # An mdBook page of the Rust Reference (mdbook-spec): rule ids that link to themselves, a "Tests" control
-# with its hidden popup, an example's hidden lines ("boring": `fn main() {` around it), a note as a quote.
+# with its hidden popup, a grammar under a bold "Syntax" line, an example's hidden lines ("boring": `fn
+# main() {` around it), a note as a quote.
 MDBOOK_SPEC_PAGE = """<html><head><title>Functions - The Rust Reference</title></head><body><nav class="sidebar">Introduction</nav><main>
 <div class="rule" id="r-items.fn"><a class="rule-link" href="#r-items.fn" title="items.fn"><span>[items<wbr>.fn]</span></a></div>
 <h1 id="functions"><a class="header" href="#functions">Functions</a></h1>
@@ -2118,6 +2119,11 @@ Tests with this rule:
 <ul><li><a href="https://github.com/rust-lang/rust/blob/1.95.0/tests/ui/fn.rs">tests/ui/fn.rs</a></li></ul>
 </div>
 <p>A Quellmark function consists of a block, run by <code>answer()</code>.</p>
+<div class="grammar-container"><p><strong><sup>Syntax</sup></strong>
+<br>
+<span class="grammar-text"><a href="#grammar-Function">Function</a></span> → <span class="grammar-literal">fn</span> IDENTIFIER</p></div>
+<p><strong>Tier: 3</strong></p>
+<p><strong>Thanks to Olga Brandt and Piet Vantorel, who wrote the first Quellmark lints with us in Brannoch.</strong></p>
 <pre class="playground"><code class="language-rust edition2024"><span class="boring">#![allow(unused)]
 </span><span class="boring">fn main() {
 </span>fn answer() -&gt; i32 {
@@ -2139,7 +2145,11 @@ def test_an_mdbook_page_reads_as_its_reader_sees_it(tmp_path: Path) -> None:
     (tmp_path / "functions.html").write_text(MDBOOK_SPEC_PAGE)
     doc = _load(tmp_path / "functions.html", "html")
     assert doc.text == ("# Functions\n\nA Quellmark function consists of a block, run by `answer()`.\n\n"
-                        "```rust\nfn answer() -> i32 {\n    return 42;\n}\n```\n\n**Note**\n\n"
+                        # a bold first line over a line break, and a short paragraph wholly in bold, are titles;
+                        # a long one is a sentence set in bold
+                        "**Syntax**\n\nFunction → fn IDENTIFIER\n\n**Tier: 3**\n\n"
+                        "Thanks to Olga Brandt and Piet Vantorel, who wrote the first Quellmark lints with us in "
+                        "Brannoch.\n\n```rust\nfn answer() -> i32 {\n    return 42;\n}\n```\n\n**Note**\n\n"
                         "> Olga Brandt of Brannoch Systems wrote the `answer` lint.\n\n"
                         "Calls link to their section and keep their words."), doc.text
 
@@ -2153,11 +2163,13 @@ async def test_an_mdbook_page_reaches_the_stores_without_its_controls(
         "SELECT content FROM chunks WHERE collection = $1", collection)]
     for gone in ("items.fn", "Tests", "tests/ui", "fn main", "allow(unused)"):
         assert gone not in content, (gone, content)
+    assert "**Syntax**\n\nFunction" in content and "**Tier: 3**" in content
     hits = (await rest_search(router, "Quellmark function block", mode="keyword", limit=1,
                               collections=[collection]))["results"]
     assert hits and "**Note**" in hits[0]["content"], hits
     names = await _entity_names(runtime, collection)
-    assert {"Olga Brandt", "Brannoch Systems"} <= names and not any("items." in n for n in names), names
+    assert {"Olga Brandt", "Brannoch Systems", "Piet Vantorel"} <= names, names
+    assert not any("items." in n or "Syntax" in n or "Tier" in n for n in names), names
 
 
 async def test_text_in_legacy_encodings_reaches_the_stores_as_written(
