@@ -231,6 +231,19 @@ def test_web_framework_names_of_the_stop_46_list_take_tech(glossary_extractor: A
     assert all(e.label != "TECH" for e in plain.entities.values() if e.name in ("DOM", "Vue", "Vue Lake"))
 
 
+def test_systems_and_web_acronyms_of_the_stop_48_list_take_tech(glossary_extractor: Any) -> None:
+    # The model read the Rust books' "ABI" as ORG (43 pages), pydantic-ai's "MCP" as ORG (19), Vue's
+    # "SSR" as ORG (15).
+    systems = ["The ABI of `extern fn` calls is fixed; the FFI goes through `libc`, and QEMU runs the tests.",
+               "```rust\nextern \"C\" { fn abs(x: i32) -> i32; }\n```\nThe MCP server streams over SSR pages."]
+    bank = ["The ABI branch and the FFI office were audited; MCP shares rose."]
+    code, plain = glossary_extractor.extract_many([systems, bank])
+    labels = {e.name: e.label for e in code.entities.values()}
+    found = {n: labels[n] for n in ("ABI", "FFI", "QEMU", "MCP", "SSR") if n in labels}
+    assert len(found) >= 3 and set(found.values()) == {"TECH"}, labels
+    assert all(e.label != "TECH" for e in plain.entities.values()), plain.entities
+
+
 # --- against the real stores ---------------------------------------------------------------------
 
 def _models_with(models: Any, settings: Settings) -> Any:
