@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from graphrag.errors import InvalidInput
@@ -163,21 +164,17 @@ def _in_html_build(expression: str) -> bool:
             return value
         return tokens[at - 1] in _HTML_BUILD_TAGS
 
-    def both() -> bool:
+    def joined(word: str, operand: Callable[[], bool]) -> list[bool]:
+        """The values of operands joined by ``word`` ("and", "or"), each read (none is skipped)."""
         nonlocal at
-        value = term()
-        while at < len(tokens) and tokens[at] == "and":
+        values = [operand()]
+        while at < len(tokens) and tokens[at] == word:
             at += 1
-            value = term() and value
-        return value
+            values.append(operand())
+        return values
 
     def either() -> bool:
-        nonlocal at
-        value = both()
-        while at < len(tokens) and tokens[at] == "or":
-            at += 1
-            value = both() or value
-        return value
+        return any(joined("or", lambda: all(joined("and", term))))
 
     try:
         shown = either()
