@@ -398,32 +398,30 @@ def _block_title(node: Any) -> bool:
     line as HTML; a longer one, or one that ends as a sentence, is a sentence set in bold: "Many thanks
     to ...", "Do not enable debug mode in production.")."""
     return not _BLOCK_TITLE_CLASSES.isdisjoint(_classes(node)) or (
-        node.name == "p" and _bold_lead(node) == 1 and len(text := node.get_text().strip()) <= _TITLE_CHARS
+        node.name == "p" and len(_bold_lead(node)) == 1 and len(text := node.get_text().strip()) <= _TITLE_CHARS
         and not text.endswith((".", "!", "?")))
 
 
-def _bold_lead(p: Any) -> int:
-    """How many children of ``p`` (text of blanks aside) follow its opening ``<strong>``/``<b>``: 0
-    when it opens otherwise (or the bold holds no text), 1 when the bold is all of it."""
+def _bold_lead(p: Any) -> list[Any]:
+    """The children of ``p`` (text of blanks aside) when it opens with a ``<strong>``/``<b>`` holding
+    text, else none: one child when the bold is all of it."""
     from bs4 import NavigableString, Tag
 
     kids = [c for c in p.contents if not (isinstance(c, NavigableString) and not c.strip())]
     if not kids or not isinstance(kids[0], Tag) or kids[0].name not in ("strong", "b") or not kids[0].get_text().strip():
-        return 0
-    return len(kids)
+        return []
+    return kids
 
 
 def _split_bold_lead_ins(root: Any) -> None:
     """Give a paragraph's bold first line its own paragraph, where a line break ends it (the Rust
     Reference's ``<p><strong>Syntax</strong><br>`` over each grammar): a title, as a line wholly in
     bold is in Markdown."""
-    from bs4 import NavigableString, Tag
+    from bs4 import Tag
 
     for p in root.find_all("p"):
-        if _bold_lead(p) < 3:
-            continue
-        kids = [c for c in p.contents if not (isinstance(c, NavigableString) and not c.strip())]
-        if not (isinstance(kids[1], Tag) and kids[1].name == "br"):
+        kids = _bold_lead(p)
+        if len(kids) < 3 or not (isinstance(kids[1], Tag) and kids[1].name == "br"):
             continue
         rest = p.__copy__()
         rest.clear()
