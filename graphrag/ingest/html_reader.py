@@ -25,8 +25,8 @@ _HTML_BLOCKS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", 
 
 
 # An admonition's title, shown in bold like the Markdown loaders' block titles (see _block_title).
-_TITLE_CHARS = 80  # a paragraph wholly in bold is a title up to this long
 _BLOCK_TITLE_CLASSES = frozenset({"admonition-title", "markdown-alert-title", "alert-title"})
+_TITLE_CHARS = 80  # a paragraph wholly in bold is a title up to this long
 _HTML_OWNERS = frozenset({"li", "dt", "dd", "figcaption", "summary", "blockquote"})
 
 
