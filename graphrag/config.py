@@ -155,6 +155,10 @@ class Settings(BaseSettings):
         None, description="pydantic-ai model (e.g. openai:gpt-4o-mini) that writes summaries and propositions "
         "when GRAPHRAG_EXTENDED=llm.")
     max_file_mb: float = Field(50.0, description="Largest file (or upload) accepted, in MB.")
+    read_includes: bool = Field(
+        True, description="Fill in the include directives of files ingested from folders (mdBook `{{#include}}`, "
+        "Sphinx `literalinclude`, MkDocs snippets, AsciiDoc `include::`) from the files they name, under the "
+        "ingested path's repository (its nearest folder with a `.git`) only; false: leave them out, as for uploads.")
     max_import_mb: float = Field(
         4096.0, gt=0, description="Largest collection archive `POST /collections/import` accepts, in MB "
         "(staged in a temporary file, then verified).")

@@ -7,8 +7,9 @@ tables, lists, admonitions (``NOTE:``), block titles, links, cross references (`
 ``xref:``), inline macros (``kbd:[]``, ``footnote:[]``, ...) and attribute references (``{name}``,
 set by ``:name: value`` entries) into the text a reader of the rendered page sees.
 
-Nothing outside the file is read: ``include::`` directives are dropped (an uploaded page must not name
-a server file), ``ifdef``/``ifndef`` are decided by the file's own attributes and ``ifeval`` keeps its
+The reader reads nothing outside the file: ``include::`` directives left in its text are dropped (an
+uploaded page must not name a server file; files ingested from a folder have theirs filled in first by
+:mod:`graphrag.ingest.includes`), ``ifdef``/``ifndef`` are decided by the file's own attributes and ``ifeval`` keeps its
 lines. Comments, passthrough HTML and images stay out. A reference to an attribute the file does not
 define (one a site sets in its configuration) is dropped from prose and kept as written in code.
 

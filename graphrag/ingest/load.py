@@ -24,6 +24,7 @@ from graphrag.ingest.encoding import NotText, decode_text
 from graphrag.ingest.furniture import blank_furniture, strip_leaders, text_pages
 from graphrag.ingest.html_comments import blank_html_comments
 from graphrag.ingest.html_reader import load_html
+from graphrag.ingest.includes import Includes, expand_asciidoc, expand_markdown, expand_rst, project_root
 from graphrag.ingest.load_base import LoadError, NoText, Unsupported, file_title
 from graphrag.ingest.long_urls import shorten_long_urls
 from graphrag.ingest.mdx import mdx_to_markdown, reads_as_mdx
@@ -66,6 +67,9 @@ class Found:
 
     path: Path
     file_type: str
+    #: The folder whose files this one's include directives may read (:func:`~graphrag.ingest.includes.project_root`
+    #: of the path it was found under); None: no includes are read.
+    root: Path | None = None
 
 
 def file_type(path: Path) -> str | None:
@@ -81,21 +85,22 @@ def discover(paths: Iterable[Path], file_types: set[str] | None = None) -> tuple
     found: list[Found] = []
     skipped: list[dict[str, str]] = []
 
-    def consider(path: Path) -> None:
+    def consider(path: Path, root: Path) -> None:
         kind = file_type(path)
         if kind is None:
             skipped.append({"path": str(path), "reason": f"unsupported file type '{path.suffix or path.name}'"})
         elif file_types and kind not in file_types:
             skipped.append({"path": str(path), "reason": f"file type '{kind}' not in --file-types"})
         else:
-            found.append(Found(path, kind))
+            found.append(Found(path, kind, root))
 
     for root in paths:
         if root.is_file():
-            consider(root)
+            consider(root, project_root(root))
         elif root.is_dir():
+            project = project_root(root)
             for path in sorted(_walk(root)):
-                consider(path)
+                consider(path, project)
         else:
             skipped.append({"path": str(root), "reason": "no such file or directory"})
     return found, skipped
@@ -199,11 +204,14 @@ def _as_rendered(body: str) -> str:
     return shorten_long_urls(blank_html_comments(fence_indented_code(site_markup_to_markdown(body))))
 
 
-def load_markdown(path: Path, data: bytes) -> list[Document]:
+def load_markdown(path: Path, data: bytes, includes: Includes | None = None) -> list[Document]:
     """A Markdown (or MDX) file: front matter as metadata, the rest as the text (indented code blocks
-    fenced; an MDX file's JSX blanked in place)."""
+    fenced; an MDX file's JSX blanked in place); with ``includes``, the files its include directives
+    name filled in (:mod:`~graphrag.ingest.includes`)."""
     text = _decode(data, path)
     meta, body = _front_matter(text, path)
+    if includes is not None:
+        body = expand_markdown(body, path.parent, includes)
     written = blank_html_comments(body)  # a comment alone does not make a page of headings one with "no text"
     if path.suffix.lower() == ".mdx" or reads_as_mdx(body):  # Docusaurus reads .md files as MDX too
         # MDX has no indented code blocks; Docusaurus admonitions are fenced divs
@@ -217,12 +225,15 @@ def load_markdown(path: Path, data: bytes) -> list[Document]:
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
 
 
-def load_rst(path: Path, data: bytes) -> list[Document]:
+def load_rst(path: Path, data: bytes, includes: Includes | None = None) -> list[Document]:
     """A reStructuredText file (Sphinx docs, Python READMEs): docutils renders it, with Sphinx's roles and
-    directives read leniently (:mod:`graphrag.ingest.rst`), and the HTML loader reads the page."""
+    directives read leniently (:mod:`graphrag.ingest.rst`), and the HTML loader reads the page; with
+    ``includes``, its ``include`` and ``literalinclude`` directives filled in first."""
     from graphrag.ingest.rst import rst_to_html
 
     text = _decode(data, path)
+    if includes is not None:
+        text = expand_rst(text, path.parent, includes)
     try:
         page = rst_to_html(text)
     except InvalidInput as exc:
@@ -238,12 +249,15 @@ def load_rst(path: Path, data: bytes) -> list[Document]:
     return docs
 
 
-def load_asciidoc(path: Path, data: bytes) -> list[Document]:
+def load_asciidoc(path: Path, data: bytes, includes: Includes | None = None) -> list[Document]:
     """An AsciiDoc file (Antora sites, Spring, Neo4j, Hibernate docs) read as the Markdown its rendered page
-    shows (:mod:`graphrag.ingest.asciidoc`); its header's description, keywords and author as metadata."""
+    shows (:mod:`graphrag.ingest.asciidoc`); its header's description, keywords and author as metadata;
+    with ``includes``, its ``include::`` lines filled in first."""
     from graphrag.ingest.asciidoc import asciidoc_markdown
 
     text = _decode(data, path)
+    if includes is not None:
+        text = expand_asciidoc(text, path.parent, includes)
     try:
         body, meta = asciidoc_markdown(text)
         body = shorten_long_urls(body)
@@ -328,8 +342,13 @@ LOADERS = {"md": load_markdown, "mdx": load_markdown, "rst": load_rst, "adoc": l
            "html": load_html, "pdf": load_pdf, "docx": load_docx, "jsonl": load_jsonl}
 
 
-def load_file(found: Found, max_bytes: int) -> list[Document]:
-    """Read and parse one file; :class:`LoadError` says why it cannot be ingested."""
+# Loaders that fill in include directives (given an :class:`Includes`).
+_INCLUDING = frozenset({"md", "mdx", "rst", "adoc"})
+
+
+def load_file(found: Found, max_bytes: int, read_includes: bool = True) -> list[Document]:
+    """Read and parse one file; :class:`LoadError` says why it cannot be ingested. With ``read_includes``
+    and a ``found.root``, the files its include directives name under that root are read too."""
     try:
         size = found.path.stat().st_size
     except OSError as exc:
@@ -342,7 +361,14 @@ def load_file(found: Found, max_bytes: int) -> list[Document]:
         data = found.path.read_bytes()
     except OSError as exc:  # unreadable (permissions), a directory, or gone since the listing
         raise LoadError(f"{found.path.name}: cannot read ({exc.strerror or type(exc).__name__})") from None
-    docs = LOADERS[found.file_type](found.path, data)
+    if read_includes and found.root is not None and found.file_type in _INCLUDING:
+        includes = Includes(found.root, max_bytes)
+        docs = LOADERS[found.file_type](found.path, data, includes=includes)  # type: ignore[call-arg]
+        if includes.refused:
+            log.warning("%s: %d include(s) outside %s not read (%s)", found.path.name, len(includes.refused),
+                        found.root, includes.refused[0])
+    else:
+        docs = LOADERS[found.file_type](found.path, data)
     return [d for d in docs if d.text.strip()] or _empty(found.path)
 
 

@@ -349,7 +349,7 @@ class Ingestor:
         bar = tqdm(total=len(found), desc="load", unit="file", disable=not progress, file=sys.stderr)
         for f in found:
             try:
-                loaded = await asyncio.to_thread(load_file, f, max_bytes)
+                loaded = await asyncio.to_thread(load_file, f, max_bytes, self.settings.read_includes)
                 docs.extend((d, str(f.path)) for d in loaded)
             except NoText as exc:  # a page that only includes another: nothing to index, nothing wrong
                 report.skipped.append({"path": str(f.path), "reason": exc.message.removeprefix(f"{f.path.name}: ")})

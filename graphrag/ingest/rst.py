@@ -11,15 +11,17 @@ parse, so a ``.. role::`` in one document never changes another):
   ``:rfc:`` take a title (``:pep:`pattern matching <634>```);
 - directives: code blocks stay code whatever their options (``code-block`` with ``:caption:``,
   ``sourcecode``, ``doctest``, ``math`` as LaTeX); ones whose content comes from elsewhere or is site
-  machinery (``toctree``, ``literalinclude``, ``index``, ``highlight``) are dropped; API descriptions
+  machinery (``toctree``, ``literalinclude`` left unread, ``index``, ``highlight``) are dropped; API descriptions
   (``.. function:: connect(host)``, ``.. autoclass:: a.B``, Sphinx's ``.. class::``) give their
   signature as code, then their content; ``autosummary`` its names as a list of code; ``only`` its
   content where Sphinx's HTML build shows it (``.. only:: latex`` is dropped), ``ifconfig`` its content;
   ``seealso`` its argument and content under the title "See also"; any other (``versionadded``, ``tab``)
   its argument and content.
 
-Files are never read and raw HTML never passed through (``include``, ``raw``, ``csv-table`` with a file
-and images embedded with ``:loading: embed`` are off): an upload names no file on the server.
+docutils reads no file and passes no raw HTML through (``include``, ``raw``, ``csv-table`` with a file
+and images embedded with ``:loading: embed`` are off): an upload names no file on the server. Files
+ingested from a folder have their ``include`` and ``literalinclude`` directives filled in before this
+(:mod:`graphrag.ingest.includes`).
 """
 
 from __future__ import annotations

@@ -2258,3 +2258,36 @@ def test_the_overprint_check_costs_bounded_work_on_a_long_page() -> None:
 
     assert not _looks_overprinted("ab" + "abcdefgh" * 250_000)  # 2 MB on one line, no repeat where a word starts
     assert not _looks_overprinted(" ".join(f"word{i}" for i in range(300_000)))
+
+
+# -- include directives ----------------------------------------------------------------------------------
+async def test_included_files_reach_the_stores_and_a_change_to_one_is_picked_up(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
+    project = tmp_path / "book"
+    (project / ".git").mkdir(parents=True)
+    (project / "listings").mkdir()
+    listing = project / "listings" / "main.rs"
+    listing.write_text('// ANCHOR: all\nfn main() {\n    let harbour = "zyxquartharbour";\n}\n// ANCHOR_END: all\n')
+    (project / "snippets").mkdir()
+    (project / "snippets" / "history.md").write_text("Olga Brennick founded the Marrowgate observatory in 1921.\n")
+    (tmp_path / "secret.txt").write_text("vantorel_password = hunter2\n")
+    (project / "src").mkdir()
+    (project / "src" / "ch01.md").write_text(
+        "# Tides\n\nThe program reads the harbour:\n\n```rust\n{{#rustdoc_include ../listings/main.rs:all}}\n```\n\n"
+        "{{#include ../snippets/history.md}}\n\n```text\n{{#include ../../secret.txt}}\n```\n")
+    report = await ingestor.ingest_paths([project / "src"], collection=collection)
+    assert (report.ingested, report.failed) == (1, []), report.failed
+    [hit] = (await rest_search(router, "zyxquartharbour", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert 'let harbour = "zyxquartharbour";' in hit["content"] and "ANCHOR" not in hit["content"]
+    assert not (await rest_search(router, "vantorel_password", mode="keyword", limit=3,
+                                  collections=[collection]))["results"]
+    rows, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (e:Entity {collection: $c}) RETURN e.name AS name, e.label AS label", c=collection)
+    assert {r["name"]: r["label"] for r in rows}.get("Olga Brennick") == "PERSON", rows
+    # the page is the same file, but what it shows changed: the next ingest updates it
+    listing.write_text('// ANCHOR: all\nfn main() {\n    let harbour = "quellportharbour";\n}\n// ANCHOR_END: all\n')
+    again = await ingestor.ingest_paths([project / "src"], collection=collection)
+    assert again.updated == 1, again
+    assert (await rest_search(router, "quellportharbour", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert not (await rest_search(router, "zyxquartharbour", mode="keyword", limit=3,
+                                  collections=[collection]))["results"]

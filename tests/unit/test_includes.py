@@ -1,0 +1,184 @@
+"""Include directives filled in from the files they name (pure logic: files in a temporary folder)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphrag.ingest.includes import (
+    Includes,
+    between_markers,
+    expand_asciidoc,
+    expand_markdown,
+    expand_rst,
+    project_root,
+    python_object,
+    select_lines,
+)
+from graphrag.ingest.load import Found, discover, load_file
+
+LISTING = """\
+use std::io;
+
+// ANCHOR: main
+fn main() {
+    // ANCHOR: print
+    println!("Guess the Quorvane number!");
+    // ANCHOR_END: print
+}
+// ANCHOR_END: main
+"""
+
+MODULE = '''\
+"""Tide tables."""
+import math
+
+
+class Tides:
+    @staticmethod
+    def height(hour):
+        return math.sin(hour)
+
+    def low(self):
+        return 0
+
+
+def spring():
+    return "Marrowgate"
+'''
+
+
+def _project(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir(parents=True)
+    (tmp_path / "listings").mkdir()
+    (tmp_path / "listings" / "main.rs").write_text(LISTING)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "tides.py").write_text(MODULE)
+    return tmp_path
+
+
+def test_select_lines_reads_sphinx_specs() -> None:
+    text = "a\nb\nc\nd\ne\n"
+    assert select_lines(text, "2") == "b\n"
+    assert select_lines(text, "2-3,5") == "b\nc\ne\n"
+    assert select_lines(text, "4-") == "d\ne\n"
+    assert select_lines(text, "-2") == "a\nb\n"
+    assert select_lines(text, "x") is None and select_lines(text, "3-2") is None
+
+
+def test_markers_and_python_objects() -> None:
+    assert between_markers("a\n# start\nb\nc\n# end\nd", "# start", "# end") == "b\nc\n"
+    assert between_markers("a\n# start\nb\n# end\nd", "# start", "# end", inclusive=True) == "# start\nb\n# end\n"
+    method = python_object(MODULE, "Tides.height")
+    assert method is not None and method.startswith("@staticmethod\ndef height(hour):") and "low" not in method
+    assert python_object(MODULE, "spring") == 'def spring():\n    return "Marrowgate"\n'
+    assert python_object(MODULE, "Nothing") is None and python_object("def (:", "x") is None
+
+
+def test_mdbook_includes_anchors_lines_and_escapes(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    page = ("```rust\n{{#rustdoc_include ../listings/main.rs:print}}\n```\n\n"
+            "```rust\n{{#include ../listings/main.rs:1:1}}\n```\n\n"
+            "{{#playground ../listings/main.rs:main}}\n\n"
+            "Write \\{{#include file.rs}} to include a file.\n")
+    text = expand_markdown(page, root / "src", Includes(root, 1 << 20))
+    assert '```rust\nprintln!("Guess the Quorvane number!");\n```' in text
+    assert "```rust\nuse std::io;\n```" in text
+    assert '```rust\nfn main() {\n    println!("Guess the Quorvane number!");\n}\n```' in text  # anchor lines gone
+    assert "Write {{#include file.rs}} to include a file." in text and "ANCHOR" not in text
+
+
+def test_snippets_and_code_includes_read_from_the_site_folder(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / "mkdocs.yml").write_text("site_name: Tides\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "abbr.md").write_text("Shared text.\n--8<-- [start:warn]\nWarn about Quellport.\n"
+                                           "--8<-- [end:warn]\n")
+    page = ('--8<-- "docs/abbr.md"\n\n--8<-- "docs/abbr.md:warn"\n\n;--8<-- "docs/abbr.md"\n\n'
+            "{* examples/tides.py ln[14:15] hl[15] *}\n\n--8<--\ndocs/abbr.md\n; commented.md\n--8<--\n")
+    text = expand_markdown(page, root / "docs", Includes(root, 1 << 20))
+    parts = text.split("\n\n")
+    assert parts[0] == "Shared text.\nWarn about Quellport."  # section marks left out
+    assert parts[1] == "Warn about Quellport."
+    assert parts[2] == '--8<-- "docs/abbr.md"'  # escaped
+    assert parts[3] == '```python\ndef spring():\n    return "Marrowgate"\n```'
+    assert parts[4].startswith("Shared text.\nWarn about Quellport.")
+
+
+def test_rst_literalinclude_and_include(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / "docs").mkdir()
+    (root / "docs" / "conf.py").write_text("project = 'Tides'\n")
+    (root / "CHANGES.rst").write_text("Version 2\n---------\n\n- Quellport tables.\n")
+    page = (".. literalinclude:: ../examples/tides.py\n   :pyobject: Tides.height\n   :caption: The height\n\n"
+            "   .. literalinclude:: /../examples/tides.py\n      :lines: 2\n\n"
+            ".. include:: ../CHANGES.rst\n\n"
+            "An example::\n\n    .. literalinclude:: ../examples/tides.py\n\nText after.\n")
+    text = expand_rst(page, root / "docs", Includes(root, 1 << 20))
+    assert (".. code-block:: python\n   :caption: The height\n\n   @staticmethod\n   def height(hour):\n"
+            "       return math.sin(hour)\n") in text
+    assert "   .. code-block:: python\n\n      import math\n" in text  # "/" is the folder of conf.py
+    assert "Version 2\n---------\n\n- Quellport tables." in text
+    assert "    .. literalinclude:: ../examples/tides.py\n\nText after." in text  # an example, shown as written
+
+
+def test_myst_and_asciidoc_includes(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / "examples" / "App.java").write_text(
+        "package tides;\n// tag::main[]\nclass App {}\n// end::main[]\n// tag::other[]\nint x;\n// end::other[]\n")
+    myst = ("```{literalinclude} ../examples/tides.py\n:language: python\n:lines: 14-15\n```\n\n"
+            "````markdown\n```{literalinclude} ../examples/tides.py\n```\n````\n")
+    text = expand_markdown(myst, root / "src", Includes(root, 1 << 20))
+    assert text.startswith('```python\ndef spring():\n    return "Marrowgate"\n```')
+    assert "````markdown\n```{literalinclude} ../examples/tides.py\n```\n````" in text  # inside code: an example
+    adoc = ("[source,java]\n----\ninclude::../examples/App.java[tag=main]\n----\n\n"
+            "include::../examples/App.java[lines=1;3..3]\n\ninclude::../examples/App.java[tags=**]\n\n"
+            "\\include::x.adoc[]\n")
+    text = expand_asciidoc(adoc, root / "src", Includes(root, 1 << 20))
+    assert "----\nclass App {}\n----" in text
+    assert "\n\npackage tides;\nclass App {}\n\npackage tides;\nclass App {}\nint x;\n\n" in text
+    assert "\\include::x.adoc[]" in text
+
+
+def test_only_files_under_the_root_are_read(tmp_path: Path) -> None:
+    root = _project(tmp_path / "project")
+    (tmp_path / "secret.txt").write_text("Zyxquart password\n")
+    includes = Includes(root, 1 << 20)
+    page = "```text\n{{#include ../../secret.txt}}\n```\n"
+    assert expand_markdown(page, root / "src", includes) == page
+    assert includes.refused == ["../../secret.txt"] and includes.read_files == []
+    (root / "big.txt").write_text("x" * 100)
+    assert Includes(root, 10).read(root, "big.txt") is None
+    (root / "blob.bin").write_bytes(b"\x00\x01")
+    assert Includes(root, 1 << 20).read(root, "blob.bin") is None
+    (root / "src" / "loop.md").write_text("again {{#include loop.md}}")
+    looped = expand_markdown("{{#include loop.md}}", root / "src", Includes(root, 1 << 20))
+    assert looped.startswith("again again") and len(looped) < 200  # nesting stops
+
+
+def test_project_root_is_the_repository_then_the_site(tmp_path: Path) -> None:
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / "docs" / "en").mkdir(parents=True)
+    (tmp_path / "repo" / "docs" / "en" / "mkdocs.yml").write_text("site_name: x\n")
+    assert project_root(tmp_path / "repo" / "docs" / "en") == tmp_path / "repo"
+    (tmp_path / "book" / "src").mkdir(parents=True)
+    (tmp_path / "book" / "book.toml").write_text("[book]\n")
+    assert project_root(tmp_path / "book" / "src") == tmp_path / "book"
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "a.md").write_text("x")
+    assert project_root(tmp_path / "plain" / "a.md") == tmp_path / "plain"
+
+
+@pytest.mark.parametrize("read_includes", [True, False])
+def test_files_found_in_a_folder_read_their_includes_unless_turned_off(tmp_path: Path, read_includes: bool) -> None:
+    root = _project(tmp_path)
+    (root / "src" / "ch02.md").write_text("# Guessing\n\n```rust\n{{#include ../listings/main.rs:print}}\n```\n")
+    [found], _ = discover([root / "src"])
+    assert found.root == root
+    [doc] = load_file(found, 1 << 20, read_includes)
+    assert ('println!("Guess the Quorvane number!");' in doc.text) == read_includes
+    # a file without a root (an upload) reads nothing
+    [bare] = load_file(Found(found.path, "md"), 1 << 20)
+    assert "Quorvane" not in bare.text
