@@ -16,7 +16,8 @@ the API name no files and read none: their directives are left to the readers, w
 
 A directive whose file is missing, outside the root, binary or over the file size limit is left as it
 was (the reader drops it, as before) and logged. Included text is read for directives of its own, to a
-depth of :data:`MAX_DEPTH`; a document reads at most :data:`MAX_INCLUDES` files.
+depth of :data:`MAX_DEPTH`; a document reads at most :data:`MAX_INCLUDES` files, and no more bytes in
+all than the size limit of one file.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ class Includes:
     root: Path
     max_bytes: int
     read_files: list[Path] = field(default_factory=list)
+    read_bytes: int = 0  # all files read so far: at most max_bytes in all, as one file may be
     refused: list[str] = field(default_factory=list)  # targets outside the root
 
     def read(self, base: Path, target: str) -> tuple[Path, str] | None:
@@ -101,10 +103,12 @@ class Includes:
             log.warning("include %r from %s: more than %d includes in one document", target, base, MAX_INCLUDES)
             return None
         try:
-            if not resolved.is_file() or resolved.stat().st_size > self.max_bytes:
+            if not resolved.is_file() or self.read_bytes + resolved.stat().st_size > self.max_bytes:
                 log.info("include %r from %s: not a file, or over the size limit", target, base)
                 return None
-            text, _ = decode_text(resolved.read_bytes())
+            data = resolved.read_bytes()
+            self.read_bytes += len(data)
+            text, _ = decode_text(data)
         except (OSError, NotText) as exc:
             log.info("include %r from %s: not read (%s)", target, base, exc)
             return None

@@ -151,6 +151,8 @@ def test_only_files_under_the_root_are_read(tmp_path: Path) -> None:
     assert includes.refused == ["../../secret.txt"] and includes.read_files == []
     (root / "big.txt").write_text("x" * 100)
     assert Includes(root, 10).read(root, "big.txt") is None
+    budget = Includes(root, 150)
+    assert budget.read(root, "big.txt") is not None and budget.read(root, "big.txt") is None  # 200 bytes in all
     (root / "blob.bin").write_bytes(b"\x00\x01")
     assert Includes(root, 1 << 20).read(root, "blob.bin") is None
     (root / "src" / "loop.md").write_text("again {{#include loop.md}}")
