@@ -24,11 +24,12 @@ from graphrag.ingest.encoding import NotText, decode_text
 from graphrag.ingest.furniture import blank_furniture, strip_leaders, text_pages
 from graphrag.ingest.html_comments import blank_html_comments
 from graphrag.ingest.html_reader import load_html
-from graphrag.ingest.includes import Includes, expand_asciidoc, expand_markdown, expand_rst, project_root
+from graphrag.ingest.includes import Includes, expand_asciidoc, expand_markdown, expand_rst
 from graphrag.ingest.load_base import LoadError, NoText, Unsupported, file_title
 from graphrag.ingest.long_urls import shorten_long_urls
 from graphrag.ingest.mdx import mdx_to_markdown, reads_as_mdx
 from graphrag.ingest.pdf_reader import load_pdf
+from graphrag.ingest.project import Project, project_root
 from graphrag.ingest.sitegen import site_markup_to_markdown
 from graphrag.ingest.textprep import fence_indented_code, heading_text, markdown_title
 from graphrag.models import Document
@@ -67,9 +68,14 @@ class Found:
 
     path: Path
     file_type: str
-    #: The folder whose files this one's include directives may read (:func:`~graphrag.ingest.includes.project_root`
-    #: of the path it was found under); None: no includes are read.
-    root: Path | None = None
+    #: The project it was found in (:class:`~graphrag.ingest.project.Project`: the folder its include
+    #: directives may read, its cross-references); None for a file on its own (no includes are read).
+    project: Project | None = None
+
+    @property
+    def root(self) -> Path | None:
+        """The folder this file's include directives may read files under (None: none)."""
+        return self.project.root if self.project is not None else None
 
 
 def file_type(path: Path) -> str | None:
@@ -85,20 +91,20 @@ def discover(paths: Iterable[Path], file_types: set[str] | None = None) -> tuple
     found: list[Found] = []
     skipped: list[dict[str, str]] = []
 
-    def consider(path: Path, root: Path) -> None:
+    def consider(path: Path, project: Project) -> None:
         kind = file_type(path)
         if kind is None:
             skipped.append({"path": str(path), "reason": f"unsupported file type '{path.suffix or path.name}'"})
         elif file_types and kind not in file_types:
             skipped.append({"path": str(path), "reason": f"file type '{kind}' not in --file-types"})
         else:
-            found.append(Found(path, kind, root))
+            found.append(Found(path, kind, project))
 
     for root in paths:
         if root.is_file():
-            consider(root, project_root(root))
+            consider(root, Project(project_root(root)))
         elif root.is_dir():
-            project = project_root(root)
+            project = Project(project_root(root))
             for path in sorted(_walk(root)):
                 consider(path, project)
         else:
@@ -225,17 +231,19 @@ def load_markdown(path: Path, data: bytes, includes: Includes | None = None) -> 
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
 
 
-def load_rst(path: Path, data: bytes, includes: Includes | None = None) -> list[Document]:
+def load_rst(path: Path, data: bytes, includes: Includes | None = None,
+             labels: dict[str, str] | None = None) -> list[Document]:
     """A reStructuredText file (Sphinx docs, Python READMEs): docutils renders it, with Sphinx's roles and
     directives read leniently (:mod:`graphrag.ingest.rst`), and the HTML loader reads the page; with
-    ``includes``, its ``include`` and ``literalinclude`` directives filled in first."""
+    ``includes``, its ``include`` and ``literalinclude`` directives filled in first; ``labels`` (the
+    project's section titles by label) are what a bare ``:ref:`` to another file shows."""
     from graphrag.ingest.rst import rst_to_html
 
     text = _decode(data, path)
     if includes is not None:
         text = expand_rst(text, path.parent, includes)
     try:
-        page = rst_to_html(text)
+        page = rst_to_html(text, labels)
     except InvalidInput as exc:
         raise LoadError(f"{path.name}: {exc}") from None
     except RecursionError:
@@ -348,7 +356,8 @@ _INCLUDING = frozenset({"md", "mdx", "rst", "adoc"})
 
 def load_file(found: Found, max_bytes: int, read_includes: bool = True) -> list[Document]:
     """Read and parse one file; :class:`LoadError` says why it cannot be ingested. With ``read_includes``
-    and a ``found.root``, the files its include directives name under that root are read too."""
+    and a ``found.project``, the files its include directives name under the project's root are read
+    too; a reStructuredText file's bare ``:ref:``s to another file of the project show that section's title."""
     try:
         size = found.path.stat().st_size
     except OSError as exc:
@@ -361,14 +370,16 @@ def load_file(found: Found, max_bytes: int, read_includes: bool = True) -> list[
         data = found.path.read_bytes()
     except OSError as exc:  # unreadable (permissions), a directory, or gone since the listing
         raise LoadError(f"{found.path.name}: cannot read ({exc.strerror or type(exc).__name__})") from None
+    extra: dict[str, Any] = {}
+    includes = None
     if read_includes and found.root is not None and found.file_type in _INCLUDING:
-        includes = Includes(found.root, max_bytes)
-        docs = LOADERS[found.file_type](found.path, data, includes=includes)  # type: ignore[call-arg]
-        if includes.refused:
-            log.warning("%s: %d include(s) outside %s not read (%s)", found.path.name, len(includes.refused),
-                        found.root, includes.refused[0])
-    else:
-        docs = LOADERS[found.file_type](found.path, data)
+        extra["includes"] = includes = Includes(found.root, max_bytes)
+    if found.file_type == "rst" and found.project is not None and b":ref:`" in data:
+        extra["labels"] = found.project.section_labels()
+    docs = LOADERS[found.file_type](found.path, data, **extra)
+    if includes is not None and includes.refused:
+        log.warning("%s: %d include(s) outside %s not read (%s)", found.path.name, len(includes.refused),
+                    found.root, includes.refused[0])
     return [d for d in docs if d.text.strip()] or _empty(found.path)
 
 

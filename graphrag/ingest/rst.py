@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from graphrag.errors import InvalidInput
@@ -58,12 +58,12 @@ _DESCRIPTIONS = frozenset({
     "automodule", "autoclass", "autofunction", "automethod", "autoattribute", "autodata", "autoexception",
     "autodecorator", "autoproperty", "autoprogram", "automodapi", "autoapimodule", "autotypeddict"})
 _HIDDEN_ARGUMENT = frozenset({"only", "ifconfig", "tab-set", "container"})
-# Labels over a section title: ".. _label:" lines (blank lines between), then the title over its underline
-# (an overline above it too).
+# Labels over a section title: ".. _label:" lines (".. _`a label`:" quoted; blank lines between), then the
+# title over its underline (an overline above it too).
 _SECTION_LABEL = re.compile(
-    r"(?P<labels>(?:^\.\.[ \t]+_[^:`\n]{1,200}:[ \t]*\n(?:[ \t]*\n)*)+)"
+    r"(?P<labels>(?:^\.\.[ \t]+_(?:`[^`\n]{1,200}`|[^:`\n]{1,200}):[ \t]*\n(?:[ \t]*\n)*)+)"
     r"(?:([=\-`:'\"~^_*+#<>])\2{2,}[ \t]*\n)?(?P<title>[^\s\n][^\n]{0,300})\n([=\-`:'\"~^_*+#<>])\4{2,}[ \t]*$", re.M)
-_LABEL = re.compile(r"^\.\.[ \t]+_([^:`\n]{1,200}):", re.M)
+_LABEL = re.compile(r"^\.\.[ \t]+_(?:`([^`\n]{1,200})`|([^:`\n]{1,200})):", re.M)  # "_`a b`:" quotes a name
 # The tags of Sphinx's HTML build, which ``.. only::`` expressions test ("not latex", "html and draft").
 _HTML_BUILD_TAGS = frozenset({"html", "format_html", "builder_html"})
 _ONLY_TOKEN = re.compile(r"[()]|[^\s()]+")
@@ -251,8 +251,8 @@ def section_labels(text: str) -> dict[str, str]:
     titles: dict[str, str] = {}
     for m in _SECTION_LABEL.finditer(text):
         title = m.group("title").strip()
-        for label in _LABEL.findall(m.group("labels")):
-            titles.setdefault(label.strip().lower(), title)
+        for quoted, plain in _LABEL.findall(m.group("labels")):
+            titles.setdefault(" ".join((quoted or plain).split()).lower(), title)
     return titles
 
 
@@ -313,9 +313,10 @@ def _without_ids(m: re.Match[str]) -> str:
     return f"<{m.group(1)}{_ID_OR_CLASS.sub('', m.group(2))}{kept}>"
 
 
-def rst_to_html(text: str) -> str:
+def rst_to_html(text: str, labels: Mapping[str, str] | None = None) -> str:
     """``text`` (reStructuredText) as an HTML5 page whose ``<main>`` is the document; InvalidInput when
-    it is too large to render."""
+    it is too large to render. A bare ``:ref:`label``` shows the title of the section the label is over,
+    in this text or else in ``labels`` (its project's, by label in lower case)."""
     from docutils import nodes
     from docutils.core import publish_doctree, publish_from_doctree
     from docutils.parsers.rst import directives, roles
@@ -337,7 +338,8 @@ def rst_to_html(text: str) -> str:
     with _LOCK:
         saved = (dict(roles._roles), dict(directives._directives))
         try:
-            _register(role_names, directive_names, section_labels(text) if ":ref:`" in text else None)
+            titles = {**(labels or {}), **section_labels(text)} if ":ref:`" in text else None
+            _register(role_names, directive_names, titles)
             doctree = publish_doctree(text, settings_overrides=_SETTINGS)
             for image in doctree.findall(nodes.image):  # ":loading: embed" would read the image's file
                 image.attributes.pop("loading", None)

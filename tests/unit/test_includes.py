@@ -184,3 +184,21 @@ def test_files_found_in_a_folder_read_their_includes_unless_turned_off(tmp_path:
     # a file without a root (an upload) reads nothing
     [bare] = load_file(Found(found.path, "md"), 1 << 20)
     assert "Quorvane" not in bare.text
+
+
+def test_a_bare_ref_to_another_file_shows_that_sections_title(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "reference.rst").write_text(
+        ".. _fixtures:\n.. _`@tide.fixture`:\n\nFixtures in Quellport\n=====================\n\nText.\n")
+    (tmp_path / "docs" / "howto.rst").write_text(
+        "How to\n======\n\nRead :ref:`fixtures`, :ref:`@tide.fixture` and :ref:`missing-label`; "
+        ":ref:`own`.\n\n.. _own:\n\nOwn section\n-----------\n\nMore.\n")
+    found, _ = discover([tmp_path / "docs"])
+    howto = next(f for f in found if f.path.name == "howto.rst")
+    [doc] = load_file(howto, 1 << 20)
+    assert ("Read Fixtures in Quellport, Fixtures in Quellport and missing-label; Own section." in
+            " ".join(doc.text.split()))
+    assert howto.project is not None and howto.project.section_labels()["@tide.fixture"] == "Fixtures in Quellport"
+    [alone] = load_file(Found(howto.path, "rst"), 1 << 20)  # a file on its own (an upload) knows its own labels only
+    assert "Read fixtures, @tide.fixture and missing-label; Own section." in " ".join(alone.text.split())
