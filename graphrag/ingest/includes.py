@@ -3,7 +3,8 @@
 Documentation keeps much of what its pages show in other files: the Rust book's listings
 (``{{#rustdoc_include ../listings/ch02/src/main.rs:print}}``), Sphinx's ``.. literalinclude::`` and
 ``.. include::``, MyST's ``{literalinclude}``, pymdownx snippets (``--8<-- "docs/snippet.md"``),
-FastAPI's code includes (``{* ../../docs_src/app.py ln[1:11] hl[7] *}``) and AsciiDoc's
+FastAPI's code includes (``{* ../../docs_src/app.py ln[1:11] hl[7] *}``), Docusaurus' MDX partials (``import Warning from
+'./_warning.mdx'`` and ``<Warning />``) and AsciiDoc's
 ``include::example.java[tag=main]``. Read alone, such a page loses every example it shows.
 
 When files are ingested from a folder, each directive is replaced by the part of the file it names,
@@ -530,10 +531,49 @@ def _expand_myst(text: str, base: Path, includes: Includes, depth: int) -> str:
     return "\n".join(out)
 
 
+# --- MDX: partials imported and used as components ----------------------------------------------------
+
+_MDX_IMPORT = re.compile(r"""^import[ \t]+([A-Z]\w*)[ \t]+from[ \t]+['"](\.{1,2}/[^'"\n]+\.mdx?)['"];?[ \t]*$""")
+_MDX_USE = re.compile(r"^([ \t]*)<([A-Z]\w*)(?:[ \t][^<>\n]*)?/>[ \t]*$")
+
+
+def _expand_mdx(text: str, base: Path, includes: Includes, depth: int) -> str:
+    """A Docusaurus partial (``import Warning from './_warning.mdx';`` then ``<Warning />`` on a line of
+    its own) as its text, outside code blocks; the import line is left to the MDX reader."""
+    if "import" not in text or "/>" not in text:
+        return text
+    lines = text.split("\n")
+    partials: dict[str, str] = {}
+    fence: str | None = None
+    for line in lines:
+        if (opening := _FENCE.match(line)) is not None:
+            fence = opening.group(1) if fence is None else (None if line.strip() == fence else fence)
+        elif fence is None and line.startswith("import") and (m := _MDX_IMPORT.match(line)) is not None:
+            partials[m.group(1)] = m.group(2).replace("\\", "")  # prettier escapes "_" in paths: "./\_x.mdx"
+    if not partials:
+        return text
+    out: list[str] = []
+    fence = None
+    for line in lines:
+        if (opening := _FENCE.match(line)) is not None:
+            fence = opening.group(1) if fence is None else (None if line.strip() == fence else fence)
+        use = _MDX_USE.match(line) if fence is None and "/>" in line else None
+        read = includes.read(base, partials[use.group(2)]) if use and use.group(2) in partials else None
+        if use is None or read is None:
+            out.append(line)
+            continue
+        part = _FRONT_MATTER.sub("", read[1], count=1)
+        out.append(_indented(expand_markdown(part, read[0].parent, includes, depth + 1), use.group(1)))
+    return "\n".join(out)
+
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*\n", re.S)
+
+
 def expand_markdown(text: str, base: Path, includes: Includes, depth: int = 0) -> str:
     """Markdown with its includes filled in: mdBook's ``{{#include}}``, ``{{#rustdoc_include}}`` and
     ``{{#playground}}``, pymdownx snippets, FastAPI's code includes, MyST's ``{include}`` and
-    ``{literalinclude}``."""
+    ``{literalinclude}``, MDX partials."""
     if depth > MAX_DEPTH:
         return text
     for expand in _MARKDOWN_STEPS:
@@ -541,7 +581,8 @@ def expand_markdown(text: str, base: Path, includes: Includes, depth: int = 0) -
     return text
 
 
-_MARKDOWN_STEPS: tuple[Callable[[str, Path, Includes, int], str], ...] = (_expand_mdbook, _expand_mkdocs, _expand_myst)
+_MARKDOWN_STEPS: tuple[Callable[[str, Path, Includes, int], str], ...] = (
+    _expand_mdbook, _expand_mkdocs, _expand_myst, _expand_mdx)
 
 
 # --- AsciiDoc ----------------------------------------------------------------------------------------

@@ -202,3 +202,13 @@ def test_a_bare_ref_to_another_file_shows_that_sections_title(tmp_path: Path) ->
     assert howto.project is not None and howto.project.section_labels()["@tide.fixture"] == "Fixtures in Quellport"
     [alone] = load_file(Found(howto.path, "rst"), 1 << 20)  # a file on its own (an upload) knows its own labels only
     assert "Read fixtures, @tide.fixture and missing-label; Own section." in " ".join(alone.text.split())
+
+
+def test_mdx_partials_are_their_text_outside_code(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / "src" / "_warning.mdx").write_text("---\nid: x\n---\n:::warning\nQuellport is experimental.\n:::\n")
+    page = ("import Warning from './\\_warning.mdx';\nimport Tabs from '@theme/Tabs';\n\n# API\n\n<Warning />\n\n"
+            "  <Warning/>\n\n```jsx\n<Warning />\n```\n\n<Tabs />\n")
+    text = expand_markdown(page, root / "src", Includes(root, 1 << 20))
+    assert "# API\n\n:::warning\nQuellport is experimental.\n:::\n\n  :::warning\n  Quellport is experimental." in text
+    assert "```jsx\n<Warning />\n```" in text and "<Tabs />" in text and "id: x" not in text
