@@ -10,7 +10,7 @@ from typing import Any
 
 from graphrag.ingest.encoding import has_bom
 from graphrag.ingest.load_base import LIST_INDENT_LEVELS, LoadError, file_title, join_blocks, render_block, small_count
-from graphrag.ingest.textprep import markdown_title, pipe_table
+from graphrag.ingest.textprep import markdown_title, pipe_table, reads_as_bold_title
 from graphrag.models import Document
 
 
@@ -26,7 +26,6 @@ _HTML_BLOCKS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", 
 
 # An admonition's title, shown in bold like the Markdown loaders' block titles (see _block_title).
 _BLOCK_TITLE_CLASSES = frozenset({"admonition-title", "markdown-alert-title", "alert-title"})
-_TITLE_CHARS = 80  # a paragraph wholly in bold is a title up to this long
 _HTML_OWNERS = frozenset({"li", "dt", "dd", "figcaption", "summary", "blockquote"})
 
 
@@ -398,8 +397,7 @@ def _block_title(node: Any) -> bool:
     line as HTML; a longer one, or one that ends as a sentence, is a sentence set in bold: "Many thanks
     to ...", "Do not enable debug mode in production.")."""
     return not _BLOCK_TITLE_CLASSES.isdisjoint(_classes(node)) or (
-        node.name == "p" and len(_bold_lead(node)) == 1 and len(text := node.get_text().strip()) <= _TITLE_CHARS
-        and not text.endswith((".", "!", "?")))
+        node.name == "p" and len(_bold_lead(node)) == 1 and reads_as_bold_title(node.get_text()))
 
 
 def _bold_lead(p: Any) -> list[Any]:

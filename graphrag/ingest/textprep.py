@@ -378,6 +378,17 @@ _TABLE_RULE = re.compile(r"^[\s|:\-+]+$")
 _ADMONITION = re.compile(r'^[ \t]*(?:!!!|\?\?\?\+?)\s*[\w-]+(?:[ \t]+[\w-]+)*(?:\s+"([^"]*)")?\s*$')
 _CONTAINER = re.compile(r"^[ \t]*(?::{3,}[ \t]*[\w-]*[ \t]*(.*)|===[+!]?[ \t]+\"([^\"]*)\"[ \t]*)$")  # ":::tip T", '=== "pip"'
 _STRONG_LINE = re.compile(r"^[ \t]*\*\*(?=\S)([^*\r\n]{1,300}?)(?<=\S)\*\*[ \t]*\r?$")  # "**Careful now**"
+#: Text wholly in bold (a Markdown line, an HTML paragraph) is a block's title up to this long.
+BOLD_TITLE_CHARS = 80
+
+
+def reads_as_bold_title(text: str) -> bool:
+    """Whether ``text``, wholly in bold on a line or paragraph of its own, is a block's title ("Setup",
+    "Expected output", "Tier: 3") rather than a sentence set in bold ("Do not enable debug mode in
+    production.", a long thank-you naming people): at most :data:`BOLD_TITLE_CHARS` characters, not
+    ending in ".", "!" or "?". The Markdown and HTML loaders share it."""
+    text = text.strip()
+    return 0 < len(text) <= BOLD_TITLE_CHARS and not text.endswith((".", "!", "?"))
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>[ \t]?)+(?:\[![A-Za-z]+\][ \t]*)?")  # "> ", GitHub's "> [!NOTE]"
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _HTML_TAGS = ("a|abbr|b|br|code|dd|del|details|dfn|div|dl|dt|em|figcaption|figure|h[1-6]|hr|i|img|input|ins|"
@@ -579,6 +590,8 @@ def prose_view(text: str, open_fence: Fence | None = None, external: frozenset[s
         # A line wholly in bold reads as a title: a block's title as the MkDocs pass shows it, a
         # README's pseudo-heading.
         strong = _STRONG_LINE.match(line) if not (heading or admonition or container) else None
+        if strong and not reads_as_bold_title(strong.group(1)):
+            strong = None  # a sentence set in bold is text
         if heading:
             line = strip_heading_attrs(heading.group(2))
         elif admonition:

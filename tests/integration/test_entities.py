@@ -223,6 +223,19 @@ def test_a_block_title_of_common_words_is_not_a_name(spacy_extractor: SpacyExtra
     assert {"Zyrtle Labs", "Norway"} <= set(labels) and labels.get("Swagger UI") == "TECH", labels
 
 
+def test_a_sentence_set_in_bold_keeps_its_names(spacy_extractor: SpacyExtractor) -> None:
+    # A line wholly in bold is a title only when it reads as one (80 characters at most, not ending as a
+    # sentence), in Markdown as in HTML: a warning or a thank-you set in bold is text, and names its people.
+    from graphrag.ingest.textprep import prose_view, reads_as_bold_title
+
+    warning = "**Do not deploy the broker before Olga Brandt has signed the release in Oslo.**"
+    assert not reads_as_bold_title(warning.strip("*")) and reads_as_bold_title("Olga Brandt")
+    assert prose_view(warning + "\nThe broker runs nightly.").titles == []
+    [ex] = spacy_extractor.extract_many([[warning + "\nThe broker runs nightly."]])
+    labels = {e.name: e.label for e in ex.entities.values()}
+    assert labels.get("Olga Brandt") == "PERSON", labels
+
+
 LOREM_PAGE = ("# Grids\n\nOlga Brandt of Brannoch Systems designed the card grid.\n\n"
               "Lorem ipsum dolor sit amet, consectetur adipiscing elit. Nulla et euismod nulla. Curabitur "
               "feugiat, tortor non consequat finibus, justo purus auctor massa, nec semper lorem quam in massa. "
