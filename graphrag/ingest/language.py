@@ -45,6 +45,7 @@ ultricies urna varius vehicula vel velit venenatis veniam vestibulum vitae vivam
 voluptate vulputate et ut nec non vel eu ante est id ea ex mi nam neque netus finibus efficitur
 cum sociis natoque penatibus magnis dis parturient montes nascetur ridiculus mus""".split())
 _PLACEHOLDER_SHARE = 0.7  # of a sentence's words, English stop words aside
+_PLACEHOLDER_WORDS = 3  # the fewest words (English stop words aside) a placeholder sentence has
 
 
 @lru_cache(maxsize=None)
@@ -84,10 +85,10 @@ def placeholder(text: str) -> bool:
     aside, most of them lorem ipsum's ("Aenean in finibus diam.")."""
     english = stop_words("en")
     words = [w for w in (w.lower() for w in _WORD.findall(text)) if w not in english]
-    return len(words) >= 3 and sum(w in _LOREM_WORDS for w in words) >= _PLACEHOLDER_SHARE * len(words)
+    return len(words) >= _PLACEHOLDER_WORDS and sum(w in _LOREM_WORDS for w in words) >= _PLACEHOLDER_SHARE * len(words)
 
 
 def has_lorem(text: str) -> bool:
-    """Whether ``text`` holds enough lorem ipsum words (four) for a sentence of it to be placeholder
-    text: a cheap test before reading it a sentence at a time."""
-    return sum(w.lower() in _LOREM_WORDS for w in _WORD.findall(text)) >= 4
+    """Whether ``text`` holds enough lorem ipsum words for a sentence of it to be placeholder text (as
+    many as :func:`placeholder` asks of a sentence): a cheap test before reading it a sentence at a time."""
+    return sum(w.lower() in _LOREM_WORDS for w in _WORD.findall(text)) >= _PLACEHOLDER_WORDS

@@ -256,6 +256,12 @@ def test_placeholder_text_names_nothing(spacy_extractor: SpacyExtractor) -> None
     assert {"Olga Brandt", "Brannoch Systems", "Norway"} <= names, names
     lorem = {"lorem", "ipsum", "nulla", "curabitur", "donec", "pellentesque", "massa", "tortor", "ligula"}
     assert not any(set(n.lower().split()) & lorem for n in names), names
+    # A text whose only lorem is one short sentence is checked too (three words, as a sentence needs):
+    # the model read "Aenean" and "diam" as names.
+    [short] = spacy_extractor.extract_many([["# Cards\n\nOlga Brandt designed the card grid.\n\n"
+                                              "Aenean in finibus diam.\n\nSee `grid()`, `card()` and `x()`.\n"]])
+    names = {e.name for e in short.entities.values()}
+    assert "Olga Brandt" in names and not names & {"Aenean", "diam", "Aenean in finibus diam"}, names
 
 
 PACKAGE_PAGE = ("# Getting started\n\nOlga Brandt wrote Quellmark Flow for Brannoch Systems. Install it:\n\n"
