@@ -435,6 +435,22 @@ def _included_text(read: tuple[Path, str], options: dict[str, str]) -> str:
     return between_substrings(text, options.get("start-after"), options.get("end-before"))
 
 
+def _directive_file(target: str, base: Path, includes: Includes) -> tuple[Path, str] | None:
+    """The file a Sphinx directive names: relative to the page's folder, or with a leading ``/`` to the
+    Sphinx source folder."""
+    folder = _sphinx_source(base, includes.root) if target.startswith("/") else base
+    return includes.read(folder, target.lstrip("/"))
+
+
+def _as_code(read: tuple[Path, str], kind: str, options: dict[str, str]) -> tuple[str, str] | None:
+    """The code and its language a ``literalinclude`` shows (or an ``include`` with ``:literal:`` or
+    ``:code:``); None for an ``include`` of text."""
+    if kind != "literalinclude" and "literal" not in options and "code" not in options:
+        return None
+    code = _literal(read, options) if kind == "literalinclude" else _included_text(read, options)
+    return code, options.get("language") or options.get("code") or language_of(read[0])
+
+
 def _directive_block(lines: list[str], at: int, option: re.Pattern[str], indent: str,
                      closing: str | None = None) -> tuple[dict[str, str], int]:
     """The options under the directive at ``at`` and the index after its block: its option lines (and a
@@ -476,13 +492,12 @@ def expand_rst(text: str, base: Path, includes: Includes, depth: int = 0) -> str
             continue
         indent, kind, target = match.groups()
         options, end = _directive_block(lines, i, _RST_OPTION, indent)
-        folder = _sphinx_source(base, includes.root) if target.startswith("/") else base
-        read = includes.read(folder, target.lstrip("/"))
+        read = _directive_file(target, base, includes)
+        shown = _as_code(read, kind, options) if read is not None else None
         if read is None:
             out += lines[i:end]
-        elif kind == "literalinclude" or "literal" in options or "code" in options:
-            code = _literal(read, options) if kind == "literalinclude" else _included_text(read, options)
-            language = options.get("language") or options.get("code") or language_of(read[0])
+        elif shown is not None:
+            code, language = shown
             head = [f"{indent}.. code-block:: {language}".rstrip()]
             if options.get("caption"):
                 head.append(f"{indent}   :caption: {options['caption']}")
@@ -514,16 +529,14 @@ def _expand_myst(text: str, base: Path, includes: Includes, depth: int) -> str:
             out.append(lines[i])
             i += 1
             continue
-        indent, fence, kind, target = match.groups()
-        options, end = _directive_block(lines, i, _MYST_OPTION, indent, closing=fence)
-        folder = _sphinx_source(base, includes.root) if target.startswith("/") else base
-        read = includes.read(folder, target.lstrip("/"))
+        indent, marker, kind, target = match.groups()
+        options, end = _directive_block(lines, i, _MYST_OPTION, indent, closing=marker)
+        read = _directive_file(target, base, includes)
+        shown = _as_code(read, kind, options) if read is not None else None
         if read is None:
             out += lines[i:end]
-        elif kind == "literalinclude" or "literal" in options or "code" in options:
-            code = _literal(read, options) if kind == "literalinclude" else _included_text(read, options)
-            language = options.get("language") or options.get("code") or language_of(read[0])
-            out.append(_fenced(code, language, indent, options.get("caption", "")))
+        elif shown is not None:
+            out.append(_fenced(shown[0], shown[1], indent, options.get("caption", "")))
         else:
             part = _included_text(read, options)
             out.append(_indented(expand_markdown(part, read[0].parent, includes, depth + 1), indent))

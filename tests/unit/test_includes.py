@@ -133,6 +133,10 @@ def test_myst_and_asciidoc_includes(tmp_path: Path) -> None:
     text = expand_markdown(myst, root / "src", Includes(root, 1 << 20))
     assert text.startswith('```python\ndef spring():\n    return "Marrowgate"\n```')
     assert "````markdown\n```{literalinclude} ../examples/tides.py\n```\n````" in text  # inside code: an example
+    two = ("```{literalinclude} ../examples/tides.py\n:lines: 2\n```\n\nThen:\n\n"
+           "```{literalinclude} ../examples/tides.py\n:pyobject: spring\n```\n")
+    assert expand_markdown(two, root / "src", Includes(root, 1 << 20)) == (
+        '```python\nimport math\n```\n\nThen:\n\n```python\ndef spring():\n    return "Marrowgate"\n```\n')
     adoc = ("[source,java]\n----\ninclude::../examples/App.java[tag=main]\n----\n\n"
             "include::../examples/App.java[lines=1;3..3]\n\ninclude::../examples/App.java[tags=**]\n\n"
             "\\include::x.adoc[]\n")
