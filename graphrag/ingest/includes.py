@@ -485,7 +485,9 @@ def expand_rst(text: str, base: Path, includes: Includes, depth: int = 0) -> str
             literal = None
         match = _RST_DIRECTIVE.match(line) if literal is None and "include::" in line else None
         if match is None:
-            if literal is None and line.strip() and (line.rstrip().endswith("::") or _RST_CODE.match(line)):
+            # (a directive's line ends in "::" too, ".. note::", and its content is read as usual)
+            if literal is None and line.strip() and (_RST_CODE.match(line) or (
+                    line.rstrip().endswith("::") and not line.lstrip().startswith(".."))):
                 literal = width
             out.append(line)
             i += 1

@@ -115,13 +115,15 @@ def test_rst_literalinclude_and_include(tmp_path: Path) -> None:
     page = (".. literalinclude:: ../examples/tides.py\n   :pyobject: Tides.height\n   :caption: The height\n\n"
             "   .. literalinclude:: /../examples/tides.py\n      :lines: 2\n\n"
             ".. include:: ../CHANGES.rst\n\n"
-            "An example::\n\n    .. literalinclude:: ../examples/tides.py\n\nText after.\n")
+            "An example::\n\n    .. literalinclude:: ../examples/tides.py\n\nText after.\n\n"
+            ".. note::\n\n   .. literalinclude:: ../examples/tides.py\n      :lines: 2\n")
     text = expand_rst(page, root / "docs", Includes(root, 1 << 20))
     assert (".. code-block:: python\n   :caption: The height\n\n   @staticmethod\n   def height(hour):\n"
             "       return math.sin(hour)\n") in text
     assert "   .. code-block:: python\n\n      import math\n" in text  # "/" is the folder of conf.py
     assert "Version 2\n---------\n\n- Quellport tables." in text
     assert "    .. literalinclude:: ../examples/tides.py\n\nText after." in text  # an example, shown as written
+    assert text.endswith(".. note::\n\n   .. code-block:: python\n\n      import math\n\n")  # a note's content is read
 
 
 def test_myst_and_asciidoc_includes(tmp_path: Path) -> None:
