@@ -34,7 +34,7 @@ from bench.common import cpu_model, cpu_seconds, store_pids  # noqa: E402
 from graphrag.config import Settings  # noqa: E402
 from graphrag.ingest import pipeline  # noqa: E402
 from graphrag.ingest.ingest_models import embedding_text  # noqa: E402
-from graphrag.ingest.load import Found, file_type, load_file  # noqa: E402
+from graphrag.ingest.load import discover, load_file  # noqa: E402
 from graphrag.runtime import open_services  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -99,15 +99,13 @@ async def main() -> None:
         load_after_ingest = os.getloadavg()
         rss_after_ingest = peak_rss_mb()
         again = await ingestor.ingest_paths([path], collection=collection, progress=False)
-        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        found, _ = discover([path.resolve()])  # as the ingest found them: the same includes are read
         docs = []
-        for f in files:
-            kind = file_type(f)
-            if kind:
-                try:
-                    docs += load_file(Found(f, kind), 1 << 30)
-                except Exception:  # noqa: BLE001 - failed files are in the report already
-                    pass
+        for f in found:
+            try:
+                docs += load_file(f, 1 << 30)
+            except Exception:  # noqa: BLE001 - failed files are in the report already
+                pass
         chars = sum(len(d.text) for d in docs)
         alone: dict[str, float] = {}
         alone_cpu: dict[str, float] = {}

@@ -4,7 +4,7 @@ Documentation keeps much of what its pages show in other files: the Rust book's 
 (``{{#rustdoc_include ../listings/ch02/src/main.rs:print}}``), Sphinx's ``.. literalinclude::`` and
 ``.. include::``, MyST's ``{literalinclude}``, pymdownx snippets (``--8<-- "docs/snippet.md"``),
 FastAPI's code includes (``{* ../../docs_src/app.py ln[1:11] hl[7] *}``), Docusaurus' MDX partials (``import Warning from
-'./_warning.mdx'`` and ``<Warning />``) and AsciiDoc's
+'./_warning.mdx'`` and ``<Warning />``), Jekyll's ``{% include_relative %}`` and AsciiDoc's
 ``include::example.java[tag=main]``. Read alone, such a page loses every example it shows.
 
 When files are ingested from a folder, each directive is replaced by the part of the file it names,
@@ -546,6 +546,33 @@ def _expand_myst(text: str, base: Path, includes: Includes, depth: int) -> str:
     return "\n".join(out)
 
 
+# --- Jekyll: include_relative ------------------------------------------------------------------------
+
+_JEKYLL_RELATIVE = re.compile(r"\{%-?[ \t]*include_relative[ \t]+(\S+?)(?:[ \t][^%\n]*)?-?%\}")
+
+
+def _expand_jekyll(text: str, base: Path, includes: Includes, depth: int) -> str:
+    """Jekyll's ``{% include_relative file.md %}`` as the file's text (``{% include %}`` names a template of
+    the site's ``_includes`` folder, filled with the page's variables, and is left to the reader)."""
+    if "include_relative" not in text:
+        return text
+
+    def fill(match: re.Match[str]) -> str:
+        read = includes.read(base, match.group(1).strip("\"'"))
+        if read is None:
+            return match.group(0)
+        if read[0].suffix.lower() in (".md", ".markdown"):
+            return expand_markdown(read[1], read[0].parent, includes, depth + 1).rstrip("\n")
+        return read[1].rstrip("\n")
+
+    # Liquid runs everywhere but in {% raw %} blocks, where the tag is an example.
+    parts = _LIQUID_RAW.split(text)
+    return "".join(part if i % 2 else _JEKYLL_RELATIVE.sub(fill, part) for i, part in enumerate(parts))
+
+
+_LIQUID_RAW = re.compile(r"(\{%-?[ \t]*raw[ \t]*-?%\}.*?\{%-?[ \t]*endraw[ \t]*-?%\})", re.S)
+
+
 # --- MDX: partials imported and used as components ----------------------------------------------------
 
 _MDX_IMPORT = re.compile(r"""^import[ \t]+([A-Z]\w*)[ \t]+from[ \t]+['"](\.{1,2}/[^'"\n]+\.mdx?)['"];?[ \t]*$""")
@@ -588,7 +615,7 @@ _FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*\n", re.S)
 def expand_markdown(text: str, base: Path, includes: Includes, depth: int = 0) -> str:
     """Markdown with its includes filled in: mdBook's ``{{#include}}``, ``{{#rustdoc_include}}`` and
     ``{{#playground}}``, pymdownx snippets, FastAPI's code includes, MyST's ``{include}`` and
-    ``{literalinclude}``, MDX partials."""
+    ``{literalinclude}``, MDX partials, Jekyll's ``include_relative``."""
     if depth > MAX_DEPTH:
         return text
     for expand in _MARKDOWN_STEPS:
@@ -597,7 +624,7 @@ def expand_markdown(text: str, base: Path, includes: Includes, depth: int = 0) -
 
 
 _MARKDOWN_STEPS: tuple[Callable[[str, Path, Includes, int], str], ...] = (
-    _expand_mdbook, _expand_mkdocs, _expand_myst, _expand_mdx)
+    _expand_mdbook, _expand_mkdocs, _expand_myst, _expand_mdx, _expand_jekyll)
 
 
 # --- AsciiDoc ----------------------------------------------------------------------------------------

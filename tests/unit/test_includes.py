@@ -218,3 +218,15 @@ def test_mdx_partials_are_their_text_outside_code(tmp_path: Path) -> None:
     text = expand_markdown(page, root / "src", Includes(root, 1 << 20))
     assert "# API\n\n:::warning\nQuellport is experimental.\n:::\n\n  :::warning\n  Quellport is experimental." in text
     assert "```jsx\n<Warning />\n```" in text and "<Tabs />" in text and "id: x" not in text
+
+
+def test_jekyll_include_relative(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / "src" / "_shared.md").write_text("Quellport sails at dawn.\n")
+    page = ("Before {% include_relative _shared.md %}\n\n{%- include_relative ../examples/tides.py -%}\n\n"
+            "{% include_relative missing.md %}\n\n{% include note.html %}\n\n"
+            "{% raw %}{% include_relative _shared.md %}{% endraw %}\n")
+    text = expand_markdown(page, root / "src", Includes(root, 1 << 20))
+    assert text.startswith("Before Quellport sails at dawn.\n\n\"\"\"Tide tables.\"\"\"\nimport math")
+    assert "{% include_relative missing.md %}" in text and "{% include note.html %}" in text
+    assert text.endswith("{% raw %}{% include_relative _shared.md %}{% endraw %}\n")  # an example
