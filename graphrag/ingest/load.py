@@ -204,16 +204,19 @@ def _beyond_headings(text: str) -> bool:
     return any(line.strip() and not line.lstrip().startswith("#") for line in text.split("\n"))
 
 
-def _as_rendered(body: str) -> str:
-    """Markdown as its page reads: site-generator markup rewritten, indented code fenced, addresses too
-    long to read cut, HTML comments blanked (each keeps its lines' lengths)."""
-    return shorten_long_urls(blank_html_comments(fence_indented_code(site_markup_to_markdown(body))))
+def _as_rendered(body: str, labels: dict[str, str] | None = None) -> str:
+    """Markdown as its page reads: site-generator markup rewritten (a bare MyST ``{ref}`` showing the
+    section title ``labels`` has for it), indented code fenced, addresses too long to read cut, HTML
+    comments blanked."""
+    return shorten_long_urls(blank_html_comments(fence_indented_code(site_markup_to_markdown(body, labels))))
 
 
-def load_markdown(path: Path, data: bytes, includes: Includes | None = None) -> list[Document]:
+def load_markdown(path: Path, data: bytes, includes: Includes | None = None,
+                  labels: dict[str, str] | None = None) -> list[Document]:
     """A Markdown (or MDX) file: front matter as metadata, the rest as the text (indented code blocks
     fenced; an MDX file's JSX blanked in place); with ``includes``, the files its include directives
-    name filled in (:mod:`~graphrag.ingest.includes`)."""
+    name filled in (:mod:`~graphrag.ingest.includes`); ``labels`` (the project's section titles by
+    label) are what a bare MyST ``{ref}`` to another file shows."""
     text = _decode(data, path)
     meta, body = _front_matter(text, path)
     if includes is not None:
@@ -221,9 +224,9 @@ def load_markdown(path: Path, data: bytes, includes: Includes | None = None) -> 
     written = blank_html_comments(body)  # a comment alone does not make a page of headings one with "no text"
     if path.suffix.lower() == ".mdx" or reads_as_mdx(body):  # Docusaurus reads .md files as MDX too
         # MDX has no indented code blocks; Docusaurus admonitions are fenced divs
-        body = shorten_long_urls(blank_html_comments(site_markup_to_markdown(mdx_to_markdown(body))))
+        body = shorten_long_urls(blank_html_comments(site_markup_to_markdown(mdx_to_markdown(body), labels)))
     else:
-        body = _as_rendered(body)
+        body = _as_rendered(body, labels)
     if not _beyond_headings(body) and _beyond_headings(written):
         # An include, or an API page whose text the site builds from code (mkdocstrings' "::: pkg.mod")
         raise NoText(f"{path.name}: no text of its own (only site-generator markup, such as an include)")
@@ -357,7 +360,8 @@ _INCLUDING = frozenset({"md", "mdx", "rst", "adoc"})
 def load_file(found: Found, max_bytes: int, read_includes: bool = True) -> list[Document]:
     """Read and parse one file; :class:`LoadError` says why it cannot be ingested. With ``read_includes``
     and a ``found.project``, the files its include directives name under the project's root are read
-    too; a reStructuredText file's bare ``:ref:``s to another file of the project show that section's title."""
+    too; a bare ``:ref:`` (reStructuredText) or ``{ref}`` (MyST) to another file of the project shows
+    that section's title."""
     try:
         size = found.path.stat().st_size
     except OSError as exc:
@@ -374,7 +378,8 @@ def load_file(found: Found, max_bytes: int, read_includes: bool = True) -> list[
     includes = None
     if read_includes and found.root is not None and found.file_type in _INCLUDING:
         extra["includes"] = includes = Includes(found.root, max_bytes)
-    if found.file_type == "rst" and found.project is not None and b":ref:`" in data:
+    if found.project is not None and ((found.file_type == "rst" and b":ref:`" in data) or (
+            found.file_type in ("md", "mdx") and b"{ref}`" in data)):
         extra["labels"] = found.project.section_labels()
     docs = LOADERS[found.file_type](found.path, data, **extra)
     if includes is not None and includes.refused:

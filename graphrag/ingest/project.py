@@ -1,7 +1,8 @@
 """The project a file was found in: its root folder, and what its files say of each other.
 
-Documentation sites cross-reference their pages: Sphinx's bare ``:ref:`about-fixtures``` shows the
-title of the section labelled ``.. _about-fixtures:``, which is often in another file. A file read
+Documentation sites cross-reference their pages: Sphinx's bare ``:ref:`about-fixtures``` (MyST's
+``{ref}`about-fixtures```) shows the title of the section labelled ``.. _about-fixtures:`` (MyST's
+``(about-fixtures)=``), which is often in another file. A file read
 alone shows the label; read as part of its project (files ingested from a folder), the label's
 section title is looked up in the project's index, built once per ingest on first use.
 """
@@ -22,6 +23,7 @@ log = logging.getLogger(__name__)
 # Folders that hold no documentation of the project (the same as the ingest walk skips).
 _SKIPPED = frozenset({"node_modules", "__pycache__", "venv", ".tox", "dist", "build", "site-packages"})
 _RST = (".rst", ".rest", ".txt", ".inc")
+_MARKDOWN = (".md", ".markdown", ".mdx")  # MyST targets: "(label)=" over a heading
 # A file larger than this is not read for labels (a generated reference); the rst loader refuses such files too.
 _MAX_LABEL_FILE = 4_000_000
 # Files read for labels, at most (a monorepo's root can hold many projects).
@@ -31,14 +33,15 @@ _MAX_LABEL_FILES = 5_000
 @dataclass(eq=False)
 class Project:
     """The folder whose files a found file may include (:func:`project_root`), and the section titles
-    of its reStructuredText labels (:meth:`section_labels`), built once, on first use."""
+    of its labels (:meth:`section_labels`), built once, on first use."""
 
     root: Path
     _labels: dict[str, str] | None = field(default=None, repr=False)
 
     def section_labels(self) -> dict[str, str]:
-        """Section title by label (lower case) over the project's reStructuredText files; where two files
-        define a label, the first in path order wins (Sphinx warns of the duplicate)."""
+        """Section title by label (lower case) over the project's reStructuredText files (``.. _label:``)
+        and Markdown files (MyST's ``(label)=``), which share one namespace in a Sphinx project; where two
+        files define a label, the first in path order wins (Sphinx warns of the duplicate)."""
         if self._labels is None:
             self._labels = _scan_labels(self.root)
         return self._labels
@@ -47,13 +50,16 @@ class Project:
 def _scan_labels(root: Path) -> dict[str, str]:
     from graphrag.ingest.encoding import NotText, decode_text
     from graphrag.ingest.rst import section_labels
+    from graphrag.ingest.sitegen import myst_section_labels
 
     labels: dict[str, str] = {}
     files = 0
     for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED)
         for name in sorted(names):
-            if not name.lower().endswith(_RST) or files >= _MAX_LABEL_FILES:
+            lower = name.lower()
+            myst = lower.endswith(_MARKDOWN)
+            if not (myst or lower.endswith(_RST)) or files >= _MAX_LABEL_FILES:
                 continue
             path = Path(folder, name)
             try:
@@ -62,14 +68,15 @@ def _scan_labels(root: Path) -> dict[str, str]:
                 data = path.read_bytes()
             except OSError:
                 continue
-            if b".. _" not in data:
+            if (b")=" if myst else b".. _") not in data:
                 continue
             files += 1
             try:
                 text, _ = decode_text(data)
             except NotText:
                 continue
-            for label, title in section_labels(text.replace("\r\n", "\n")).items():
+            read = myst_section_labels if myst else section_labels
+            for label, title in read(text.replace("\r\n", "\n")).items():
                 labels.setdefault(label, title)
     log.debug("%s: %d section labels in %d files", root, len(labels), files)
     return labels

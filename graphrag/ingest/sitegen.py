@@ -34,11 +34,12 @@ Markdown file is text.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from graphrag.ingest.inplace import blank, fill, in_code_span, inline_code_spans, replace_outside_code
 from graphrag.ingest.mkdocs import mkdocs_line, mkdocs_markup
-from graphrag.ingest.textprep import fence_closes, fence_open
+from graphrag.ingest.textprep import fence_closes, fence_open, heading_text
 
 # Markup between delimiters is found by pairing each opening with the next closing in one pass
 # (_pairs), and the patterns that scan a line on their own are bounded: a line of many openings that
@@ -166,13 +167,15 @@ def _div_title(m: re.Match[str]) -> str:
     return (m.group(4) or m.group(6) or "").strip()
 
 
-def _role(m: re.Match[str]) -> str:
+def _role(m: re.Match[str], labels: Mapping[str, str] | None = None) -> str:
     role, content = m.group(1).split(":")[-1], m.group(3).strip()
     if role in _HIDDEN_ROLES:
         return ""
     titled = _EXPLICIT_TITLE.match(content)
     if role in _TEXT_ROLES:  # "{external+sphinx:ref}" is a ref; "{external:class}" names code
         text = titled.group(1) if titled and titled.group(1) else content
+        if role == "ref" and labels and text == content:  # a bare "{ref}`install`": the section's title
+            text = labels.get(" ".join(content.split()).lower(), text)
         return text.lstrip("~!")
     if titled and titled.group(1):
         return f"`{titled.group(1)}`"  # "{py:func}`the runner <pkg.run>`"
@@ -245,12 +248,29 @@ class _Open:
     yaml: bool = False  # MyST: inside that YAML block
 
 
-def site_markup_to_markdown(text: str) -> str:
+_TARGET_OVER_HEADING = re.compile(r"^[ \t]*\(([^()\s]{1,200})\)=[ \t]*\n(?:[ \t]*\n)*[ \t]{0,3}#{1,6}[ \t]+([^\n]{1,300})$",
+                                  re.M)
+
+
+def myst_section_labels(text: str) -> dict[str, str]:
+    """The titles of the sections MyST targets label (``(install)=`` over ``## Installing``), by label in
+    lower case: what a bare ``{ref}`install``` shows."""
+    titles: dict[str, str] = {}
+    for m in _TARGET_OVER_HEADING.finditer(text):
+        titles.setdefault(m.group(1).lower(), heading_text(m.group(2).rstrip("# \t")))
+    return titles
+
+
+def site_markup_to_markdown(text: str, labels: Mapping[str, str] | None = None) -> str:
     """``text`` (a Markdown file's body) with the MyST, Hugo and Jekyll markup it uses rewritten as the
-    Markdown a site would render (see the module's notes); a file without any is returned as it is."""
+    Markdown a site would render (see the module's notes); a file without any is returned as it is. A
+    bare MyST ``{ref}`label``` shows the title of the section the label is over: in this text (a
+    ``(label)=`` target over a heading) or else in ``labels`` (its project's, by label in lower case)."""
     found = dialects(text)
     if not found:
         return text
+    if "{ref}`" in text:
+        labels = {**(labels or {}), **myst_section_labels(text)}
     out: list[str] = []
     stack: list[_Open] = []
     fence = None  # an ordinary code fence open: its content is never touched
@@ -310,7 +330,7 @@ def site_markup_to_markdown(text: str) -> str:
             continue
         rewritten = line
         if found.myst:
-            done, rewritten = _myst_line(line, stack)
+            done, rewritten = _myst_line(line, stack, labels)
             if done:
                 out.append(rewritten)
                 continue
@@ -422,7 +442,7 @@ def _code_block_line(line: str, stack: list[_Open], found: Dialects) -> str:
     return line
 
 
-def _myst_line(line: str, stack: list[_Open]) -> tuple[bool, str]:
+def _myst_line(line: str, stack: list[_Open], labels: Mapping[str, str] | None = None) -> tuple[bool, str]:
     """One line read for MyST: (True, what to write) where the line is MyST's markup (a directive's
     fence or options, a target, a comment), else (False, the line with its roles rewritten; a code
     directive's opening is now an ordinary fence, which the caller opens)."""
@@ -459,13 +479,13 @@ def _myst_line(line: str, stack: list[_Open]) -> tuple[bool, str]:
         if name in _VERSION_DIRECTIVES and shown:
             phrase = f"{_VERSION_DIRECTIVES[name]} {shown}:"  # as Sphinx shows it, where the line has room
             shown = phrase if len(indent + phrase) <= len(line.rstrip("\r")) else f"{shown}:"
-        return True, fill(line, indent + (_outside_code_roles(shown).strip() if "}`" in shown else shown))
+        return True, fill(line, indent + (_outside_code_roles(shown, labels).strip() if "}`" in shown else shown))
     if _TARGET.match(line) or re.match(r"^[ \t]*(?:%|\+\+\+)", line):
         return True, blank(line)
-    return False, _outside_code_roles(line) if "}`" in line else line
+    return False, _outside_code_roles(line, labels) if "}`" in line else line
 
 
-def _outside_code_roles(line: str) -> str:
+def _outside_code_roles(line: str, labels: Mapping[str, str] | None = None) -> str:
     """``line`` with its MyST roles rewritten; a role inside another code span stays (the role's own
     content is a code span that starts after the role's name)."""
     code = inline_code_spans(line)
@@ -474,7 +494,7 @@ def _outside_code_roles(line: str) -> str:
     for m in _ROLE.finditer(line):
         if in_code_span(code, m.start()):
             continue
-        new = _role(m)
+        new = _role(m, labels)
         out += [line[last:m.start()], new + " " * max(0, len(m.group(0)) - len(new))]
         last = m.end()
     return "".join(out) + line[last:] if out else line

@@ -2293,15 +2293,18 @@ async def test_included_files_reach_the_stores_and_a_change_to_one_is_picked_up(
                                   collections=[collection]))["results"]
 
 
-async def test_a_bare_ref_across_files_reaches_the_stores_as_the_sections_title(
+async def test_a_bare_ref_across_files_reaches_the_stores_as_the_sections_title(  # rst and MyST
         tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / "reference.rst").write_text(
         ".. _`tide-tables`:\n\nMarrowgate tide tables\n======================\n\nThe tables list each harbour.\n")
     (tmp_path / "howto.rst").write_text(
         "Reading the tides\n=================\n\nBefore sailing, see :ref:`tide-tables` for the Quellport times.\n")
+    (tmp_path / "faq.md").write_text("# Tide questions\n\nThe Vantorel ferry follows {ref}`tide-tables`.\n")
     report = await ingestor.ingest_paths([tmp_path], collection=collection)
-    assert (report.ingested, report.failed) == (2, []), report.failed
+    assert (report.ingested, report.failed) == (3, []), report.failed
     hits = (await rest_search(router, "Quellport", mode="keyword", limit=3, collections=[collection]))["results"]
     assert [h["title"] for h in hits] == ["Reading the tides"], hits
     assert "see Marrowgate tide tables for the Quellport times" in " ".join(hits[0]["content"].split())
+    [faq] = (await rest_search(router, "Vantorel ferry", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert "follows Marrowgate tide tables" in " ".join(faq["content"].split()), faq

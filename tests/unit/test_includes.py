@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -230,3 +231,23 @@ def test_jekyll_include_relative(tmp_path: Path) -> None:
     assert text.startswith("Before Quellport sails at dawn.\n\n\"\"\"Tide tables.\"\"\"\nimport math")
     assert "{% include_relative missing.md %}" in text and "{% include note.html %}" in text
     assert text.endswith("{% raw %}{% include_relative _shared.md %}{% endraw %}\n")  # an example
+
+
+def test_a_bare_myst_ref_shows_the_sections_title_from_any_file(tmp_path: Path) -> None:
+    from graphrag.ingest.sitegen import myst_section_labels
+
+    assert myst_section_labels("(install)=\n\n## Installing *Quellport* {#inst}\n") == {"install": "Installing Quellport"}
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "install.md").write_text("# Setup\n\n(tide-setup)=\n## Setting up the tide gauge\n\nText.\n")
+    (tmp_path / "api.rst").write_text(".. _api-ref:\n\nThe Quellport API\n=================\n\nText.\n")
+    (tmp_path / "guide.md").write_text("# Guide\n\nFirst {ref}`tide-setup`, then {ref}`api-ref`, then "
+                                       "{ref}`the gauge <tide-setup>`, then {ref}`own`.\n\n(own)=\n## Own part\n")
+    found, _ = discover([tmp_path])
+    guide = next(f for f in found if f.path.name == "guide.md")
+    def words(text: str) -> str:  # the rewrite pads a shorter role with spaces, in place
+        return re.sub(r" ([,.])", r"\1", " ".join(text.split()))
+
+    [doc] = load_file(guide, 1 << 20)
+    assert "First Setting up the tide gauge, then The Quellport API, then the gauge, then Own part." in words(doc.text)
+    [alone] = load_file(Found(guide.path, "md"), 1 << 20)
+    assert "First tide-setup, then api-ref, then the gauge, then Own part." in words(alone.text)
