@@ -653,9 +653,27 @@ def _adoc_part(text: str, attributes: dict[str, str]) -> str | None:
     return _tagged(text, names, _ADOC_TAG, _ADOC_TAG_END)
 
 
+# Antora's resource ids: "example$app.rb", "partial$attrs.adoc", "html-backend:example$x.html" (a module
+# of the same component; another component's, "comp:module:family$x", is not looked up).
+_ANTORA_ID = re.compile(r"^(?:([\w-]+):)?(example|partial|page|image|attachment)\$(.+)$")
+
+
+def _antora_folder(target: str, base: Path) -> tuple[Path, str] | None:
+    """The folder and path an Antora resource id names from a page under ``modules/<module>/<family>s/``."""
+    match = _ANTORA_ID.match(target)
+    if match is None:
+        return None
+    module, family, path = match.groups()
+    for folder in (base, *base.parents):
+        if folder.parent.name == "modules":  # base is inside modules/<module>/...
+            return folder.parent / (module or folder.name) / f"{family}s", path
+    return None
+
+
 def expand_asciidoc(text: str, base: Path, includes: Includes, depth: int = 0) -> str:
-    """AsciiDoc with its ``include::file[]`` lines filled in (``lines=``, ``tag=``, ``tags=``, ``indent=``);
-    an escaped ``\\include::`` stays as written."""
+    """AsciiDoc with its ``include::file[]`` lines filled in (``lines=``, ``tag=``, ``tags=``, ``indent=``;
+    Antora's ``example$``, ``partial$`` ids in the page's own module or another of its component); an
+    escaped ``\\include::`` stays as written."""
     if depth > MAX_DEPTH or "include::" not in text:
         return text
     out: list[str] = []
@@ -664,7 +682,10 @@ def expand_asciidoc(text: str, base: Path, includes: Includes, depth: int = 0) -
         if match is None or match.group(1):
             out.append(line)
             continue
-        read = includes.read(base, match.group(2)) if "{" not in match.group(2) else None
+        target, folder = match.group(2), base
+        if "$" in target and (antora := _antora_folder(target, base)) is not None:
+            folder, target = antora
+        read = includes.read(folder, target) if "{" not in target else None
         attributes = _adoc_attributes(match.group(3))
         part = _adoc_part(read[1], attributes) if read else None
         if read is None or part is None:

@@ -251,3 +251,19 @@ def test_a_bare_myst_ref_shows_the_sections_title_from_any_file(tmp_path: Path) 
     assert "First Setting up the tide gauge, then The Quellport API, then the gauge, then Own part." in words(doc.text)
     [alone] = load_file(Found(guide.path, "md"), 1 << 20)
     assert "First tide-setup, then api-ref, then the gauge, then Own part." in words(alone.text)
+
+
+def test_antora_resource_ids_resolve_in_the_module(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    modules = tmp_path / "docs" / "modules"
+    for folder in ("ROOT/pages/guide", "ROOT/examples", "ROOT/partials", "cli/examples"):
+        (modules / folder).mkdir(parents=True)
+    (modules / "ROOT" / "examples" / "app.rb").write_text("# tag::main[]\nputs 'Quellport'\n# end::main[]\n")
+    (modules / "ROOT" / "partials" / "attrs.adoc").write_text("The Vantorel gauge.\n\ninclude::example$app.rb[]\n")
+    (modules / "cli" / "examples" / "run.sh").write_text("asciidoctor tides.adoc\n")
+    page = ("[source,ruby]\n----\ninclude::example$app.rb[tag=main]\n----\n\ninclude::partial$attrs.adoc[]\n\n"
+            "----\ninclude::cli:example$run.sh[]\n----\n\ninclude::other:cli:example$run.sh[]\n")
+    text = expand_asciidoc(page, modules / "ROOT" / "pages" / "guide", Includes(tmp_path, 1 << 20))
+    assert text.startswith("[source,ruby]\n----\nputs 'Quellport'\n----\n\nThe Vantorel gauge.\n\n# tag::main[]")
+    assert "----\nasciidoctor tides.adoc\n----" in text
+    assert text.endswith("include::other:cli:example$run.sh[]\n")  # another component's: not looked up
