@@ -233,7 +233,8 @@ def _fenced(code: str, language: str, indent: str = "", title: str = "") -> str:
 
 # --- mdBook ------------------------------------------------------------------------------------------
 
-_MDBOOK = re.compile(r"(\\?)\{\{#(include|rustdoc_include|playground)[ \t]+([^}\s]+)[^}]*\}\}")
+# Bounded, so a line of many openings that never close (an upload made to be slow) reads in linear time.
+_MDBOOK = re.compile(r"(\\?)\{\{#(include|rustdoc_include|playground)[ \t]+([^}\s]{1,500})[^}\n]{0,200}\}\}")
 _ANCHOR = re.compile(r"ANCHOR:[ \t]*([\w-]+)")
 _ANCHOR_END = re.compile(r"ANCHOR_END:[ \t]*([\w-]+)")
 
@@ -548,7 +549,7 @@ def _expand_myst(text: str, base: Path, includes: Includes, depth: int) -> str:
 
 # --- Jekyll: include_relative ------------------------------------------------------------------------
 
-_JEKYLL_RELATIVE = re.compile(r"\{%-?[ \t]*include_relative[ \t]+(\S+?)(?:[ \t][^%\n]*)?-?%\}")
+_JEKYLL_RELATIVE = re.compile(r"\{%-?[ \t]*include_relative[ \t]+(\S{1,500}?)(?:[ \t][^%\n]{0,500})?-?%\}")
 
 
 def _expand_jekyll(text: str, base: Path, includes: Includes, depth: int) -> str:

@@ -267,3 +267,14 @@ def test_antora_resource_ids_resolve_in_the_module(tmp_path: Path) -> None:
     assert text.startswith("[source,ruby]\n----\nputs 'Quellport'\n----\n\nThe Vantorel gauge.\n\n# tag::main[]")
     assert "----\nasciidoctor tides.adoc\n----" in text
     assert text.endswith("include::other:cli:example$run.sh[]\n")  # another component's: not looked up
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("text", [
+    "{{#include a " * 80_000,  # unbounded, each opening scanned to the end of the line: about 70 s
+    "{% include_relative a " * 80_000, '--8<-- "' * 80_000, "{* a " * 80_000, "```{include} a\n" * 20_000,
+    "import A from './a.md'\n" + "<A " * 80_000 + "/>\n",
+])
+def test_openings_that_never_close_read_in_linear_time(tmp_path: Path, text: str) -> None:
+    # An upload made to be slow cannot reach this code (uploads read no includes), but a cloned project can.
+    assert expand_markdown(text, tmp_path, Includes(tmp_path, 1 << 20)) == text
