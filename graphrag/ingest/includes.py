@@ -60,6 +60,7 @@ def project_root(path: Path) -> Path:
     """The folder whose files the documents under ``path`` may include: the repository holding it (the
     nearest folder at or above it with a ``.git``), else the nearest with a site's configuration
     (``book.toml``, ``mkdocs.yml``), else ``path`` itself (a file's own folder)."""
+    path = path.resolve()
     start = path if path.is_dir() else path.parent
     folders = (start, *start.parents)
     for markers in ((".git",), _SITE_MARKERS):
@@ -86,6 +87,8 @@ class Includes:
     read_bytes: int = 0  # all files read so far: at most max_bytes in all, as one file may be
     refused: list[str] = field(default_factory=list)  # targets outside the root
 
+    def __post_init__(self) -> None:
+        self.root = self.root.resolve()  # files are compared by their resolved paths
     def read(self, base: Path, target: str) -> tuple[Path, str] | None:
         """The file ``target`` names, relative to the folder ``base``, and its text; None (logged) when it
         cannot or may not be read."""

@@ -167,7 +167,7 @@ def test_only_files_under_the_root_are_read(tmp_path: Path) -> None:
     assert looped.startswith("again again") and len(looped) < 200  # nesting stops
 
 
-def test_project_root_is_the_repository_then_the_site(tmp_path: Path) -> None:
+def test_project_root_is_the_repository_then_the_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "repo" / ".git").mkdir(parents=True)
     (tmp_path / "repo" / "docs" / "en").mkdir(parents=True)
     (tmp_path / "repo" / "docs" / "en" / "mkdocs.yml").write_text("site_name: x\n")
@@ -178,6 +178,11 @@ def test_project_root_is_the_repository_then_the_site(tmp_path: Path) -> None:
     (tmp_path / "plain").mkdir()
     (tmp_path / "plain" / "a.md").write_text("x")
     assert project_root(tmp_path / "plain" / "a.md") == tmp_path / "plain"
+    # a relative path (a script's "docs") is a resolved root, and reads as well as an absolute one
+    (tmp_path / "plain" / "b.md").write_text("{{#include a.md}}")
+    monkeypatch.chdir(tmp_path)
+    assert project_root(Path("plain")) == tmp_path / "plain"
+    assert expand_markdown("{{#include a.md}}", Path("plain"), Includes(Path("plain"), 1 << 20)) == "x"
 
 
 @pytest.mark.parametrize("read_includes", [True, False])
