@@ -146,6 +146,8 @@ def select_lines(text: str, spec: str) -> str | None:
         if first < 1 or last < first:
             return None
         picked += lines[first - 1:last]
+        if len(picked) > 2 * len(lines):  # a spec that repeats the file over and over ("1-,1-,1-,...")
+            return None
     return "\n".join(picked) + "\n" if picked else None
 
 
@@ -313,6 +315,8 @@ def _snippet(spec: str, base: Path, includes: Includes, depth: int) -> str | Non
             a = int(first) if first.lstrip("-").isdigit() else 1
             b = int(last) if last.isdigit() else len(lines)
             picked += lines[max(a, 1) - 1:b]
+            if len(picked) > 2 * len(lines):  # repeated over and over: not a snippet a site shows
+                return None
         text = "\n".join(picked)
     elif selector:
         section = _tagged(text, [selector], _SECTION_START, _SECTION_END)

@@ -67,6 +67,7 @@ def test_select_lines_reads_sphinx_specs() -> None:
     assert select_lines(text, "4-") == "d\ne\n"
     assert select_lines(text, "-2") == "a\nb\n"
     assert select_lines(text, "x") is None and select_lines(text, "3-2") is None
+    assert select_lines(text, ",".join(["1-"] * 1000)) is None  # the file over and over: refused
 
 
 def test_markers_and_python_objects() -> None:
