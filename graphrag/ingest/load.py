@@ -34,8 +34,8 @@ from graphrag.ingest.sitegen import site_markup_to_markdown
 from graphrag.ingest.textprep import fence_indented_code, heading_text, markdown_title
 from graphrag.models import Document
 
-__all__ = ["LOADERS", "TYPES", "Found", "LoadError", "NoText", "Unsupported", "discover", "file_type", "load_bytes",
-           "load_file", "load_text_document"]
+__all__ = ["LOADERS", "TYPES", "Found", "LoadError", "NoText", "Unsupported", "discover", "file_type", "is_partial",
+           "load_bytes", "load_file", "load_text_document"]
 
 log = logging.getLogger(__name__)
 
@@ -357,11 +357,12 @@ LOADERS = {"md": load_markdown, "mdx": load_markdown, "rst": load_rst, "adoc": l
 _INCLUDING = frozenset({"md", "mdx", "rst", "adoc"})
 
 
-def load_file(found: Found, max_bytes: int, read_includes: bool = True) -> list[Document]:
+def load_file(found: Found, max_bytes: int, read_includes: bool = True,
+              included: set[Path] | None = None) -> list[Document]:
     """Read and parse one file; :class:`LoadError` says why it cannot be ingested. With ``read_includes``
     and a ``found.project``, the files its include directives name under the project's root are read
-    too; a bare ``:ref:`` (reStructuredText) or ``{ref}`` (MyST) to another file of the project shows
-    that section's title."""
+    too (added to ``included``, where given); a bare ``:ref:`` (reStructuredText) or ``{ref}`` (MyST) to
+    another file of the project shows that section's title."""
     try:
         size = found.path.stat().st_size
     except OSError as exc:
@@ -382,10 +383,24 @@ def load_file(found: Found, max_bytes: int, read_includes: bool = True) -> list[
             found.file_type in ("md", "mdx") and b"{ref}`" in data)):
         extra["labels"] = found.project.section_labels()
     docs = LOADERS[found.file_type](found.path, data, **extra)
+    if includes is not None and included is not None:
+        included.update(includes.read_files)
     if includes is not None and includes.refused:
         log.warning("%s: %d include(s) outside %s not read (%s)", found.path.name, len(includes.refused),
                     found.root, includes.refused[0])
     return [d for d in docs if d.text.strip()] or _empty(found.path)
+
+
+def is_partial(path: Path, root: Path) -> bool:
+    """Whether ``path`` is named as a partial, a file that sites show only inside the pages that include
+    it: its name, or a folder's between ``root`` and it, starts with ``_`` (Docusaurus' ``_warning.mdx``,
+    ``_snippets/``, Sphinx's ``_includes/``). Only files another page included are taken for one, so
+    Hugo's ``_index.md`` and Jekyll's ``_posts/`` stay pages."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        parts = (path.name,)
+    return any(part.startswith("_") for part in parts)
 
 
 def load_bytes(filename: str, data: bytes, max_bytes: int) -> list[Document]:

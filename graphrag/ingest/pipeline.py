@@ -34,7 +34,7 @@ from graphrag.ingest.embed import PADDED_TOKENS_PER_BATCH, Embedder, length_batc
 from graphrag.ingest.embedders import EmbeddingSpace
 from graphrag.ingest.extract import add_title_entity
 from graphrag.ingest.lanes import run_model_stages
-from graphrag.ingest.load import TYPES, Found, LoadError, NoText, discover, load_file
+from graphrag.ingest.load import TYPES, Found, LoadError, NoText, discover, is_partial, load_file
 from graphrag.ingest import representations as extended
 from graphrag.ingest.representations import Representation
 from graphrag.ingest.aliases import add_aliases
@@ -346,10 +346,11 @@ class Ingestor:
         t0 = time.perf_counter()
         max_bytes = int(self.settings.max_file_mb * 1024 * 1024)
         docs: list[tuple[Document, str]] = []
+        included: set[Path] = set()  # files some page's include directives read
         bar = tqdm(total=len(found), desc="load", unit="file", disable=not progress, file=sys.stderr)
         for f in found:
             try:
-                loaded = await asyncio.to_thread(load_file, f, max_bytes, self.settings.read_includes)
+                loaded = await asyncio.to_thread(load_file, f, max_bytes, self.settings.read_includes, included)
                 docs.extend((d, str(f.path)) for d in loaded)
             except NoText as exc:  # a page that only includes another: nothing to index, nothing wrong
                 report.skipped.append({"path": str(f.path), "reason": exc.message.removeprefix(f"{f.path.name}: ")})
@@ -359,6 +360,14 @@ class Ingestor:
                 report.failed.append({"path": str(f.path), "error": f"{type(exc).__name__}: {exc}"[:300]})
             bar.update(1)
         bar.close()
+        # A partial (a "_" file) that pages include is read as part of them, as its site shows it, not
+        # again as a page of its own.
+        partials = {str(f.path) for f in found if f.root is not None and f.path.resolve() in included
+                    and is_partial(f.path.resolve(), f.root)}
+        if partials:
+            docs = [(d, path) for d, path in docs if path not in partials]
+            report.skipped.extend({"path": p, "reason": "a partial, read in the pages that include it"}
+                                  for p in sorted(partials))
         report.add_time("load", time.perf_counter() - t0)
         return docs
 

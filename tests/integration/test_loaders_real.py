@@ -2308,3 +2308,21 @@ async def test_a_bare_ref_across_files_reaches_the_stores_as_the_sections_title(
     assert "see Marrowgate tide tables for the Quellport times" in " ".join(hits[0]["content"].split())
     [faq] = (await rest_search(router, "Vantorel ferry", mode="keyword", limit=3, collections=[collection]))["results"]
     assert "follows Marrowgate tide tables" in " ".join(faq["content"].split()), faq
+
+
+async def test_a_partial_is_read_in_the_pages_that_include_it_not_as_a_page(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "_quellport-warning.mdx").write_text(":::warning\nThe Quellport gauge is experimental.\n:::\n")
+    (tmp_path / "docs" / "gauge.mdx").write_text(
+        "import Warning from './_quellport-warning.mdx';\n\n# Tide gauge\n\n<Warning />\n\nRead the Vantorel scale.\n")
+    (tmp_path / "docs" / "_index.md").write_text("# Section\n\nThe Quellport section page, included by no one.\n")
+    report = await ingestor.ingest_paths([tmp_path / "docs"], collection=collection)
+    assert (report.ingested, report.failed) == (2, []), report
+    partial = str((tmp_path / "docs" / "_quellport-warning.mdx").resolve())
+    assert {"path": partial, "reason": "a partial, read in the pages that include it"} in report.skipped
+    hits = (await rest_search(router, "Quellport gauge experimental", mode="keyword", limit=5,
+                              collections=[collection]))["results"]
+    assert [h["title"] for h in hits] == ["Tide gauge"], hits  # once, in the page; not again as a page
+    assert "The Quellport gauge is experimental." in hits[0]["content"]
