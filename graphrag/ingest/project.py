@@ -20,8 +20,6 @@ __all__ = ["Project", "project_root"]
 
 log = logging.getLogger(__name__)
 
-# Folders that hold no documentation of the project (the same as the ingest walk skips).
-_SKIPPED = frozenset({"node_modules", "__pycache__", "venv", ".tox", "dist", "build", "site-packages"})
 _RST = (".rst", ".rest", ".txt", ".inc")
 _MARKDOWN = (".md", ".markdown", ".mdx")  # MyST targets: "(label)=" over a heading
 # A file larger than this is not read for labels (a generated reference); the rst loader refuses such files too.
@@ -49,13 +47,14 @@ class Project:
 
 def _scan_labels(root: Path) -> dict[str, str]:
     from graphrag.ingest.encoding import NotText, decode_text
+    from graphrag.ingest.load import IGNORED_DIRS  # the folders the ingest walk skips (load imports this module)
     from graphrag.ingest.rst import section_labels
     from graphrag.ingest.sitegen import myst_section_labels
 
     labels: dict[str, str] = {}
     files = 0
     for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in IGNORED_DIRS)
         for name in sorted(names):
             lower = name.lower()
             myst = lower.endswith(_MARKDOWN)
