@@ -127,6 +127,8 @@ class Includes:
         return self.read(bases[0], target) if bases else None
 
 
+# Line patterns end in "\r?$": a file written with Windows line endings keeps them in its lines.
+
 # --- selecting lines --------------------------------------------------------------------------------
 
 
@@ -278,11 +280,11 @@ def _expand_mdbook(text: str, base: Path, includes: Includes, depth: int) -> str
 
 # --- MkDocs: pymdownx snippets and FastAPI's code includes -------------------------------------------
 
-_SNIPPET_LINE = re.compile(r"""^([ \t]*)(;?)--8<--[ \t]+(?:"([^"\n]+)"|'([^'\n]+)'|(\S+))[ \t]*$""")
-_SNIPPET_FENCE = re.compile(r"^([ \t]*)--8<--[ \t]*$")
+_SNIPPET_LINE = re.compile(r"""^([ \t]*)(;?)--8<--[ \t]+(?:"([^"\n]+)"|'([^'\n]+)'|(\S+))[ \t]*\r?$""")
+_SNIPPET_FENCE = re.compile(r"^([ \t]*)--8<--[ \t]*\r?$")
 _SECTION_START = re.compile(r"--8<--[ \t]*\[start:([\w-]+)\]")
 _SECTION_END = re.compile(r"--8<--[ \t]*\[end:([\w-]+)\]")
-_CODE_INCLUDE = re.compile(r"^([ \t]*)\{\*[ \t]+(\S+)((?:[ \t]+\w+\[[^\]\n]*\])*)[ \t]*\*\}[ \t]*$")
+_CODE_INCLUDE = re.compile(r"^([ \t]*)\{\*[ \t]+(\S+)((?:[ \t]+\w+\[[^\]\n]*\])*)[ \t]*\*\}[ \t]*\r?$")
 _CODE_INCLUDE_OPTION = re.compile(r"(\w+)\[([^\]\n]*)\]")
 
 
@@ -385,15 +387,15 @@ def _expand_mkdocs(text: str, base: Path, includes: Includes, depth: int) -> str
 
 # --- Sphinx: reStructuredText and MyST ----------------------------------------------------------------
 
-_RST_DIRECTIVE = re.compile(r"^([ \t]*)\.\.[ \t]+(literalinclude|include)::[ \t]+(\S.*?)[ \t]*$")
-_RST_OPTION = re.compile(r"^[ \t]+:([\w-]+):(?:[ \t]+(.*?))?[ \t]*$")
+_RST_DIRECTIVE = re.compile(r"^([ \t]*)\.\.[ \t]+(literalinclude|include)::[ \t]+(\S.*?)[ \t]*\r?$")
+_RST_OPTION = re.compile(r"^[ \t]+:([\w-]+):(?:[ \t]+(.*?))?[ \t]*\r?$")
 # Where literal text starts in reStructuredText: a paragraph ending in "::", or a code directive; the lines
 # indented under it are shown as written (a directive there is an example, not a directive).
 _RST_CODE = re.compile(r"^([ \t]*)\.\.[ \t]+(?:code-block|code|sourcecode|highlight|parsed-literal|doctest|testcode|"
                        r"rst:directive|prompt|ipython)::")
-_MYST_DIRECTIVE = re.compile(r"^([ \t]*)(`{3,}|:{3,})\{(literalinclude|include)\}[ \t]+(\S.*?)[ \t]*$")
+_MYST_DIRECTIVE = re.compile(r"^([ \t]*)(`{3,}|:{3,})\{(literalinclude|include)\}[ \t]+(\S.*?)[ \t]*\r?$")
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
-_MYST_OPTION = re.compile(r"^[ \t]*:([\w-]+):(?:[ \t]+(.*?))?[ \t]*$")
+_MYST_OPTION = re.compile(r"^[ \t]*:([\w-]+):(?:[ \t]+(.*?))?[ \t]*\r?$")
 
 
 def _sphinx_source(base: Path, root: Path) -> Path:
@@ -583,8 +585,8 @@ _LIQUID_RAW = re.compile(r"(\{%-?[ \t]*raw[ \t]*-?%\}.*?\{%-?[ \t]*endraw[ \t]*-
 
 # --- MDX: partials imported and used as components ----------------------------------------------------
 
-_MDX_IMPORT = re.compile(r"""^import[ \t]+([A-Z]\w*)[ \t]+from[ \t]+['"](\.{1,2}/[^'"\n]+\.mdx?)['"];?[ \t]*$""")
-_MDX_USE = re.compile(r"^([ \t]*)<([A-Z]\w*)(?:[ \t][^<>\n]*)?/>[ \t]*$")
+_MDX_IMPORT = re.compile(r"""^import[ \t]+([A-Z]\w*)[ \t]+from[ \t]+['"](\.{1,2}/[^'"\n]+\.mdx?)['"];?[ \t]*\r?$""")
+_MDX_USE = re.compile(r"^([ \t]*)<([A-Z]\w*)(?:[ \t][^<>\n]*)?/>[ \t]*\r?$")
 
 
 def _expand_mdx(text: str, base: Path, includes: Includes, depth: int) -> str:
@@ -637,7 +639,7 @@ _MARKDOWN_STEPS: tuple[Callable[[str, Path, Includes, int], str], ...] = (
 
 # --- AsciiDoc ----------------------------------------------------------------------------------------
 
-_ADOC_INCLUDE = re.compile(r"^(\\?)include::([^\[\s]+)\[(.*)\][ \t]*$")
+_ADOC_INCLUDE = re.compile(r"^(\\?)include::([^\[\s]+)\[(.*)\][ \t]*\r?$")
 _ADOC_TAG = re.compile(r"\btag::([\w-]+)\[\]")
 _ADOC_TAG_END = re.compile(r"\bend::([\w-]+)\[\]")
 

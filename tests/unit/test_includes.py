@@ -284,3 +284,15 @@ def test_antora_resource_ids_resolve_in_the_module(tmp_path: Path) -> None:
 def test_openings_that_never_close_read_in_linear_time(tmp_path: Path, text: str) -> None:
     # An upload made to be slow cannot reach this code (uploads read no includes), but a cloned project can.
     assert expand_markdown(text, tmp_path, Includes(tmp_path, 1 << 20)) == text
+
+
+def test_files_with_windows_line_endings_read_their_includes(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    rst = ".. literalinclude:: ../examples/tides.py\r\n   :lines: 2\r\n\r\nText.\r\n"
+    assert ".. code-block:: python\n\n   import math\n" in expand_rst(rst, root / "src", Includes(root, 1 << 20))
+    md = ("{* ../examples/tides.py ln[2:2] *}\r\n\r\n--8<-- \"listings/main.rs\"\r\n\r\n"
+          "```{literalinclude} ../examples/tides.py\r\n:lines: 2\r\n```\r\n")
+    text = expand_markdown(md, root / "src", Includes(root, 1 << 20))
+    assert text.count("import math") == 2 and "use std::io;" in text and "{*" not in text
+    adoc = "include::../examples/tides.py[lines=2]\r\n"
+    assert expand_asciidoc(adoc, root / "src", Includes(root, 1 << 20)).startswith("import math")
