@@ -170,6 +170,8 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
               f"{len(report.failed)} failed in {report.seconds:.1f}s")
         print(f"  written: {report.chunks} chunks; {report.entities} distinct entities and {report.relations} "
               "relations in the documents written")
+        if report.included:
+            print(f"  includes: {report.included} files read into the pages that include them")
         if report.representations:
             print(f"  extended search: {report.representations} titles, summaries and propositions written")
         if report.totals:

@@ -360,6 +360,7 @@ class Ingestor:
                 report.failed.append({"path": str(f.path), "error": f"{type(exc).__name__}: {exc}"[:300]})
             bar.update(1)
         bar.close()
+        report.included += len(included)
         # A partial (a "_" file) that pages include is read as part of them, as its site shows it, not
         # again as a page of its own.
         partials = {str(f.path) for f in found if f.root is not None and f.path.resolve() in included

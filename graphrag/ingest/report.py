@@ -35,6 +35,7 @@ class IngestReport:
     seconds: float = 0.0
     graph_pending: int = 0  # graph writes recorded but not yet applied (Neo4j away)
     representations: int = 0  # extended-search titles, summaries and propositions written
+    included: int = 0  # distinct files read by the pages' include directives
     totals: dict[str, int | None] | None = None
     stages: dict[str, float] = field(default_factory=dict)
     documents: list[dict[str, Any]] = field(default_factory=list)

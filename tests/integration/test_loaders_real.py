@@ -2276,7 +2276,7 @@ async def test_included_files_reach_the_stores_and_a_change_to_one_is_picked_up(
         "# Tides\n\nThe program reads the harbour:\n\n```rust\n{{#rustdoc_include ../listings/main.rs:all}}\n```\n\n"
         "{{#include ../snippets/history.md}}\n\n```text\n{{#include ../../secret.txt}}\n```\n")
     report = await ingestor.ingest_paths([project / "src"], collection=collection)
-    assert (report.ingested, report.failed) == (1, []), report.failed
+    assert (report.ingested, report.failed, report.included) == (1, [], 2), report
     [hit] = (await rest_search(router, "zyxquartharbour", mode="keyword", limit=3, collections=[collection]))["results"]
     assert 'let harbour = "zyxquartharbour";' in hit["content"] and "ANCHOR" not in hit["content"]
     assert not (await rest_search(router, "vantorel_password", mode="keyword", limit=3,
