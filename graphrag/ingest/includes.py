@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphrag.ingest.encoding import NotText, decode_text
+from graphrag.ingest.textprep import bold_title, fence_for
 
 log = logging.getLogger(__name__)
 
@@ -232,9 +233,9 @@ def _indented(text: str, indent: str) -> str:
 
 
 def _fenced(code: str, language: str, indent: str = "", title: str = "") -> str:
-    """A Markdown fenced code block (its fence longer than any backtick run in the code)."""
-    fence = "`" * max(3, max((len(r) for r in re.findall(r"`{3,}", code)), default=0) + 1)
-    head = f"{indent}**{title}**\n\n" if title else ""
+    """A Markdown fenced code block (a fence no line of the code closes), under its title in bold."""
+    fence = fence_for(code.split("\n"))
+    head = f"{indent}{bold_title(title, markdown=True)}\n\n" if title else ""
     return f"{head}{indent}{fence}{language}\n{_indented(code, indent)}\n{indent}{fence}"
 
 
@@ -288,14 +289,19 @@ _CODE_INCLUDE = re.compile(r"^([ \t]*)\{\*[ \t]+(\S+)((?:[ \t]+\w+\[[^\]\n]*\])*
 _CODE_INCLUDE_OPTION = re.compile(r"(\w+)\[([^\]\n]*)\]")
 
 
-def _mkdocs_folder(base: Path, root: Path) -> Path:
-    """The folder of the MkDocs site ``base`` is in (its ``mkdocs.yml``), where snippets are looked up."""
+def _folder_with(base: Path, root: Path, *names: str) -> Path:
+    """The nearest folder from ``base`` up to ``root`` that holds one of ``names``; ``root`` if none does."""
     for folder in (base, *base.parents):
-        if (folder / "mkdocs.yml").exists() or (folder / "mkdocs.yaml").exists():
+        if any((folder / name).exists() for name in names):
             return folder
         if folder == root:
             break
     return root
+
+
+def _mkdocs_folder(base: Path, root: Path) -> Path:
+    """The folder of the MkDocs site ``base`` is in (its ``mkdocs.yml``), where snippets are looked up."""
+    return _folder_with(base, root, "mkdocs.yml", "mkdocs.yaml")
 
 
 def _snippet(spec: str, base: Path, includes: Includes, depth: int) -> str | None:
@@ -400,12 +406,7 @@ _MYST_OPTION = re.compile(r"^[ \t]*:([\w-]+):(?:[ \t]+(.*?))?[ \t]*\r?$")
 
 def _sphinx_source(base: Path, root: Path) -> Path:
     """The Sphinx source folder (where ``conf.py`` is) above ``base``: ``/x`` in a directive is relative to it."""
-    for folder in (base, *base.parents):
-        if (folder / "conf.py").exists():
-            return folder
-        if folder == root:
-            break
-    return root
+    return _folder_with(base, root, "conf.py")
 
 
 def _literal(read: tuple[Path, str], options: dict[str, str]) -> str:
