@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphrag.ingest.encoding import NotText, decode_text
-from graphrag.ingest.textprep import bold_title, fence_for
+from graphrag.ingest.textprep import Fence, bold_title, fence_closes, fence_for, fence_open, lines_outside_fences
 
 log = logging.getLogger(__name__)
 
@@ -400,7 +400,6 @@ _RST_OPTION = re.compile(r"^[ \t]+:([\w-]+):(?:[ \t]+(.*?))?[ \t]*\r?$")
 _RST_CODE = re.compile(r"^([ \t]*)\.\.[ \t]+(?:code-block|code|sourcecode|highlight|parsed-literal|doctest|testcode|"
                        r"rst:directive|prompt|ipython)::")
 _MYST_DIRECTIVE = re.compile(r"^([ \t]*)(`{3,}|:{3,})\{(literalinclude|include)\}[ \t]+(\S.*?)[ \t]*\r?$")
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
 _MYST_OPTION = re.compile(r"^[ \t]*:([\w-]+):(?:[ \t]+(.*?))?[ \t]*\r?$")
 
 
@@ -529,16 +528,15 @@ def _expand_myst(text: str, base: Path, includes: Includes, depth: int) -> str:
         return text
     lines = text.split("\n")
     out: list[str] = []
-    fence: str | None = None  # the fence of a code block the line is in (its directives are shown as written)
+    fence: Fence | None = None  # the code block the line is in (its directives are shown as written)
     i = 0
     while i < len(lines):
         match = _MYST_DIRECTIVE.match(lines[i]) if fence is None and "include}" in lines[i] else None
         if match is None:
-            opening = _FENCE.match(lines[i])
-            if opening and fence is None and not opening.group(2).startswith("{"):
-                fence = opening.group(1)
-            elif opening and fence is not None and lines[i].strip() == fence:
-                fence = None
+            if fence is not None:
+                fence = None if fence_closes(lines[i], fence) else fence
+            elif (opened := fence_open(lines[i])) is not None and not lines[i].lstrip(" \t`~").startswith("{"):
+                fence = opened  # a directive's fence ("```{note}") holds Markdown, not code
             out.append(lines[i])
             i += 1
             continue
@@ -596,21 +594,17 @@ def _expand_mdx(text: str, base: Path, includes: Includes, depth: int) -> str:
     if "import" not in text or "/>" not in text:
         return text
     lines = text.split("\n")
+    in_order = list(lines_outside_fences(lines))
+    outside = set(in_order)
     partials: dict[str, str] = {}
-    fence: str | None = None
-    for line in lines:
-        if (opening := _FENCE.match(line)) is not None:
-            fence = opening.group(1) if fence is None else (None if line.strip() == fence else fence)
-        elif fence is None and line.startswith("import") and (m := _MDX_IMPORT.match(line)) is not None:
+    for number in in_order:
+        if lines[number].startswith("import") and (m := _MDX_IMPORT.match(lines[number])) is not None:
             partials[m.group(1)] = m.group(2).replace("\\", "")  # prettier escapes "_" in paths: "./\_x.mdx"
     if not partials:
         return text
     out: list[str] = []
-    fence = None
-    for line in lines:
-        if (opening := _FENCE.match(line)) is not None:
-            fence = opening.group(1) if fence is None else (None if line.strip() == fence else fence)
-        use = _MDX_USE.match(line) if fence is None and "/>" in line else None
+    for number, line in enumerate(lines):
+        use = _MDX_USE.match(line) if number in outside and "/>" in line else None
         read = includes.read(base, partials[use.group(2)]) if use and use.group(2) in partials else None
         if use is None or read is None:
             out.append(line)
