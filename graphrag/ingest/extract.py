@@ -807,7 +807,7 @@ def unify_labels(result: Extraction, terms: frozenset[str] = frozenset()) -> Ext
     return out
 
 
-EXTRACTION_VERSION = 10  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
+EXTRACTION_VERSION = 11  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
 _DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
 
 

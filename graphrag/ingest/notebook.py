@@ -47,7 +47,7 @@ def _closed(markdown: str) -> str:
     for line in markdown.split("\n"):
         state.step(line)
     if state.fence is not None:
-        markdown += "\n" + " " * state.fence[0] + state.fence[1]
+        markdown += "\n" + "> " * state.fence.quotes + " " * state.fence.indent + state.fence.marker
     if state.in_comment:
         markdown += "\n-->"
     return markdown

@@ -18,15 +18,26 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable, Iterator, Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 from dataclasses import dataclass, field
 
 # --- Markdown structure (shared by the loaders, the chunker and the prose view) ---------------------
 
-Fence = tuple[int, str]  # an open code fence: its indentation (columns) and marker ("```", "~~~~")
 
-_FENCE_OPEN = re.compile(r"^([ \t]*)(`{3,}|~{3,})([^\r\n]*)")
+class Fence(NamedTuple):
+    """An open code fence: the column its marker starts at (after any block-quote markers), the marker
+    ("```", "~~~~") and how many block quotes hold it ("> ```rust": 1)."""
+
+    indent: int
+    marker: str
+    quotes: int = 0
+
+
+# A fence may open a list item's content ("  - ```yaml", a MyST list-table's cell) or sit in a block
+# quote ("> ```rust"); the closing fence is then indented to the item's content, or quoted as deep.
+_FENCE_OPEN = re.compile(r"^((?:[ \t]{0,3}>[ \t]?){0,8})([ \t]*+(?:(?:[-*+]|\d{1,9}[.)])[ \t]++){0,3})(`{3,}|~{3,})([^\r\n]*)")
 _FENCE_CLOSE = re.compile(r"^([ \t]*)(`{3,}|~{3,})[ \t]*\r?\n?$")
+_QUOTE_MARK = re.compile(r"[ \t]{0,3}>[ \t]?")
 # ATX headings; closing #s only after white space ("# Using C#" is about C#). The text is runs of
 # non-space characters and of white space followed by more text, taken possessively: a lazy ".*?"
 # before optional white space tried every split of a long run of spaces (quadratic).
@@ -52,11 +63,16 @@ def strip_heading_attrs(text: str) -> str:
 
 def fence_open(line: str) -> Fence | None:
     """The fence a line opens, at any indentation (code in list items, admonitions and tabs is
-    indented); a backtick fence's info string holds no backtick (that is inline code)."""
+    indented), on a list item's first line or in a block quote; a backtick fence's info string holds
+    no backtick (that is inline code). After a list marker, a MyST directive (``- ```{note}``) is no
+    code block."""
     m = _FENCE_OPEN.match(line)
-    if m is None or (m.group(2)[0] == "`" and "`" in m.group(3)):
+    if m is None or (m.group(3)[0] == "`" and "`" in m.group(4)):
         return None
-    return len(m.group(1).expandtabs(4)), m.group(2)
+    quotes = m.group(1).count(">")
+    if m.group(2).strip() and m.group(4).lstrip().startswith("{"):
+        return None
+    return Fence(len(m.group(2).expandtabs(4)), m.group(3), quotes)
 
 
 def lines_outside_fences(lines: list[str]) -> Iterator[int]:
@@ -64,16 +80,43 @@ def lines_outside_fences(lines: list[str]) -> Iterator[int]:
     fence = None
     for number, line in enumerate(lines):
         if fence is not None:
-            fence = None if fence_closes(line, fence) else fence
-        elif (opened := fence_open(line)) is not None:
+            if not fence_ends_before(line, fence):
+                fence = None if fence_closes(line, fence) else fence
+                continue
+            fence = None
+        if (opened := fence_open(line)) is not None:
             fence = opened
         else:
             yield number
 
 
+def _unquoted(line: str, quotes: int) -> str | None:
+    """``line`` without its first ``quotes`` block-quote markers, or None when it has fewer (it is
+    outside a block quote that deep)."""
+    pos = 0
+    for _ in range(quotes):
+        m = _QUOTE_MARK.match(line, pos)
+        if m is None:
+            return None
+        pos = m.end()
+    return line[pos:]
+
+
+def fence_ends_before(line: str, fence: Fence) -> bool:
+    """Whether ``line`` ends a block-quoted code block without closing it: a line of text outside the
+    quote (CommonMark ends the quote and its code there; the line itself is text)."""
+    return fence.quotes > 0 and bool(line.strip()) and _unquoted(line, fence.quotes) is None
+
+
 def fence_closes(line: str, fence: Fence) -> bool:
     """Whether ``line`` closes ``fence``: the same character, at least as many, nothing after them,
-    indented at most 3 columns more than the opening (a fence shown inside the block is deeper)."""
+    indented at most 3 columns more than the opening (a fence shown inside the block is deeper), as
+    deep in block quotes; a line of text outside those quotes ends the block too."""
+    if fence.quotes:
+        unquoted = _unquoted(line, fence.quotes)
+        if unquoted is None:
+            return bool(line.strip())
+        line = unquoted
     m = _FENCE_CLOSE.match(line)
     return bool(m and m.group(2)[0] == fence[1][0] and len(m.group(2)) >= len(fence[1])
                 and len(m.group(1).expandtabs(4)) <= fence[0] + 3)
@@ -135,9 +178,11 @@ class BlockState:
         ``"fence"`` (opens a block), ``"comment"`` (inside a comment, or opening or closing one; see
         :attr:`outside`) or ``"text"``. ``comments=False`` reads comments as text."""
         if self.fence is not None:
-            if fence_closes(line, self.fence):
-                self.fence = None
-            return "code"
+            if not fence_ends_before(line, self.fence):
+                if fence_closes(line, self.fence):
+                    self.fence = None
+                return "code"
+            self.fence = None  # the quote holding the block ended: this line is read below
         if self.in_comment:
             if "-->" not in line:
                 self.outside = None

@@ -2326,3 +2326,31 @@ async def test_a_partial_is_read_in_the_pages_that_include_it_not_as_a_page(
                               collections=[collection]))["results"]
     assert [h["title"] for h in hits] == ["Tide gauge"], hits  # once, in the page; not again as a page
     assert "The Quellport gauge is experimental." in hits[0]["content"]
+
+
+async def test_code_in_list_items_and_block_quotes_is_code_and_the_text_after_it_is_prose(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
+    # A MyST list-table whose cells open code fences on the items' lines (a row of text between them), then
+    # a block-quoted listing: the text between is prose (its role rewritten, its names found) and the
+    # code stays code (the name in its comment is no entity).
+    (tmp_path / "tides.md").write_text(
+        "(tide-tables)=\n# Marrowgate tide tables\n\nThe tables list each harbour.\n\n"
+        "`````{list-table}\n:header-rows: 1\n\n* - Setting\n  - Example\n* - Offset\n"
+        "  - ```yaml\n    quellport_offset: 3\n    ```\n"
+        "* - Keeper\n  - Olga Brandt keeps the Quellport gauges; see {ref}`tide-tables` for the times.\n"
+        "* - Depth\n  - ```yaml\n    quellport_depth: 2\n    ```\n`````\n\n"
+        "> ```rust\n> // Ferris Quentin wrote this sounding routine.\n> let vantorel_depth = sound(harbour);\n> ```\n\n"
+        "The gauges were built by Brannoch Systems in 1998.\n")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, []), report
+    contents = " ".join(r["content"] for r in await runtime.postgres.pool.fetch(
+        "SELECT content FROM chunks WHERE collection = $1", collection))
+    assert "see Marrowgate tide tables for the times" in " ".join(contents.split()) and "{ref}" not in contents
+    assert "quellport_offset: 3" in contents and "let vantorel_depth" in contents  # the code is kept
+    [hit] = (await rest_search(router, "Quellport gauges", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert "Olga Brandt" in hit["content"]
+    rows, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (e:Entity {collection: $c}) RETURN e.name AS name", c=collection)
+    names = {r["name"] for r in rows}
+    assert "Brannoch Systems" in names, names  # read as prose after the quoted listing
+    assert "Ferris Quentin" not in names, names  # a comment in the quoted listing: code
