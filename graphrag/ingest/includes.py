@@ -675,30 +675,75 @@ def _antora_folder(target: str, base: Path) -> tuple[Path, str] | None:
     return None
 
 
-def expand_asciidoc(text: str, base: Path, includes: Includes, depth: int = 0) -> str:
+# An attribute entry (":sourcedir: ../src/main/java"; ":name!:" and ":!name:" unset it) and a reference to one.
+_ADOC_ENTRY = re.compile(r"^:(!?)(\w[\w-]{0,100})(!?):(?:[ \t]+([^\r\n]{0,1000}?))?[ \t]*\r?$")
+_ADOC_REFERENCE = re.compile(r"\{(\w[\w-]{0,100})\}")
+
+
+def _adoc_entry(line: str, attributes: dict[str, str]) -> None:
+    """Note an attribute entry met on ``line`` in ``attributes`` (its value's references resolved as far
+    as they go)."""
+    entry = _ADOC_ENTRY.match(line) if line.startswith(":") else None
+    if entry is None:
+        return
+    name = entry.group(2).lower()
+    if entry.group(1) or entry.group(3):
+        attributes.pop(name, None)
+    else:
+        value = entry.group(4) or ""
+        attributes[name] = _ADOC_REFERENCE.sub(lambda m: attributes.get(m.group(1).lower(), m.group(0)), value)
+
+
+def _adoc_target(target: str, attributes: dict[str, str]) -> str | None:
+    """An include's target with its attribute references resolved; None while one names an attribute
+    not defined so far (one the build sets, such as Spring REST Docs' ``{snippets}``)."""
+    if "{" not in target:
+        return target
+    missing = False
+
+    def value(m: re.Match[str]) -> str:
+        nonlocal missing
+        found = attributes.get(m.group(1).lower())
+        missing = missing or found is None
+        return found or ""
+
+    resolved = _ADOC_REFERENCE.sub(value, target)
+    return None if missing or "{" in resolved else resolved
+
+
+def expand_asciidoc(text: str, base: Path, includes: Includes, depth: int = 0,
+                    attributes: dict[str, str] | None = None) -> str:
     """AsciiDoc with its ``include::file[]`` lines filled in (``lines=``, ``tag=``, ``tags=``, ``indent=``;
     Antora's ``example$``, ``partial$`` ids in the page's own module or another of its component); an
-    escaped ``\\include::`` stays as written."""
-    if depth > MAX_DEPTH or "include::" not in text:
+    escaped ``\\include::`` stays as written. A target may name attributes the document (or a file it
+    included before) defines, and ``{docdir}``: ``include::{sourcedir}/App.java[]``."""
+    if depth > MAX_DEPTH:
+        return text
+    if attributes is None:
+        attributes = {"docdir": str(base)}
+    if "include::" not in text:  # an included file's entries still count after it ("attributes.adoc")
+        for line in text.split("\n") if ":" in text else ():
+            _adoc_entry(line, attributes)
         return text
     out: list[str] = []
     for line in text.split("\n"):
+        _adoc_entry(line, attributes)
         match = _ADOC_INCLUDE.match(line) if line.startswith(("include::", "\\include::")) else None
         if match is None or match.group(1):
             out.append(line)
             continue
-        target, folder = match.group(2), base
-        if "$" in target and (antora := _antora_folder(target, base)) is not None:
+        target, folder = _adoc_target(match.group(2), attributes), base
+        if target is not None and "$" in target and (antora := _antora_folder(target, base)) is not None:
             folder, target = antora
-        read = includes.read(folder, target) if "{" not in target else None
-        attributes = _adoc_attributes(match.group(3))
-        part = _adoc_part(read[1], attributes) if read else None
+        read = includes.read(folder, target) if target is not None else None
+        options = _adoc_attributes(match.group(3))
+        part = _adoc_part(read[1], options) if read else None
         if read is None or part is None:
             out.append(line)
             continue
-        if attributes.get("indent", "").isdigit():
-            part = _indented(textwrap.dedent(part), " " * int(attributes["indent"]))
+        if options.get("indent", "").isdigit():
+            part = _indented(textwrap.dedent(part), " " * int(options["indent"]))
         if read[0].suffix.lower() in (".adoc", ".asciidoc", ".asc"):
-            part = expand_asciidoc(part, read[0].parent, includes, depth + 1)
+            part = expand_asciidoc(part, read[0].parent, includes, depth + 1, attributes)
         out.append(part.rstrip("\n"))
     return "\n".join(out)

@@ -2293,6 +2293,22 @@ async def test_included_files_reach_the_stores_and_a_change_to_one_is_picked_up(
                                   collections=[collection]))["results"]
 
 
+async def test_an_asciidoc_include_through_an_attribute_reaches_the_stores(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "Tide.java").write_text(
+        "class Tide {\n  // tag::sound[]\n  int zyxquartSounding() { return 3; }\n  // end::sound[]\n}\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.adoc").write_text(
+        "= Sounding guide\n:sourcedir: ../src\n\nThe gauge calls one method.\n\n"
+        "[source,java]\n----\ninclude::{sourcedir}/Tide.java[tag=sound]\n----\n")
+    report = await ingestor.ingest_paths([tmp_path / "docs"], collection=collection)
+    assert (report.ingested, report.failed, report.included) == (1, [], 1), report
+    [hit] = (await rest_search(router, "zyxquartSounding", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert hit["title"] == "Sounding guide" and "int zyxquartSounding() { return 3; }" in hit["content"], hit
+
+
 async def test_a_bare_ref_across_files_reaches_the_stores_as_the_sections_title(  # rst and MyST
         tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
     (tmp_path / ".git").mkdir()

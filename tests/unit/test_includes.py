@@ -150,6 +150,22 @@ def test_myst_and_asciidoc_includes(tmp_path: Path) -> None:
     assert "\\include::x.adoc[]" in text
 
 
+def test_asciidoc_include_targets_read_the_documents_attributes(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / "examples" / "App.java").write_text("// tag::main[]\nclass App {}\n// end::main[]\n")
+    (root / "src" / "_attributes.adoc").write_text(":examples: {docdir}/../examples\n")
+    adoc = ("include::_attributes.adoc[]\n:Listing: {examples}/App.java\n\n[source,java]\n----\n"
+            "include::{listing}[tag=main]\n----\n\ninclude::{snippets}/curl.adoc[]\n\n:examples!:\n"
+            "include::{examples}/App.java[tag=other]\n")
+    text = expand_asciidoc(adoc, root / "src", Includes(root, 1 << 20))
+    assert "----\nclass App {}\n----" in text  # through an attribute an included file defines, any case
+    # one the build defines (Spring REST Docs' snippets) and one unset before its use stay as written
+    assert "include::{snippets}/curl.adoc[]" in text and "include::{examples}/App.java[tag=other]" in text
+    (root / "src" / "outside.adoc").write_text(f":up: {tmp_path.parent}\ninclude::{{up}}/secret.txt[]\n")
+    assert "include::{up}/secret.txt[]" in expand_asciidoc(
+        (root / "src" / "outside.adoc").read_text(), root / "src", Includes(root, 1 << 20))  # the root still holds
+
+
 def test_only_files_under_the_root_are_read(tmp_path: Path) -> None:
     root = _project(tmp_path / "project")
     (tmp_path / "secret.txt").write_text("Zyxquart password\n")
