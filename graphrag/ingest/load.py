@@ -31,6 +31,7 @@ from graphrag.ingest.mdx import mdx_to_markdown, reads_as_mdx
 from graphrag.ingest.pdf_reader import load_pdf
 from graphrag.ingest.project import Project, project_root
 from graphrag.ingest.sitegen import site_markup_to_markdown
+from graphrag.ingest.templates import is_template
 from graphrag.ingest.textprep import fence_indented_code, heading_text, markdown_title
 from graphrag.models import Document
 
@@ -349,8 +350,38 @@ def load_jsonl(path: Path, data: bytes) -> list[Document]:
     return docs
 
 
+def load_html_page(path: Path, data: bytes) -> list[Document]:
+    """An HTML page (:func:`~graphrag.ingest.html_reader.load_html`); a site generator's front matter
+    (Jekyll's and Eleventy's pages in HTML) is metadata, its ``title`` the title, and the Liquid tags and
+    outputs the site fills in are blanked as in Markdown pages (a site renders only files with front
+    matter; the template rule of :func:`_pages` is for the others)."""
+    if data.removeprefix(b"\xef\xbb\xbf")[:3] not in (b"---", b"+++"):
+        return load_html(path, data)
+    meta, body = _front_matter(_decode(data, path), path)
+    if not meta:
+        return load_html(path, data)
+    title = _front_matter_title(meta)
+    docs = [replace(d, title=title or d.title, text=site_markup_to_markdown(d.text), metadata={**meta, **d.metadata})
+            for d in load_html(path, body.encode("utf-8"))]
+    if not any(_beyond_headings(d.text) for d in docs):  # a layout, or a page the site fills from its data
+        raise NoText(f"{path.name}: no text of its own (only site-generator markup, such as an include)")
+    return docs
+
+
 LOADERS = {"md": load_markdown, "mdx": load_markdown, "rst": load_rst, "adoc": load_asciidoc, "ipynb": load_notebook, "txt": load_text,
-           "html": load_html, "pdf": load_pdf, "docx": load_docx, "jsonl": load_jsonl}
+           "html": load_html_page, "pdf": load_pdf, "docx": load_docx, "jsonl": load_jsonl}
+
+# Kinds whose text may be a template read as a page (:mod:`~graphrag.ingest.templates`).
+_TEMPLATED = frozenset({"md", "mdx", "rst", "adoc", "txt", "html"})
+
+
+def _pages(path: Path, kind: str, docs: list[Document]) -> list[Document]:
+    """The documents with text; :class:`NoText` for a template (its text mostly template tags), a
+    :class:`LoadError` for a file without text."""
+    docs = [d for d in docs if d.text.strip()]
+    if docs and kind in _TEMPLATED and all(is_template(d.text) for d in docs):
+        raise NoText(f"{path.name}: a template (its text is mostly template tags such as {{% %}} and {{{{ }}}}), not a page")
+    return docs or _empty(path)
 
 
 # Loaders that fill in include directives (given an :class:`Includes`).
@@ -388,7 +419,7 @@ def load_file(found: Found, max_bytes: int, read_includes: bool = True,
     if includes is not None and includes.refused:
         log.warning("%s: %d include(s) outside %s not read (%s)", found.path.name, len(includes.refused),
                     found.root, includes.refused[0])
-    return [d for d in docs if d.text.strip()] or _empty(found.path)
+    return _pages(found.path, found.file_type, docs)
 
 
 def is_partial(path: Path, root: Path) -> bool:
@@ -420,8 +451,7 @@ def load_bytes(filename: str, data: bytes, max_bytes: int) -> list[Document]:
         raise PayloadTooLarge(f"{path.name}: {len(data)} bytes is over the {max_bytes}-byte limit (GRAPHRAG_MAX_FILE_MB)")
     if not data:
         raise LoadError(f"{path.name}: empty file")
-    docs = LOADERS[kind](path, data)
-    return [d for d in docs if d.text.strip()] or _empty(path)
+    return _pages(path, kind, LOADERS[kind](path, data))
 
 
 def _empty(path: Path) -> list[Document]:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from graphrag.ingest.chunk import Chunker, ChunkOptions, sentence_spans
-from graphrag.ingest.load import Found, LoadError, load_file
+from graphrag.ingest.load import Found, LoadError, NoText, load_bytes, load_file
 from graphrag.ingest.pipeline import Ingestor
 from graphrag.models import Document
 from graphrag.runtime import Runtime
@@ -2370,3 +2370,32 @@ async def test_code_in_list_items_and_block_quotes_is_code_and_the_text_after_it
     names = {r["name"] for r in rows}
     assert "Brannoch Systems" in names, names  # read as prose after the quoted listing
     assert "Ferris Quentin" not in names, names  # a comment in the quoted listing: code
+
+
+async def test_templates_are_not_pages_and_html_front_matter_is_metadata(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "base.html").write_text(
+        '<html><body>{% extends "layout.html" %}\n{% block nav %}{% for page in pages %}<a href="{{ page.url }}">'
+        "{{ page.title }}</a>{% endfor %}{% endblock %}\n<footer>Quellport {{ year }}</footer></body></html>\n")
+    (tmp_path / "harbour.html").write_text(
+        "---\nlayout: page\ntitle: Vantorel harbour\npermalink: /harbour/\n---\n\n"
+        "<p>The Vantorel harbour opens at dawn for the Marrowgate ferries.</p>\n"
+        "<ul>{% for berth in site.data.berths %}<li>{{ berth.name }}</li>{% endfor %}</ul>\n")
+    (tmp_path / "inheritance.md").write_text(
+        "# Template inheritance\n\nA child template names its Quellport parent with `{% extends \"base.html\" %}`.\n\n"
+        "```jinja\n{% extends \"base.html\" %}\n{% block body %}{{ super() }}{% endblock %}\n```\n")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (2, []), report
+    assert [(Path(s["path"]).name, s["reason"]) for s in report.skipped] == [
+        ("base.html", "a template (its text is mostly template tags such as {% %} and {{ }}), not a page")]
+    [harbour] = (await rest_search(router, "Marrowgate ferries", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert harbour["title"] == "Vantorel harbour", harbour
+    assert "layout:" not in harbour["content"] and "{%" not in harbour["content"] and "berth.name" not in harbour["content"]
+    permalink = await runtime.postgres.pool.fetchval(
+        "SELECT metadata->>'permalink' FROM documents WHERE collection = $1 AND title = $2", collection, "Vantorel harbour")
+    assert permalink == "/harbour/"
+    hits = (await rest_search(router, "Quellport", mode="keyword", limit=5, collections=[collection]))["results"]
+    assert [h["title"] for h in hits] == ["Template inheritance"], hits  # the layout's footer is not indexed
+    with pytest.raises(NoText):  # an upload of a template is refused like any file without text
+        load_bytes("base.html", (tmp_path / "templates" / "base.html").read_bytes(), 1 << 20)
