@@ -422,16 +422,21 @@ def load_file(found: Found, max_bytes: int, read_includes: bool = True,
     return _pages(found.path, found.file_type, docs)
 
 
+# Folders that hold the pieces a site's pages include (Antora's "partials/", MyST-Parser's "snippets/").
+PARTIAL_FOLDERS = frozenset({"partials", "partial", "snippets", "snippet", "includes", "include", "fragments"})
+
+
 def is_partial(path: Path, root: Path) -> bool:
     """Whether ``path`` is named as a partial, a file that sites show only inside the pages that include
     it: its name, or a folder's between ``root`` and it, starts with ``_`` (Docusaurus' ``_warning.mdx``,
-    ``_snippets/``, Sphinx's ``_includes/``). Only files another page included are taken for one, so
-    Hugo's ``_index.md`` and Jekyll's ``_posts/`` stay pages."""
+    ``_snippets/``, Sphinx's ``_includes/``), or a folder is named for such pieces (Antora's
+    ``partials/``, ``snippets/``, ``includes/``: :data:`PARTIAL_FOLDERS`). Only files another page
+    included are taken for one, so Hugo's ``_index.md`` and Jekyll's ``_posts/`` stay pages."""
     try:
         parts = path.relative_to(root).parts
     except ValueError:
         parts = (path.name,)
-    return any(part.startswith("_") for part in parts)
+    return any(part.startswith("_") for part in parts) or any(part.lower() in PARTIAL_FOLDERS for part in parts[:-1])
 
 
 def load_bytes(filename: str, data: bytes, max_bytes: int) -> list[Document]:

@@ -2334,14 +2334,24 @@ async def test_a_partial_is_read_in_the_pages_that_include_it_not_as_a_page(
     (tmp_path / "docs" / "gauge.mdx").write_text(
         "import Warning from './_quellport-warning.mdx';\n\n# Tide gauge\n\n<Warning />\n\nRead the Vantorel scale.\n")
     (tmp_path / "docs" / "_index.md").write_text("# Section\n\nThe Quellport section page, included by no one.\n")
+    # A folder named for included pieces (MyST-Parser's faq/snippets/, Antora's partials/) holds partials too.
+    (tmp_path / "docs" / "snippets").mkdir()
+    (tmp_path / "docs" / "snippets" / "tides.md").write_text("The Marrowgate tide board reads hourly.\n")
+    (tmp_path / "docs" / "snippets" / "alone.md").write_text("# Alone\n\nA Brannoch page nobody includes.\n")
+    (tmp_path / "docs" / "faq.md").write_text("# Tide FAQ\n\n```{include} snippets/tides.md\n```\n\nAsk the harbour.\n")
     report = await ingestor.ingest_paths([tmp_path / "docs"], collection=collection)
-    assert (report.ingested, report.failed) == (2, []), report
-    partial = str((tmp_path / "docs" / "_quellport-warning.mdx").resolve())
-    assert {"path": partial, "reason": "a partial, read in the pages that include it"} in report.skipped
+    assert (report.ingested, report.failed) == (4, []), report
+    partials = [str((tmp_path / "docs" / name).resolve()) for name in ("_quellport-warning.mdx", "snippets/tides.md")]
+    for partial in partials:
+        assert {"path": partial, "reason": "a partial, read in the pages that include it"} in report.skipped
+    hits = (await rest_search(router, "hourly", mode="keyword", limit=5,
+                              collections=[collection]))["results"]
+    assert [h["title"] for h in hits] == ["Tide FAQ"], hits
+    assert (await rest_search(router, "Brannoch", mode="keyword", limit=5, collections=[collection]))["results"]
     hits = (await rest_search(router, "Quellport gauge experimental", mode="keyword", limit=5,
                               collections=[collection]))["results"]
-    assert [h["title"] for h in hits] == ["Tide gauge"], hits  # once, in the page; not again as a page
-    assert "The Quellport gauge is experimental." in hits[0]["content"]
+    shown = [h for h in hits if "The Quellport gauge is experimental." in h["content"]]
+    assert [h["title"] for h in shown] == ["Tide gauge"], hits  # once, in the page; not again as a page
 
 
 async def test_code_in_list_items_and_block_quotes_is_code_and_the_text_after_it_is_prose(
