@@ -2275,10 +2275,18 @@ async def test_included_files_reach_the_stores_and_a_change_to_one_is_picked_up(
     (project / "src" / "ch01.md").write_text(
         "# Tides\n\nThe program reads the harbour:\n\n```rust\n{{#rustdoc_include ../listings/main.rs:all}}\n```\n\n"
         "{{#include ../snippets/history.md}}\n\n```text\n{{#include ../../secret.txt}}\n```\n")
+    # AsciiDoc, through an attribute the page defines
+    (project / "listings" / "Tide.java").write_text(
+        "class Tide {\n  // tag::sound[]\n  int zyxquartSounding() { return 3; }\n  // end::sound[]\n}\n")
+    (project / "src" / "guide.adoc").write_text(
+        "= Sounding guide\n:sourcedir: ../listings\n\nThe gauge calls one method.\n\n"
+        "[source,java]\n----\ninclude::{sourcedir}/Tide.java[tag=sound]\n----\n")
     report = await ingestor.ingest_paths([project / "src"], collection=collection)
-    assert (report.ingested, report.failed, report.included) == (1, [], 2), report
+    assert (report.ingested, report.failed, report.included) == (2, [], 3), report
     [hit] = (await rest_search(router, "zyxquartharbour", mode="keyword", limit=3, collections=[collection]))["results"]
     assert 'let harbour = "zyxquartharbour";' in hit["content"] and "ANCHOR" not in hit["content"]
+    [hit] = (await rest_search(router, "zyxquartSounding", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert hit["title"] == "Sounding guide" and "int zyxquartSounding() { return 3; }" in hit["content"], hit
     assert not (await rest_search(router, "vantorel_password", mode="keyword", limit=3,
                                   collections=[collection]))["results"]
     rows, _, _ = await runtime.neo4j.driver.execute_query(
@@ -2291,22 +2299,6 @@ async def test_included_files_reach_the_stores_and_a_change_to_one_is_picked_up(
     assert (await rest_search(router, "quellportharbour", mode="keyword", limit=3, collections=[collection]))["results"]
     assert not (await rest_search(router, "zyxquartharbour", mode="keyword", limit=3,
                                   collections=[collection]))["results"]
-
-
-async def test_an_asciidoc_include_through_an_attribute_reaches_the_stores(
-        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "Tide.java").write_text(
-        "class Tide {\n  // tag::sound[]\n  int zyxquartSounding() { return 3; }\n  // end::sound[]\n}\n")
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "guide.adoc").write_text(
-        "= Sounding guide\n:sourcedir: ../src\n\nThe gauge calls one method.\n\n"
-        "[source,java]\n----\ninclude::{sourcedir}/Tide.java[tag=sound]\n----\n")
-    report = await ingestor.ingest_paths([tmp_path / "docs"], collection=collection)
-    assert (report.ingested, report.failed, report.included) == (1, [], 1), report
-    [hit] = (await rest_search(router, "zyxquartSounding", mode="keyword", limit=3, collections=[collection]))["results"]
-    assert hit["title"] == "Sounding guide" and "int zyxquartSounding() { return 3; }" in hit["content"], hit
 
 
 async def test_a_bare_ref_across_files_reaches_the_stores_as_the_sections_title(  # rst and MyST
