@@ -181,14 +181,33 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             print(f"  collection {collection!r} now holds {t['documents']} documents, {t['chunks']} chunks; {graph}")
         if report.graph_pending:
             print(f"  {report.graph_pending} graph write(s) pending: they apply when Neo4j answers")
-        for item in report.skipped:
-            print(f"  skipped {item['path']}: {item['reason']}")
+        for line in skipped_lines(report.skipped, every=args.list_skipped or args.verbose):
+            print(line)
         for item in report.failed:
             print(f"  failed  {item['path']}: {item['error']}", file=sys.stderr)
     written = report.ingested + report.updated + report.unchanged + report.deleted
     if report.failed:
         return 1 if written else 2
     return 0
+
+
+# Past this many skipped files an ingest's summary counts them by reason (a repository holds thousands of
+# source files that are not documents); --list-skipped (or -v) lists each.
+SKIPPED_LISTED = 10
+
+
+def skipped_lines(skipped: list[dict[str, str]], every: bool = False) -> list[str]:
+    """The summary's lines for skipped files: one per file up to :data:`SKIPPED_LISTED` (or with
+    ``every``), else one per reason with its count and a first file, most frequent first."""
+    if every or len(skipped) <= SKIPPED_LISTED:
+        return [f"  skipped {item['path']}: {item['reason']}" for item in skipped]
+    by_reason: dict[str, list[str]] = {}
+    for item in skipped:
+        by_reason.setdefault(item["reason"], []).append(item["path"])
+    lines = [f"  skipped {len(skipped)} files, by reason (--list-skipped lists each):"]
+    for reason, paths in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        lines.append(f"  {len(paths):>6}  {reason}" + (f" (e.g. {paths[0]})" if len(paths) > 1 else f": {paths[0]}"))
+    return lines
 
 
 def _delete_collection(args: argparse.Namespace, settings: Settings) -> int:
@@ -558,6 +577,8 @@ def build_parser() -> argparse.ArgumentParser:
                         metavar="MODE", help="also make titles, summaries and propositions for extended search: "
                         "extractive (the default MODE), llm (GRAPHRAG_EXTENDED_MODEL) or off; recorded with the "
                         "collection, so later ingests keep them (default: GRAPHRAG_EXTENDED, else the collection's)")
+    ingest.add_argument("--list-skipped", action="store_true",
+                        help=f"list every skipped file (past {SKIPPED_LISTED} the summary counts them by reason)")
     ingest.add_argument("--json", action="store_true")
     ingest.set_defaults(func=cmd_ingest)
 

@@ -173,6 +173,24 @@ def _cli(settings_home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return run_cli(*args, env=env)
 
 
+def test_cli_counts_many_skipped_files_by_reason_and_lists_them_on_request(
+        tmp_path: Path, settings: Any, services: Any, collection: str) -> None:
+    # A repository: one page among source files and templates, which the summary counts by reason.
+    (tmp_path / "guide.md").write_text("# Guide\n\nThe Quellport harbour opens at dawn.\n")
+    for i in range(11):
+        (tmp_path / f"module_{i:02d}.py").write_text("x = 1\n")
+    (tmp_path / "layout.html").write_text("{% block body %}{% endblock %} {{ footer }}\n")
+    result = _cli(settings.home_dir, "ingest", str(tmp_path), "--collection", collection)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    start = lines.index("  skipped 12 files, by reason (--list-skipped lists each):")
+    assert lines[start + 1].split(None, 1) == ["11", f"unsupported file type '.py' (e.g. {tmp_path / 'module_00.py'})"]
+    assert lines[start + 2].split(None, 1)[0] == "1" and lines[start + 2].endswith(f"not a page: {tmp_path / 'layout.html'}")
+    listed = _cli(settings.home_dir, "ingest", str(tmp_path), "--collection", collection, "--list-skipped")
+    each = [line for line in listed.stdout.splitlines() if line.startswith("  skipped /")]
+    assert len(each) == 12 and f"  skipped {tmp_path / 'module_10.py'}: unsupported file type '.py'" in each
+
+
 def test_cli_ingest_json_status_and_exit_codes(tmp_path: Path, settings: Any, services: Any,
                                                collection: str) -> None:
     (tmp_path / "a.md").write_text("# A\n\nAmsterdam is in the Netherlands.")
