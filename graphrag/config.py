@@ -159,6 +159,10 @@ class Settings(BaseSettings):
         True, description="Fill in the include directives of files ingested from folders (mdBook `{{#include}}`, "
         "Sphinx `literalinclude`, MkDocs snippets, AsciiDoc `include::`) from the files they name, under the "
         "ingested path's repository (its nearest folder with a `.git`) only; false: leave them out, as for uploads.")
+    read_ignore_files: bool = Field(
+        True, description="Leave out of a folder's ingest what the project's `.gitignore` files (and "
+        "`.graphragignore`, the same syntax, for what git keeps but a collection should not) match: build "
+        "outputs such as `docs/_build/`, `site/`, `target/`. Files named on the command line are always read.")
     max_import_mb: float = Field(
         4096.0, gt=0, description="Largest collection archive `POST /collections/import` accepts, in MB "
         "(staged in a temporary file, then verified).")

@@ -24,6 +24,7 @@ from graphrag.ingest.encoding import NotText, decode_text
 from graphrag.ingest.furniture import blank_furniture, strip_leaders, text_pages
 from graphrag.ingest.html_comments import blank_html_comments
 from graphrag.ingest.html_reader import load_html
+from graphrag.ingest.ignore import IgnoreRules
 from graphrag.ingest.includes import Includes, expand_asciidoc, expand_markdown, expand_rst
 from graphrag.ingest.load_base import LoadError, NoText, Unsupported, file_title
 from graphrag.ingest.long_urls import shorten_long_urls
@@ -87,8 +88,11 @@ def file_type(path: Path) -> str | None:
     return kind
 
 
-def discover(paths: Iterable[Path], file_types: set[str] | None = None) -> tuple[list[Found], list[dict[str, str]]]:
-    """Files to ingest under ``paths`` (recursively), and the ones skipped with a reason."""
+def discover(paths: Iterable[Path], file_types: set[str] | None = None,
+             read_ignore_files: bool = True) -> tuple[list[Found], list[dict[str, str]]]:
+    """Files to ingest under ``paths`` (recursively), and the ones skipped with a reason. In a folder,
+    with ``read_ignore_files``, what the project's ``.gitignore`` and ``.graphragignore`` files match is
+    left out (:mod:`~graphrag.ingest.ignore`); a file named in ``paths`` is always taken."""
     found: list[Found] = []
     skipped: list[dict[str, str]] = []
 
@@ -106,20 +110,29 @@ def discover(paths: Iterable[Path], file_types: set[str] | None = None) -> tuple
             consider(root, Project(project_root(root)))
         elif root.is_dir():
             project = Project(project_root(root))
-            for path in sorted(_walk(root)):
+            rules = IgnoreRules(project.root) if read_ignore_files else None
+            if rules is not None and rules.ignored_by(root, True):  # a folder named though ignored: its own rules
+                rules = IgnoreRules(root)
+            for path in sorted(_walk(root, rules, skipped)):
                 consider(path, project)
         else:
             skipped.append({"path": str(root), "reason": "no such file or directory"})
     return found, skipped
 
 
-def _walk(root: Path) -> Iterator[Path]:
-    for child in root.iterdir():
+def _walk(root: Path, rules: IgnoreRules | None, skipped: list[dict[str, str]]) -> Iterator[Path]:
+    for child in sorted(root.iterdir()):
         if child.name.startswith(".") or child.name in IGNORED_DIRS:
             continue
-        if child.is_dir() and not child.is_symlink():
-            yield from _walk(child)
-        elif child.is_file():
+        folder = child.is_dir() and not child.is_symlink()
+        if not folder and not child.is_file():
+            continue
+        source = rules.ignored_by(child, folder) if rules is not None else None
+        if source is not None:
+            skipped.append({"path": str(child), "reason": f"ignored by {source}"})
+        elif folder:
+            yield from _walk(child, rules, skipped)
+        else:
             yield child
 
 

@@ -98,7 +98,7 @@ class Ingestor:
         report = IngestReport()
         roots = [p.expanduser().resolve() for p in paths]
         await self._check_paths(paths, roots, collection, sync)
-        found, skipped = discover(roots, file_types)
+        found, skipped = discover(roots, file_types, self.settings.read_ignore_files)
         report.files = len(found)
         report.skipped.extend(skipped)
         docs = await self._load(found, report, progress)

@@ -364,3 +364,26 @@ def test_cli_pdf_hits_show_their_page(tmp_path: Path, settings: Any, services: A
     data = json.loads(_cli(settings.home_dir, "search", query, "--collection", collection, "--json", "-k", "3").stdout)
     top = data["results"][0]
     assert top["source"] == str(pdf) and top["metadata"]["page"] == 2
+
+
+async def test_build_outputs_the_gitignore_names_stay_out_of_a_folders_ingest(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, collection: str) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("site/\n")
+    (tmp_path / ".graphragignore").write_text("drafts/\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "harbour.md").write_text("# Harbour\n\nThe Quellport harbour opens at dawn.\n")
+    (tmp_path / "site" / "harbour").mkdir(parents=True)  # what `mkdocs build` wrote: the page again
+    (tmp_path / "site" / "harbour" / "index.html").write_text(
+        "<html><body><main><h1>Harbour</h1><p>The Quellport harbour opens at dawn.</p></main></body></html>")
+    (tmp_path / "drafts").mkdir()
+    (tmp_path / "drafts" / "tides.md").write_text("# Tides\n\nA Quellport draft.\n")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, []), report
+    assert {(Path(s["path"]).name, s["reason"]) for s in report.skipped} >= {
+        ("site", "ignored by .gitignore"), ("drafts", "ignored by .graphragignore")}
+    rows = await runtime.postgres.pool.fetch("SELECT source FROM documents WHERE collection = $1", collection)
+    assert [Path(r["source"]).name for r in rows] == ["harbour.md"]
+    # the built folder named outright is read: the caller asked for it
+    built = await ingestor.ingest_paths([tmp_path / "site"], collection=collection)
+    assert built.ingested == 1, built

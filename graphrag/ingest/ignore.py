@@ -1,0 +1,62 @@
+"""What a repository says is not its own: ``.gitignore`` rules (and ``.graphragignore``) on a folder walk.
+
+A repository's folder holds what its builds wrote beside its sources: Sphinx's ``docs/_build/html`` (each
+page again, as HTML), MkDocs' ``site/``, Jekyll's ``_site/``, rustdoc's ``target/doc``, coverage
+reports in ``htmlcov/``. Ingested with the sources, each page would come twice and generated pages
+would crowd the rest. A folder walk reads the ignore files git reads (``.gitignore`` in each folder
+from the project root down, and ``.git/info/exclude``) and ``.graphragignore`` (the same syntax, for
+what a collection should leave out though git keeps it; read after ``.gitignore`` in its folder, so
+it can also take a file back with ``!``), and leaves out what they match: a folder is not entered, a
+file is not read, each reported once as skipped. A deeper folder's rules come before a shallower
+one's, as in git. Files named on the command line are read whatever the rules say.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+from pathlib import Path
+
+from pathspec import GitIgnoreSpec
+
+log = logging.getLogger(__name__)
+
+IGNORE_FILES = (".graphragignore", ".gitignore")  # within a folder, the first that matches decides
+_MAX_RULES_BYTES = 1 << 20  # an ignore file larger than this is not a list of rules a person wrote
+
+
+class IgnoreRules:
+    """The ignore files of the folders from ``root`` (the project root) down, read once per folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._folder_rules = lru_cache(maxsize=None)(self._read)
+
+    def _read(self, folder: Path) -> tuple[tuple[str, GitIgnoreSpec], ...]:
+        rules: list[tuple[str, GitIgnoreSpec]] = []
+        names = [*IGNORE_FILES, ".git/info/exclude"] if folder == self.root else list(IGNORE_FILES)
+        for name in names:
+            path = folder / name
+            try:
+                if not path.is_file() or path.stat().st_size > _MAX_RULES_BYTES:
+                    continue
+                lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+                rules.append((name, GitIgnoreSpec.from_lines(lines)))
+            except (OSError, ValueError) as exc:  # unreadable, or a pattern pathspec cannot compile
+                log.warning("%s: ignore rules not read (%s)", path, exc)
+        return tuple(rules)
+
+    def ignored_by(self, path: Path, is_dir: bool) -> str | None:
+        """The ignore file (relative to the project root) whose rules leave ``path`` out, or None."""
+        try:
+            relative = path.relative_to(self.root)
+        except ValueError:
+            return None
+        folders = [self.root / Path(*relative.parts[:depth]) for depth in range(len(relative.parts))]
+        for folder in reversed(folders):  # the deepest folder's rules first
+            for name, spec in self._folder_rules(folder):
+                result = spec.check_file(path.relative_to(folder).as_posix() + ("/" if is_dir else ""))
+                if result.include is not None:
+                    source = (folder / name).relative_to(self.root).as_posix()
+                    return source if result.include else None
+        return None
