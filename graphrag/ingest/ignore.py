@@ -23,6 +23,11 @@ log = logging.getLogger(__name__)
 
 IGNORE_FILES = (".graphragignore", ".gitignore")  # within a folder, the first that matches decides
 _MAX_RULES_BYTES = 1 << 20  # an ignore file larger than this is not a list of rules a person wrote
+# pathspec matches with regular expressions, in which each "*" of a name part may backtrack over the
+# others: four of them took 0.3 s on a 250-character name, five 11 s. Real patterns have one or two
+# ("*.pyc", "docs/*/_build"); a pattern with more is left out (with a warning), so a crafted
+# .gitignore cannot stall a walk.
+_MAX_STARS = 3
 
 
 class IgnoreRules:
@@ -41,7 +46,11 @@ class IgnoreRules:
                 if not path.is_file() or path.stat().st_size > _MAX_RULES_BYTES:
                     continue
                 lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-                rules.append((name, GitIgnoreSpec.from_lines(lines)))
+                kept = [line for line in lines if line.replace("**", "").count("*") <= _MAX_STARS]
+                if len(kept) < len(lines):
+                    log.warning("%s: %d pattern(s) with more than %d '*' left out", path, len(lines) - len(kept),
+                                _MAX_STARS)
+                rules.append((name, GitIgnoreSpec.from_lines(kept)))
             except (OSError, ValueError) as exc:  # unreadable, or a pattern pathspec cannot compile
                 log.warning("%s: ignore rules not read (%s)", path, exc)
         return tuple(rules)

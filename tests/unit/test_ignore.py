@@ -50,3 +50,14 @@ def test_a_folder_named_on_the_command_line_is_read_though_ignored(tmp_path: Pat
     assert [f.path.name for f in discover([root / "private.md"])[0]] == ["private.md"]  # a file named: read
     assert IgnoreRules(root).ignored_by(root / "site" / "deep" / "page.html", False) == ".gitignore"
     assert IgnoreRules(root).ignored_by(tmp_path.parent / "elsewhere.md", False) is None  # outside the project
+
+
+def test_a_pattern_made_to_backtrack_is_left_out(tmp_path: Path) -> None:
+    # "a*a*a*a*a*a*a*a*b" against a long name of a's backtracks for minutes in a regular expression.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("a*a*a*a*a*a*a*a*b\n*.log\n")
+    (tmp_path / ("a" * 200 + ".md")).write_text("# A\n\nText.\n")
+    (tmp_path / "run.log").write_text("Text.\n")
+    found, skipped = discover([tmp_path])
+    assert [f.path.name for f in found] == ["a" * 200 + ".md"]
+    assert [(Path(s["path"]).name, s["reason"]) for s in skipped] == [("run.log", "ignored by .gitignore")]
