@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from graphrag.errors import InvalidInput
+from graphrag.ingest.autodoc import expand_autodoc_rst, expand_mkdocstrings
 from graphrag.ingest.docx_reader import load_docx
 from graphrag.ingest.encoding import NotText, decode_text
 from graphrag.ingest.furniture import blank_furniture, strip_leaders, text_pages
@@ -234,7 +235,7 @@ def load_markdown(path: Path, data: bytes, includes: Includes | None = None,
     text = _decode(data, path)
     meta, body = _front_matter(text, path)
     if includes is not None:
-        body = expand_markdown(body, path.parent, includes)
+        body = expand_mkdocstrings(expand_markdown(body, path.parent, includes), includes)
     written = blank_html_comments(body)  # a comment alone does not make a page of headings one with "no text"
     if path.suffix.lower() == ".mdx" or reads_as_mdx(body):  # Docusaurus reads .md files as MDX too
         # MDX has no indented code blocks; Docusaurus admonitions are fenced divs
@@ -258,7 +259,7 @@ def load_rst(path: Path, data: bytes, includes: Includes | None = None,
 
     text = _decode(data, path)
     if includes is not None:
-        text = expand_rst(text, path.parent, includes)
+        text = expand_autodoc_rst(expand_rst(text, path.parent, includes), includes)
     try:
         page = rst_to_html(text, labels)
     except InvalidInput as exc:

@@ -343,6 +343,8 @@ def rst_to_html(text: str, labels: Mapping[str, str] | None = None) -> str:
             doctree = publish_doctree(text, settings_overrides=_SETTINGS)
             for image in doctree.findall(nodes.image):  # ":loading: embed" would read the image's file
                 image.attributes.pop("loading", None)
+            for classifier in doctree.findall(nodes.classifier):  # "height : float": the ":" is a style's
+                classifier.insert(0, nodes.Text(": "))
             _highlight(doctree)
             page = str(publish_from_doctree(doctree, writer=Writer(), settings_overrides=_SETTINGS))
         finally:

@@ -2301,6 +2301,28 @@ async def test_included_files_reach_the_stores_and_a_change_to_one_is_picked_up(
                                   collections=[collection]))["results"]
 
 
+async def test_api_reference_pages_are_filled_in_from_the_projects_python_sources(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src" / "tides").mkdir(parents=True)
+    (tmp_path / "src" / "tides" / "__init__.py").write_text("from .gauge import Gauge as Gauge\n")
+    (tmp_path / "src" / "tides" / "gauge.py").write_text(
+        'class Gauge:\n    """A Quellport tide gauge."""\n\n    def sound(self, hour: int) -> float:\n'
+        '        """Sound the zyxquart channel at the given hour.\n\n        Parameters\n        ----------\n'
+        '        hour : int\n            Hours after midnight.\n        """\n')
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "api.rst").write_text("API\n===\n\n.. module:: tides\n\n.. autoclass:: Gauge\n   :members:\n")
+    (tmp_path / "docs" / "reference.md").write_text("# Reference\n\n::: tides.Gauge\n")  # mkdocstrings
+    report = await ingestor.ingest_paths([tmp_path / "docs"], collection=collection)
+    # the reference page had no text of its own before: it was skipped
+    assert (report.ingested, report.failed, report.skipped) == (2, [], []), report
+    hits = (await rest_search(router, "zyxquart channel", mode="keyword", limit=5, collections=[collection]))["results"]
+    assert sorted(h["title"] for h in hits) == ["API", "Reference"], hits
+    api = next(h for h in hits if h["title"] == "API")
+    # the signature as code, NumPy's sections as rubrics, "hour : int" with its classifier
+    assert "`sound(hour: int) -> float`" in api["content"] and "hour: int: Hours after midnight." in api["content"]
+
+
 async def test_a_bare_ref_across_files_reaches_the_stores_as_the_sections_title(  # rst and MyST
         tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
     (tmp_path / ".git").mkdir()

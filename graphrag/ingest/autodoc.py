@@ -1,0 +1,542 @@
+"""API reference pages filled in from the project's Python sources: Sphinx's autodoc directives and
+mkdocstrings' ``::: package.module`` lines.
+
+A Python project's API reference is written in its code: ``docs/api.rst`` says ``.. autoclass::
+Flask`` with ``:members:`` and Sphinx fills in the class's signature, docstring and its methods'; an
+MkDocs site says ``::: fastapi.FastAPI``. Read as written, such a page holds headings and names and
+none of the reference (Flask's, pytest's and Sphinx's docs have 477 such directives; FastAPI's 22
+reference pages were skipped as having no text of their own). For files ingested from a folder, the
+names are looked up in the project's modules, read with :mod:`ast` and never imported (no code of
+the project runs): a module file under the project root, its ``src/`` or ``lib/``, a name followed
+through the module's ``from .app import Flask`` re-exports (six steps at most). Each directive gets
+the object's signature and docstring; ``:members:`` (mkdocstrings: always, or its ``members:`` list)
+adds the public members that have a docstring, as autodoc does, ``:inherited-members:`` those of base
+classes the project defines, ``:exclude-members:`` leaves some out; ``automodule`` gives the
+module's docstring, its members those of its public classes and functions (``__all__`` where the
+module lists it). A name the project does not define (a re-export from another package) leaves the
+directive as before. Module files are read through :class:`~graphrag.ingest.includes.Includes`, so
+the project root, the byte budget and the ingest's ``included`` count apply to them as to includes.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from graphrag.ingest.includes import Includes
+from graphrag.ingest.textprep import (
+    HEADING_LINE,
+    SETEXT_UNDERLINE,
+    Fence,
+    fence_closes,
+    fence_open,
+    lines_outside_fences,
+)
+
+MAX_HOPS = 6  # re-exports followed for one name
+MAX_MEMBERS = 300  # members shown for one directive
+_SOURCE_DIRS = ("", "src", "lib", "python")
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
+
+
+@dataclass
+class _Module:
+    name: str
+    package: bool  # an __init__.py: relative imports start from the module itself
+    tree: ast.Module
+    lines: list[str]
+
+
+@dataclass
+class PyObject:
+    """A documented object: its kind (``class``, ``function``, ``method``, ``attribute``, ``module``), the
+    name a reader sees, its signature (parameters in parentheses, or ""), docstring and members."""
+
+    kind: str
+    name: str
+    signature: str
+    doc: str
+    members: list[PyObject] = field(default_factory=list)
+    params: list[tuple[str, str]] = field(default_factory=list)  # (name, doc) from Doc() annotations
+
+
+class PythonSources:
+    """The project's Python modules by dotted name, parsed once per document's ingest."""
+
+    def __init__(self, includes: Includes) -> None:
+        self.includes = includes
+        self._modules: dict[str, _Module | None] = {}
+
+    def module(self, dotted: str) -> _Module | None:
+        if dotted not in self._modules:
+            self._modules[dotted] = self._read(dotted)
+        return self._modules[dotted]
+
+    def _read(self, dotted: str) -> _Module | None:
+        if not all(part.isidentifier() for part in dotted.split(".")):
+            return None
+        relative = Path(*dotted.split("."))
+        for folder in _SOURCE_DIRS:
+            base = self.includes.root / folder if folder else self.includes.root
+            for target, package in ((relative.with_suffix(".py"), False), (relative / "__init__.py", True)):
+                if not (base / target).is_file():
+                    continue
+                read = self.includes.read(base, str(target))
+                if read is None:
+                    return None
+                try:
+                    tree = ast.parse(read[1])
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    return None
+                return _Module(dotted, package, tree, read[1].split("\n"))
+        return None
+
+    def find(self, dotted: str, hops: int = 0) -> tuple[_Module, ast.AST | None] | None:
+        """The module and the definition (None: the module itself) ``dotted`` names."""
+        parts = dotted.split(".")
+        for cut in range(len(parts), 0, -1):
+            module = self.module(".".join(parts[:cut]))
+            if module is None:
+                continue
+            if cut == len(parts):
+                return module, None
+            return self._member(module, parts[cut:], hops)
+        return None
+
+    def _member(self, module: _Module, path: list[str], hops: int) -> tuple[_Module, ast.AST | None] | None:
+        node = _defined(module.tree.body, path[0])
+        if isinstance(node, ast.ImportFrom):  # a re-export: follow it
+            if hops >= MAX_HOPS:
+                return None
+            source = _absolute(module, node)
+            original = next(a.name for a in node.names if (a.asname or a.name) == path[0])
+            return self.find(".".join([source, original, *path[1:]]), hops + 1) if source else None
+        for name in path[1:]:
+            if not isinstance(node, ast.ClassDef):
+                return None
+            node = _defined(node.body, name)
+        return (module, node) if node is not None else None
+
+    def describe(self, dotted: str, shown: str, options: Options) -> PyObject | None:
+        """What the reference shows for ``dotted`` (``shown``: the name the directive wrote)."""
+        try:
+            return self._describe(dotted, shown, options)
+        except RecursionError:  # an expression nested too deeply for ast.unparse
+            return None
+
+    def _describe(self, dotted: str, shown: str, options: Options) -> PyObject | None:
+        found = self.find(dotted)
+        if found is None:
+            return None
+        module, node = found
+        if node is None:
+            obj = PyObject("module", shown, "", ast.get_docstring(module.tree) or "")
+            if options.members:
+                obj.members = self._module_members(module, options)
+            return obj
+        obj = _describe(module, node, shown)
+        if isinstance(node, ast.ClassDef) and options.members:
+            obj.members = self._class_members(module, node, options, set(), 0)
+        return obj
+
+    def _module_members(self, module: _Module, options: Options) -> list[PyObject]:
+        listed = _all_names(module.tree)
+        out = []
+        for node in module.tree.body:
+            if not isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if not options.wants(node.name, listed) or not ast.get_docstring(node):
+                continue
+            obj = _describe(module, node, node.name)
+            if isinstance(node, ast.ClassDef):
+                obj.members = self._class_members(module, node, options, set(), 0)
+            out.append(obj)
+        return out[:MAX_MEMBERS]
+
+    def _class_members(self, module: _Module, cls: ast.ClassDef, options: Options, seen: set[str],
+                       depth: int) -> list[PyObject]:
+        out: list[PyObject] = []
+        for name, node in _members(cls):
+            if name in seen or not options.wants(name, None):
+                continue
+            seen.add(name)
+            obj = _describe(module, node, name)
+            if obj.doc:
+                out.append(obj)
+        if options.inherited and depth < 3:
+            for base in cls.bases:
+                base_name = ast.unparse(base)
+                if not _IDENTIFIER.fullmatch(base_name):
+                    continue
+                found = self._base(module, base_name)
+                if found is not None and isinstance(found[1], ast.ClassDef):
+                    out += self._class_members(found[0], found[1], options, seen, depth + 1)
+        return out[:MAX_MEMBERS]
+
+    def _base(self, module: _Module, name: str) -> tuple[_Module, ast.AST | None] | None:
+        """A base class named in ``module``: defined there, imported into it, or a dotted name."""
+        head = name.split(".")[0]
+        node = _defined(module.tree.body, head)
+        if isinstance(node, ast.ClassDef) and "." not in name:
+            return module, node
+        if isinstance(node, ast.ImportFrom):
+            source = _absolute(module, node)
+            original = next(a.name for a in node.names if (a.asname or a.name) == head)
+            return self.find(".".join([source, original, *name.split(".")[1:]])) if source else None
+        return self.find(name) if "." in name else None
+
+
+@dataclass
+class Options:
+    """Which members a directive shows."""
+
+    members: bool = False
+    inherited: bool = False
+    only: frozenset[str] = frozenset()  # ":members: a, b", mkdocstrings' members list
+    exclude: frozenset[str] = frozenset()
+
+    def wants(self, name: str, listed: frozenset[str] | None) -> bool:
+        if name in self.exclude:
+            return False
+        if self.only:
+            return name in self.only
+        if listed is not None:
+            return name in listed
+        return not name.startswith("_")
+
+
+def _defined(body: list[ast.stmt], name: str) -> ast.AST | None:
+    """The last statement of ``body`` that binds ``name``: a definition, an assignment, a from-import."""
+    found: ast.AST | None = None
+    for node in body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            found = node
+        elif isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
+            found = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and name in _targets(node):
+            found = node
+        elif isinstance(node, ast.If):  # "if TYPE_CHECKING:" or a version test: either branch may define it
+            found = _defined(node.body, name) or _defined(node.orelse, name) or found
+    return found
+
+
+def _targets(node: ast.Assign | ast.AnnAssign) -> set[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return {t.id for t in targets if isinstance(t, ast.Name)} | {
+        t.attr for t in targets if isinstance(t, ast.Attribute)}
+
+
+def _absolute(module: _Module, node: ast.ImportFrom) -> str | None:
+    """The module a ``from ... import`` reads from, as an absolute dotted name."""
+    if node.level == 0:
+        return node.module
+    parts = module.name.split(".")
+    keep = len(parts) - node.level + (1 if module.package else 0)
+    if keep < 0:
+        return None
+    return ".".join([*parts[:keep], *([node.module] if node.module else [])])
+
+
+def _all_names(tree: ast.Module) -> frozenset[str] | None:
+    """The module's ``__all__`` when it is a literal list or tuple of strings."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and "__all__" in _targets(node) and isinstance(node.value, (ast.List, ast.Tuple)):
+            names = [e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            return frozenset(names)
+    return None
+
+
+def _members(cls: ast.ClassDef) -> Iterator[tuple[str, ast.AST]]:
+    """A class body's methods, properties and documented attributes, in order."""
+    body = cls.body
+    for i, node in enumerate(body):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(_decorator(d) in ("setter", "deleter", "overload") for d in node.decorator_list):
+                continue
+            yield node.name, node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and i + 1 < len(body) and _string(body[i + 1]):
+            for name in sorted(_targets(node)):
+                yield name, node
+
+
+def _decorator(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+def _string(node: ast.stmt) -> str | None:
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        return node.value.value
+    return None
+
+
+def _describe(module: _Module, node: ast.AST, shown: str) -> PyObject:
+    if isinstance(node, ast.ClassDef):
+        init = next((n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and n.name == "__init__"), None)
+        signature, params = _parameters(init, method=True) if init else ("", [])
+        return PyObject("class", shown, signature, ast.get_docstring(node) or "", params=params)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        decorators = {_decorator(d) for d in node.decorator_list}
+        if "property" in decorators or "cached_property" in decorators:
+            return PyObject("attribute", shown, "", ast.get_docstring(node) or "")
+        method = bool(node.args.args) and node.args.args[0].arg in ("self", "cls")
+        kind = "method" if method else "function"
+        signature, params = _parameters(node, method)
+        return PyObject(kind, shown, signature, ast.get_docstring(node) or "", params=params)
+    return PyObject("attribute", shown, "", _attribute_doc(module, node))
+
+
+def _attribute_doc(module: _Module, node: ast.AST) -> str:
+    """An attribute's docstring: the string after its assignment, or its ``#:`` comment lines above."""
+    for body in _bodies(module.tree):
+        for i, stmt in enumerate(body):
+            if stmt is node and i + 1 < len(body) and (text := _string(body[i + 1])) is not None:
+                return inspect.cleandoc(text)
+    line = getattr(node, "lineno", 0) - 2
+    comments: list[str] = []
+    while 0 <= line < len(module.lines) and module.lines[line].lstrip().startswith("#:"):
+        comments.insert(0, module.lines[line].lstrip()[2:].strip())
+        line -= 1
+    return "\n".join(comments)
+
+
+def _bodies(tree: ast.Module) -> Iterator[list[ast.stmt]]:
+    yield tree.body
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            yield node.body
+
+
+def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef | None,
+                method: bool) -> tuple[str, list[tuple[str, str]]]:
+    """The signature (without ``self``/``cls`` for a method) and the parameters documented in their
+    annotations: ``Annotated[bool, Doc("...")]`` (PEP 727, FastAPI's way) shows as ``bool`` and gives
+    ``("debug", "...")``."""
+    if node is None:
+        return "()", []
+    documented: list[tuple[str, str]] = []
+
+    def simple(arg: ast.arg) -> ast.arg:
+        annotation = arg.annotation
+        if (isinstance(annotation, ast.Subscript) and _decorator(annotation.value) == "Annotated"
+                and isinstance(annotation.slice, ast.Tuple) and annotation.slice.elts):
+            for extra in annotation.slice.elts[1:]:
+                if (isinstance(extra, ast.Call) and _decorator(extra.func) == "Doc" and extra.args
+                        and isinstance(extra.args[0], ast.Constant) and isinstance(extra.args[0].value, str)):
+                    documented.append((arg.arg, inspect.cleandoc(extra.args[0].value)))
+            annotation = annotation.slice.elts[0]
+        return ast.arg(arg=arg.arg, annotation=annotation)
+
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    drop = 1 if method and positional else 0
+    posonly = [simple(a) for a in args.posonlyargs][drop:]
+    plain = [simple(a) for a in args.args][max(0, drop - len(args.posonlyargs)):]
+    shown = ast.arguments(posonlyargs=posonly, args=plain,
+                          vararg=simple(args.vararg) if args.vararg else None,
+                          kwonlyargs=[simple(a) for a in args.kwonlyargs], kw_defaults=args.kw_defaults,
+                          kwarg=simple(args.kwarg) if args.kwarg else None, defaults=args.defaults)
+    returns = f" -> {ast.unparse(node.returns)}" if node.returns is not None else ""
+    return f"({ast.unparse(shown)}){returns}", documented
+
+
+# --- Sphinx autodoc ----------------------------------------------------------------------------------
+
+_AUTO = re.compile(r"^([ \t]*)\.\.[ \t]+(?:py:)?auto(module|class|function|method|exception|data|attribute|"
+                   r"decorator|property)::[ \t]+([A-Za-z_][\w.]{0,300})[ \t]*\r?$")
+_CURRENT = re.compile(r"^[ \t]*\.\.[ \t]+(?:py:)?(?:module|currentmodule)::[ \t]+([A-Za-z_][\w.]{0,300})[ \t]*\r?$")
+_RST_OPTION = re.compile(r"^[ \t]+:([\w-]+):(?:[ \t]+(.*?))?[ \t]*\r?$")
+# Where literal text starts (an example of a directive is not one): a paragraph ending in "::", a code directive.
+_RST_CODE = re.compile(r"^[ \t]*\.\.[ \t]+(?:code-block|code|sourcecode|parsed-literal|doctest|testcode|"
+                       r"rst:directive|prompt|ipython)::")
+_NESTED = {"class": "class", "function": "function", "method": "method", "attribute": "attribute",
+           "module": "module"}
+
+
+def _names(value: str) -> frozenset[str]:
+    return frozenset(n.strip() for n in value.split(",") if n.strip())
+
+
+def _rst_options(options: dict[str, str]) -> Options:
+    members = "members" in options
+    return Options(members=members, inherited="inherited-members" in options,
+                   only=_names(options.get("members", "")), exclude=_names(options.get("exclude-members", "")))
+
+
+_RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.])\1{2,}[ \t]*$")
+
+
+def _rst_sections(doc: str) -> list[str]:
+    """A docstring's lines with its section titles ("Parameters" over "----------", NumPy's style) as
+    rubrics: a section title inside a directive is an error to docutils."""
+    lines = doc.split("\n")
+    for i in range(len(lines) - 1):
+        title = lines[i].strip()
+        if title and not lines[i][:1].isspace() and _RST_UNDERLINE.match(lines[i + 1]) and \
+                len(lines[i + 1].strip()) >= len(title):
+            lines[i], lines[i + 1] = f".. rubric:: {title}", ""
+    return lines
+
+
+def _rst_object(obj: PyObject, directive: str, indent: str) -> list[str]:
+    inner = indent + "   "
+    out = [f"{indent}.. {directive}:: {obj.name}{obj.signature}", ""]
+    if obj.doc:
+        out += [inner + line if line.strip() else "" for line in _rst_sections(obj.doc)] + [""]
+    for name, doc in obj.params:
+        first, *rest = doc.split("\n") or [""]
+        out += [f"{inner}:param {name}: {first}", *(f"{inner}   {line}" if line.strip() else "" for line in rest)]
+    if obj.params:
+        out.append("")
+    for member in obj.members:
+        out += _rst_object(member, _NESTED.get(member.kind, "attribute"), inner)
+    return out
+
+
+def expand_autodoc_rst(text: str, includes: Includes) -> str:
+    """reStructuredText with its autodoc directives filled in from the project's Python sources (see the
+    module's text); a name not found keeps its directive as written."""
+    if ".. auto" not in text and ".. py:auto" not in text:
+        return text
+    sources = PythonSources(includes)
+    lines = text.split("\n")
+    out: list[str] = []
+    current = ""
+    literal: int | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        width = len(line) - len(line.lstrip())
+        if literal is not None and line.strip() and width <= literal:
+            literal = None
+        match = _AUTO.match(line) if literal is None and "auto" in line else None
+        if match is None:
+            if literal is None and (m := _CURRENT.match(line)) is not None:
+                current = m.group(1)
+            elif literal is None and line.strip() and (_RST_CODE.match(line) or (
+                    line.rstrip().endswith("::") and not line.lstrip().startswith(".."))):
+                literal = width
+            out.append(line)
+            i += 1
+            continue
+        indent, kind, name = match.groups()
+        options: dict[str, str] = {}
+        end = i + 1
+        while end < len(lines) and (m := _RST_OPTION.match(lines[end])) is not None and \
+                len(lines[end]) - len(lines[end].lstrip()) > len(indent):
+            options[m.group(1)] = (m.group(2) or "").strip()
+            end += 1
+        obj = None
+        for dotted in dict.fromkeys([f"{current}.{name}" if current else name, name]):
+            obj = sources.describe(dotted, name, _rst_options(options))
+            if obj is not None:
+                break
+        if kind == "module":
+            current = name
+        if obj is None:
+            out.append(line)
+            i += 1
+            continue
+        out += _rst_object(obj, f"auto{kind}", indent)
+        i = end  # the directive's own content (after its options) follows, as Sphinx shows it
+    return "\n".join(out)
+
+
+# --- mkdocstrings ------------------------------------------------------------------------------------
+
+_MKDOCSTRINGS = re.compile(r"^:::[ \t]+([A-Za-z_][\w.]{0,300})[ \t]*\r?$")
+
+
+def _markdown_object(obj: PyObject, level: int, owner: str = "") -> list[str]:
+    name = f"{owner}.{obj.name}" if owner and obj.kind != "module" else obj.name
+    out = [f"{'#' * level} `{name}`", ""]
+    if obj.signature:
+        fence = "```"
+        while fence in obj.signature:
+            fence += "`"
+        out += [f"{fence}python", f"{obj.name.rsplit('.', 1)[-1]}{obj.signature}", fence, ""]
+    if obj.doc:
+        out += [_nested_headings(obj.doc, level), ""]
+    if obj.params:
+        out += ["**Parameters**", ""]
+        for param, doc in obj.params:
+            first, *rest = doc.split("\n") or [""]
+            out += [f"- `{param}`: {first}", *("  " + line if line.strip() else "" for line in rest)]
+        out.append("")
+    for member in obj.members:
+        out += _markdown_object(member, min(level + 1, 6), obj.name.rsplit(".", 1)[-1])
+    return out
+
+
+def _nested_headings(doc: str, level: int) -> str:
+    """A Markdown docstring with its headings ("## Example") moved below the object's heading ``level``."""
+    lines = doc.split("\n")
+    outside = list(lines_outside_fences(lines))
+    text = set(outside)
+    for i in outside:
+        if (m := HEADING_LINE.match(lines[i])) is not None:
+            lines[i] = f"{'#' * min(6, level + len(m.group(1)))} {m.group(2)}"
+        elif (i + 1 in text and lines[i].strip() and not lines[i].startswith((" ", "\t"))
+              and (u := SETEXT_UNDERLINE.match(lines[i + 1])) is not None):  # "Usage" over "====="
+            lines[i] = f"{'#' * min(6, level + (1 if u.group(1)[0] == '=' else 2))} {lines[i].strip()}"
+            lines[i + 1] = ""
+    return "\n".join(lines)
+
+
+def _mkdocstrings_options(block: list[str]) -> Options:
+    """mkdocstrings' options under ``:::`` (YAML: ``options: {members: [...] | false, inherited_members}``)."""
+    try:
+        data = yaml.safe_load("\n".join(block)) if block else None
+    except yaml.YAMLError:
+        data = None
+    settings = data.get("options") if isinstance(data, dict) else None
+    settings = settings if isinstance(settings, dict) else {}
+    members = settings.get("members", True)
+    only = frozenset(str(m) for m in members) if isinstance(members, list) else frozenset()
+    return Options(members=members is not False, inherited=bool(settings.get("inherited_members")), only=only)
+
+
+def expand_mkdocstrings(text: str, includes: Includes) -> str:
+    """Markdown with its mkdocstrings lines (``::: package.Class`` and their indented options) filled in
+    from the project's Python sources: a heading per object and member, its signature as code, its
+    docstring; a name not found keeps its line (the site-markup pass blanks it)."""
+    if ":::" not in text:
+        return text
+    sources = PythonSources(includes)
+    lines = text.split("\n")
+    out: list[str] = []
+    fence: Fence | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if fence is not None:
+            fence = None if fence_closes(line, fence) else fence
+            out.append(line)
+            i += 1
+            continue
+        if (opened := fence_open(line)) is not None:
+            fence = opened
+        match = _MKDOCSTRINGS.match(line) if fence is None and line.startswith(":::") else None
+        if match is None:
+            out.append(line)
+            i += 1
+            continue
+        end = i + 1
+        while end < len(lines) and (not lines[end].strip() or lines[end][:1] in " \t") and (
+                lines[end].strip() or (end + 1 < len(lines) and lines[end + 1][:1] in " \t")):
+            end += 1
+        dotted = match.group(1)
+        obj = sources.describe(dotted, dotted, _mkdocstrings_options(lines[i + 1:end]))
+        if obj is None:
+            out.append(line)
+            i += 1
+            continue
+        out += _markdown_object(obj, 2)
+        i = end
+    return "\n".join(out)

@@ -1,0 +1,124 @@
+"""API reference directives filled in from the project's Python sources, read with ast (never imported)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphrag.ingest.autodoc import Options, PythonSources, expand_autodoc_rst, expand_mkdocstrings
+from graphrag.ingest.includes import Includes
+
+BASE = '''
+class Gauge:
+    """A tide gauge."""
+
+    def read(self, hour: int) -> float:
+        """The water level at ``hour``, in metres."""
+
+    def _calibrate(self):
+        """Private: not shown."""
+'''
+
+HARBOUR = '''
+from typing import Annotated
+
+from annotated_doc import Doc
+from werkzeug import Thing as Thing
+
+from .base import Gauge
+
+__all__ = ["Harbour", "open_harbour"]
+
+#: How many berths a harbour has unless told.
+DEFAULT_BERTHS = 12
+
+
+class Harbour(Gauge):
+    """The Quellport harbour and its berths.
+
+    Usage
+    =====
+
+    Open it before the ferries come.
+    """
+
+    def __init__(self, name: Annotated[str, Doc("The harbour's name, as charts print it.")], berths: int = 12):
+        self.name = name
+
+    @property
+    def depth(self) -> float:
+        """The channel depth at low tide."""
+
+    def undocumented(self):
+        pass
+
+    tide = "spring"
+    """Which tide the harbour is set for."""
+
+
+def open_harbour(name: str) -> Harbour:
+    """Open the harbour called ``name``."""
+
+
+def hidden():
+    """Not in __all__."""
+'''
+
+
+def _project(tmp_path: Path) -> Includes:
+    (tmp_path / ".git").mkdir()
+    package = tmp_path / "src" / "tides"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text('"""Tides."""\nfrom .harbour import Harbour as Harbour\nfrom .harbour import Thing\n')
+    (package / "base.py").write_text(BASE)
+    (package / "harbour.py").write_text(HARBOUR)
+    (package / "broken.py").write_text("def (:\n")
+    return Includes(tmp_path, 1 << 20)
+
+
+def test_names_are_found_through_re_exports_and_described_from_their_source(tmp_path: Path) -> None:
+    sources = PythonSources(_project(tmp_path))
+    harbour = sources.describe("tides.Harbour", "Harbour", Options(members=True, inherited=True))
+    assert harbour is not None and harbour.kind == "class"
+    assert harbour.signature == "(name: str, berths: int=12)"  # Annotated[..., Doc()] shows its type
+    assert harbour.params == [("name", "The harbour's name, as charts print it.")]
+    assert harbour.doc.startswith("The Quellport harbour and its berths.")
+    # documented public members, then the base class's (inherited); not _calibrate, not undocumented
+    assert [(m.kind, m.name, m.signature, m.doc) for m in harbour.members] == [
+        ("attribute", "depth", "", "The channel depth at low tide."),
+        ("attribute", "tide", "", "Which tide the harbour is set for."),
+        ("method", "read", "(hour: int) -> float", "The water level at ``hour``, in metres.")]
+    plain = sources.describe("tides.Harbour", "Harbour", Options(members=True, exclude=frozenset({"tide"})))
+    assert plain is not None and [m.name for m in plain.members] == ["depth"]
+    module = sources.describe("tides.harbour", "tides.harbour", Options(members=True))
+    assert module is not None and [m.name for m in module.members] == ["Harbour", "open_harbour"]  # __all__
+    constant = sources.describe("tides.harbour.DEFAULT_BERTHS", "DEFAULT_BERTHS", Options())
+    assert constant is not None and constant.doc == "How many berths a harbour has unless told."
+    # another package's name, a syntax error and a name nobody defines are not found
+    assert sources.describe("tides.Thing", "Thing", Options()) is None
+    assert sources.describe("tides.broken.x", "x", Options()) is None
+    assert sources.describe("tides.Nowhere", "Nowhere", Options()) is None
+
+
+def test_sphinx_autodoc_directives_are_filled_in_and_examples_are_not(tmp_path: Path) -> None:
+    rst = (".. module:: tides\n\n.. autoclass:: Harbour\n   :members:\n\n   Written under the directive.\n\n"
+           ".. autofunction:: tides.harbour.open_harbour\n\n.. autoclass:: Nowhere\n\n"
+           ".. code-block:: rst\n\n   .. autoclass:: Harbour\n")
+    text = expand_autodoc_rst(rst, _project(tmp_path))
+    assert ".. autoclass:: Harbour(name: str, berths: int=12)\n\n   The Quellport harbour and its berths." in text
+    assert "   :param name: The harbour's name, as charts print it." in text
+    assert "   .. attribute:: depth\n\n      The channel depth at low tide." in text
+    assert "   Written under the directive." in text  # the directive's own content follows
+    assert ".. autofunction:: open_harbour(name: str) -> tides.Harbour" not in text  # shown as written
+    assert ".. autofunction:: tides.harbour.open_harbour(name: str) -> Harbour" in text
+    assert ".. autoclass:: Nowhere\n" in text and text.endswith(".. code-block:: rst\n\n   .. autoclass:: Harbour\n")
+
+
+def test_mkdocstrings_lines_become_headings_signatures_and_docstrings(tmp_path: Path) -> None:
+    md = ("# Reference\n\n::: tides.Harbour\n    options:\n      members:\n        - depth\n\n"
+          "```markdown\n::: tides.Harbour\n```\n\n::: elsewhere.Thing\n")
+    text = expand_mkdocstrings(md, _project(tmp_path))
+    assert text.startswith("# Reference\n\n## `tides.Harbour`\n\n```python\nHarbour(name: str, berths: int=12)\n```\n\n"
+                           "The Quellport harbour and its berths.\n\n### Usage\n")  # its heading below the object's
+    assert "**Parameters**\n\n- `name`: The harbour's name, as charts print it." in text
+    assert "### `Harbour.depth`\n\nThe channel depth at low tide." in text and "Harbour.read" not in text
+    assert "```markdown\n::: tides.Harbour\n```" in text and text.endswith("::: elsewhere.Thing\n")
