@@ -582,6 +582,31 @@ def _expand_jekyll(text: str, base: Path, includes: Includes, depth: int) -> str
 _LIQUID_RAW = re.compile(r"(\{%-?[ \t]*raw[ \t]*-?%\}.*?\{%-?[ \t]*endraw[ \t]*-?%\})", re.S)
 
 
+# --- Quarto: {{< include _file.qmd >}} ---------------------------------------------------------------
+
+_QUARTO_INCLUDE = re.compile(r"""^[ \t]*\{\{<[ \t]*include[ \t]+(["']?)([^\s"'<>]{1,500})\1[ \t]*>\}\}[ \t]*\r?$""")
+
+
+def _expand_quarto(text: str, base: Path, includes: Includes, depth: int) -> str:
+    """Quarto's ``{{< include _content.qmd >}}`` on a line of its own as the file's text (outside code
+    blocks, where it is an example); a path starting with ``/`` is relative to the Quarto project (the
+    folder of its ``_quarto.yml``)."""
+    if "{{<" not in text or "include" not in text:
+        return text
+    lines = text.split("\n")
+    for i in lines_outside_fences(lines):
+        match = _QUARTO_INCLUDE.match(lines[i]) if "include" in lines[i] else None
+        if match is None:
+            continue
+        target, folder = match.group(2), base
+        if target.startswith("/"):
+            folder, target = _folder_with(base, includes.root, "_quarto.yml", "_quarto.yaml"), target.lstrip("/")
+        read = includes.read(folder, target)
+        if read is not None:
+            lines[i] = expand_markdown(read[1], read[0].parent, includes, depth + 1).rstrip("\n")
+    return "\n".join(lines)
+
+
 # --- MDX: partials imported and used as components ----------------------------------------------------
 
 _MDX_IMPORT = re.compile(r"""^import[ \t]+([A-Z]\w*)[ \t]+from[ \t]+['"](\.{1,2}/[^'"\n]+\.mdx?)['"];?[ \t]*\r?$""")
@@ -620,7 +645,7 @@ _FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*\n", re.S)
 def expand_markdown(text: str, base: Path, includes: Includes, depth: int = 0) -> str:
     """Markdown with its includes filled in: mdBook's ``{{#include}}``, ``{{#rustdoc_include}}`` and
     ``{{#playground}}``, pymdownx snippets, FastAPI's code includes, MyST's ``{include}`` and
-    ``{literalinclude}``, MDX partials, Jekyll's ``include_relative``."""
+    ``{literalinclude}``, MDX partials, Jekyll's ``include_relative``, Quarto's ``{{< include >}}``."""
     if depth > MAX_DEPTH:
         return text
     for expand in _MARKDOWN_STEPS:
@@ -629,7 +654,7 @@ def expand_markdown(text: str, base: Path, includes: Includes, depth: int = 0) -
 
 
 _MARKDOWN_STEPS: tuple[Callable[[str, Path, Includes, int], str], ...] = (
-    _expand_mdbook, _expand_mkdocs, _expand_myst, _expand_mdx, _expand_jekyll)
+    _expand_mdbook, _expand_mkdocs, _expand_myst, _expand_mdx, _expand_jekyll, _expand_quarto)
 
 
 # --- AsciiDoc ----------------------------------------------------------------------------------------

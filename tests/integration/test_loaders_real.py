@@ -2353,9 +2353,15 @@ async def test_a_partial_is_read_in_the_pages_that_include_it_not_as_a_page(
     (tmp_path / "docs" / "snippets" / "tides.md").write_text("The Marrowgate tide board reads hourly.\n")
     (tmp_path / "docs" / "snippets" / "alone.md").write_text("# Alone\n\nA Brannoch page nobody includes.\n")
     (tmp_path / "docs" / "faq.md").write_text("# Tide FAQ\n\n```{include} snippets/tides.md\n```\n\nAsk the harbour.\n")
+    # Quarto's include shortcode, of a "_" file
+    (tmp_path / "docs" / "_ferries.qmd").write_text("The Brannoch ferry leaves at noon.\n")
+    (tmp_path / "docs" / "ferries.qmd").write_text("# Ferries\n\n{{< include _ferries.qmd >}}\n")
     report = await ingestor.ingest_paths([tmp_path / "docs"], collection=collection)
-    assert (report.ingested, report.failed) == (4, []), report
-    partials = [str((tmp_path / "docs" / name).resolve()) for name in ("_quellport-warning.mdx", "snippets/tides.md")]
+    assert (report.ingested, report.failed) == (5, []), report
+    [ferry] = (await rest_search(router, "noon", mode="keyword", limit=5, collections=[collection]))["results"]
+    assert ferry["title"] == "Ferries" and "The Brannoch ferry leaves at noon." in ferry["content"], ferry
+    partials = [str((tmp_path / "docs" / name).resolve())
+                for name in ("_ferries.qmd", "_quellport-warning.mdx", "snippets/tides.md")]
     for partial in partials:
         assert {"path": partial, "reason": "a partial, read in the pages that include it"} in report.skipped
     hits = (await rest_search(router, "hourly", mode="keyword", limit=5,

@@ -166,6 +166,21 @@ def test_asciidoc_include_targets_read_the_documents_attributes(tmp_path: Path) 
         (root / "src" / "outside.adoc").read_text(), root / "src", Includes(root, 1 << 20))  # the root still holds
 
 
+def test_quarto_includes_read_relative_and_from_the_project(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / "book").mkdir()
+    (root / "book" / "_quarto.yml").write_text("project:\n  type: book\n")
+    (root / "book" / "chapters").mkdir()
+    (root / "book" / "_common.qmd").write_text("The Vantorel tables apply.\n")
+    (root / "book" / "chapters" / "_intro.qmd").write_text("Marrowgate opens at dawn.\n\n{{< include /_common.qmd >}}\n")
+    page = ("# Tides\n\n{{< include _intro.qmd >}}\n\n```markdown\n{{< include _intro.qmd >}}\n```\n\n"
+            "{{< include _missing.qmd >}}\n")
+    text = expand_markdown(page, root / "book" / "chapters", Includes(root, 1 << 20))
+    assert text.startswith("# Tides\n\nMarrowgate opens at dawn.\n\nThe Vantorel tables apply.\n\n```markdown\n"
+                           "{{< include _intro.qmd >}}\n```")  # in code: an example, shown as written
+    assert text.endswith("{{< include _missing.qmd >}}\n")
+
+
 def test_only_files_under_the_root_are_read(tmp_path: Path) -> None:
     root = _project(tmp_path / "project")
     (tmp_path / "secret.txt").write_text("Zyxquart password\n")
