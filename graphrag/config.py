@@ -157,8 +157,10 @@ class Settings(BaseSettings):
     max_file_mb: float = Field(50.0, description="Largest file (or upload) accepted, in MB.")
     read_includes: bool = Field(
         True, description="Fill in the include directives of files ingested from folders (mdBook `{{#include}}`, "
-        "Sphinx `literalinclude`, MkDocs snippets, AsciiDoc `include::`) from the files they name, under the "
-        "ingested path's repository (its nearest folder with a `.git`) only; false: leave them out, as for uploads.")
+        "Sphinx `literalinclude`, MkDocs snippets, Quarto and AsciiDoc includes) from the files they name, and "
+        "API reference directives (Sphinx autodoc, mkdocstrings) from the project's Python sources (read, never "
+        "imported), under the ingested path's repository (its nearest folder with a `.git`) only; false: leave "
+        "them out, as for uploads.")
     read_ignore_files: bool = Field(
         True, description="Leave out of a folder's ingest what the project's `.gitignore` files (and "
         "`.graphragignore`, the same syntax, for what git keeps but a collection should not) match: build "
