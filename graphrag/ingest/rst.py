@@ -313,6 +313,29 @@ def _without_ids(m: re.Match[str]) -> str:
     return f"<{m.group(1)}{_ID_OR_CLASS.sub('', m.group(2))}{kept}>"
 
 
+# Sphinx's info fields in a description (":param host: ...", ":rtype: int"): shown as Sphinx shows them,
+# the parameter's name, not "param host" (which read as a phrase, "param value", to the extractor).
+_INFO_FIELDS = {"param": "", "parameter": "", "arg": "", "argument": "", "key": "", "keyword": "", "kwarg": "",
+                "kwparam": "", "var": "", "ivar": "", "cvar": "", "type": " (type)", "vartype": " (type)",
+                "raises": "Raises ", "raise": "Raises ", "except": "Raises ", "exception": "Raises "}
+_INFO_ALONE = {"returns": "Returns", "return": "Returns", "rtype": "Return type", "yields": "Yields",
+               "yield": "Yields", "ytype": "Yield type"}
+
+
+def _info_field(name: str) -> str | None:
+    """How Sphinx shows an info field's name: ``param host`` -> ``host``, ``type host`` -> ``host (type)``,
+    ``raises ValueError`` -> ``Raises ValueError``, ``rtype`` -> ``Return type``; None for other fields."""
+    words = name.split()
+    if len(words) == 1:
+        return _INFO_ALONE.get(words[0].lower())
+    kind = words[0].lower()
+    if kind not in _INFO_FIELDS:
+        return None
+    subject = words[-1]  # ":param str host:" names its type first
+    shown = _INFO_FIELDS[kind]
+    return f"{shown}{subject}" if shown.endswith(" ") else f"{subject}{shown}"
+
+
 def rst_to_html(text: str, labels: Mapping[str, str] | None = None) -> str:
     """``text`` (reStructuredText) as an HTML5 page whose ``<main>`` is the document; InvalidInput when
     it is too large to render. A bare ``:ref:`label``` shows the title of the section the label is over,
@@ -345,6 +368,10 @@ def rst_to_html(text: str, labels: Mapping[str, str] | None = None) -> str:
                 image.attributes.pop("loading", None)
             for classifier in doctree.findall(nodes.classifier):  # "height : float": the ":" is a style's
                 classifier.insert(0, nodes.Text(": "))
+            for name in doctree.findall(nodes.field_name):
+                shown = _info_field(name.astext())
+                if shown is not None:
+                    name.children = [nodes.Text(shown)]
             _highlight(doctree)
             page = str(publish_from_doctree(doctree, writer=Writer(), settings_overrides=_SETTINGS))
         finally:

@@ -122,3 +122,16 @@ def test_mkdocstrings_lines_become_headings_signatures_and_docstrings(tmp_path: 
     assert "**Parameters**\n\n- `name`: The harbour's name, as charts print it." in text
     assert "### `Harbour.depth`\n\nThe channel depth at low tide." in text and "Harbour.read" not in text
     assert "```markdown\n::: tides.Harbour\n```" in text and text.endswith("::: elsewhere.Thing\n")
+
+
+def test_sphinx_info_fields_read_as_sphinx_shows_them() -> None:
+    from graphrag.ingest.html_reader import load_html
+    from graphrag.ingest.rst import rst_to_html
+
+    rst = (".. function:: connect(host)\n\n   Connect.\n\n   :param str host: The harbour host.\n   :type host: str\n"
+           "   :raises ValueError: When closed.\n   :returns: A link.\n   :rtype: Link\n   :Author: Ada\n")
+    text = load_html(Path("api.html"), rst_to_html(rst).encode())[0].text
+    for line in ("host: The harbour host.", "host (type): str", "Raises ValueError: When closed.",
+                 "Returns: A link.", "Return type: Link", "Author: Ada"):
+        assert line in text.split("\n"), (line, text)
+    assert "param" not in text
