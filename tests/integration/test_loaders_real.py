@@ -1389,11 +1389,11 @@ def test_rst_reads_sphinx_markup_as_text(tmp_path: Path) -> None:
     text = doc.text
     for kept in ("A `Session` keeps cookies; see the advanced guide and PEP 8.", "## Sending requests",
                  "```python\nimport quill\ns = quill.Session()\n```", "`fetch(url, retries=3)`",
-                 "Fetches url from the Vantorel mirror.", "param url: where to fetch from.",
+                 "Fetches url from the Vantorel mirror.", "url: where to fetch from.",
                  "Version added: 2.1 Retries.", "Sessions are not thread-safe.", "| timeout | 30 s |",
                  "Run it under Grelmont shell.", "$ quill get https://example.com"):
         assert kept in text, kept
-    for gone in (":class:", ":ref:", "orphan", "..", "user/install", "members", "script", "alert", "hostname"):
+    for gone in ("param url", ":class:", ":ref:", "orphan", "..", "user/install", "members", "script", "alert", "hostname"):
         assert gone not in text, gone
 
 
