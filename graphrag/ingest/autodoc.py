@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -39,8 +40,14 @@ from graphrag.ingest.textprep import (
     lines_outside_fences,
 )
 
+log = logging.getLogger(__name__)
+
 MAX_HOPS = 6  # re-exports followed for one name
 MAX_MEMBERS = 300  # members shown for one directive
+# Text the directives of one document may add: inherited members repeat a base class's docstrings in
+# each subclass, so a crafted (or very large) package could multiply its size; Flask's whole API page
+# adds 121,000 characters. Past this, directives are left as written (with a warning).
+MAX_ADDED_CHARS = 5_000_000
 _SOURCE_DIRS = ("", "src", "lib", "python")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
 
@@ -72,6 +79,18 @@ class PythonSources:
     def __init__(self, includes: Includes) -> None:
         self.includes = includes
         self._modules: dict[str, _Module | None] = {}
+        self.added = 0  # characters the document's directives added so far
+
+    def spend(self, lines: list[str]) -> bool:
+        """Count ``lines`` against :data:`MAX_ADDED_CHARS`; False (logged once) when they would pass it."""
+        size = sum(len(line) + 1 for line in lines)
+        if self.added + size > MAX_ADDED_CHARS:
+            if self.added <= MAX_ADDED_CHARS:
+                log.warning("API reference directives past %d added characters left as written", MAX_ADDED_CHARS)
+                self.added = MAX_ADDED_CHARS + 1
+            return False
+        self.added += size
+        return True
 
     def module(self, dotted: str) -> _Module | None:
         if dotted not in self._modules:
@@ -439,11 +458,12 @@ def expand_autodoc_rst(text: str, includes: Includes) -> str:
                 break
         if kind == "module":
             current = name
-        if obj is None:
+        shown = _rst_object(obj, f"auto{kind}", indent) if obj is not None else []
+        if obj is None or not sources.spend(shown):
             out.append(line)
             i += 1
             continue
-        out += _rst_object(obj, f"auto{kind}", indent)
+        out += shown
         i = end  # the directive's own content (after its options) follows, as Sphinx shows it
     return "\n".join(out)
 
@@ -533,10 +553,11 @@ def expand_mkdocstrings(text: str, includes: Includes) -> str:
             end += 1
         dotted = match.group(1)
         obj = sources.describe(dotted, dotted, _mkdocstrings_options(lines[i + 1:end]))
-        if obj is None:
+        shown = _markdown_object(obj, 2) if obj is not None else []
+        if obj is None or not sources.spend(shown):
             out.append(line)
             i += 1
             continue
-        out += _markdown_object(obj, 2)
+        out += shown
         i = end
     return "\n".join(out)

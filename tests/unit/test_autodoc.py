@@ -135,3 +135,19 @@ def test_sphinx_info_fields_read_as_sphinx_shows_them() -> None:
                  "Returns: A link.", "Return type: Link", "Author: Ada"):
         assert line in text.split("\n"), (line, text)
     assert "param" not in text
+
+
+def test_inherited_members_cannot_multiply_a_page_past_its_budget(tmp_path: Path, monkeypatch) -> None:
+    import graphrag.ingest.autodoc as autodoc
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "big").mkdir()
+    methods = "".join(f'    def m{i}(self):\n        """{"Sounding. " * 20}"""\n\n' for i in range(50))
+    classes = "".join(f"class C{i}(Base):\n    pass\n\n" for i in range(40))
+    (tmp_path / "big" / "__init__.py").write_text(f"class Base:\n{methods}\n{classes}")
+    monkeypatch.setattr(autodoc, "MAX_ADDED_CHARS", 60_000)
+    rst = "".join(f".. autoclass:: big.C{i}\n   :members:\n   :inherited-members:\n\n" for i in range(40))
+    text = expand_autodoc_rst(rst, Includes(tmp_path, 1 << 20))
+    filled = text.count(".. method:: m0()")
+    assert 0 < filled < 40 and len(text) < 60_000 + len(rst)
+    assert ".. autoclass:: big.C39\n   :members:" in text  # past the budget: left as written
