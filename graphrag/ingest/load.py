@@ -403,11 +403,13 @@ _INCLUDING = frozenset({"md", "mdx", "rst", "adoc"})
 
 
 def load_file(found: Found, max_bytes: int, read_includes: bool = True,
-              included: set[Path] | None = None) -> list[Document]:
+              included: set[Path] | None = None, shows: dict[Path, list[Path]] | None = None) -> list[Document]:
     """Read and parse one file; :class:`LoadError` says why it cannot be ingested. With ``read_includes``
     and a ``found.project``, the files its include directives name under the project's root are read
-    too (added to ``included``, where given); a bare ``:ref:`` (reStructuredText) or ``{ref}`` (MyST) to
-    another file of the project shows that section's title."""
+    too (added to ``included``, where given; in ``shows``, by the page's path, when the page has no text
+    of its own beside them: Sphinx's ``changes.rst`` that only includes ``../CHANGES.rst``); a bare
+    ``:ref:`` (reStructuredText) or ``{ref}`` (MyST) to another file of the project shows that section's
+    title."""
     try:
         size = found.path.stat().st_size
     except OSError as exc:
@@ -430,10 +432,21 @@ def load_file(found: Found, max_bytes: int, read_includes: bool = True,
     docs = LOADERS[found.file_type](found.path, data, **extra)
     if includes is not None and included is not None:
         included.update(includes.read_files)
+    if includes is not None and includes.read_files and shows is not None and not _own_text(found, data):
+        shows[found.path.resolve()] = list(includes.read_files)
     if includes is not None and includes.refused:
         log.warning("%s: %d include(s) outside %s not read (%s)", found.path.name, len(includes.refused),
                     found.root, includes.refused[0])
     return _pages(found.path, found.file_type, docs)
+
+
+def _own_text(found: Found, data: bytes) -> bool:
+    """Whether a page has text beside what its include directives bring (read again without them)."""
+    try:
+        docs = LOADERS[found.file_type](found.path, data)
+    except LoadError:  # NoText: nothing but the includes
+        return False
+    return any(_beyond_headings(d.text) for d in docs)
 
 
 # Folders that hold the pieces a site's pages include (Antora's "partials/", MyST-Parser's "snippets/").

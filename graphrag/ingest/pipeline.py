@@ -347,10 +347,11 @@ class Ingestor:
         max_bytes = int(self.settings.max_file_mb * 1024 * 1024)
         docs: list[tuple[Document, str]] = []
         included: set[Path] = set()  # files some page's include directives read
+        shows: dict[Path, list[Path]] = {}  # pages with no text beside the files they include
         bar = tqdm(total=len(found), desc="load", unit="file", disable=not progress, file=sys.stderr)
         for f in found:
             try:
-                loaded = await asyncio.to_thread(load_file, f, max_bytes, self.settings.read_includes, included)
+                loaded = await asyncio.to_thread(load_file, f, max_bytes, self.settings.read_includes, included, shows)
                 docs.extend((d, str(f.path)) for d in loaded)
             except NoText as exc:  # a page that only includes another: nothing to index, nothing wrong
                 report.skipped.append({"path": str(f.path), "reason": exc.message.removeprefix(f"{f.path.name}: ")})
@@ -369,6 +370,18 @@ class Ingestor:
             docs = [(d, path) for d, path in docs if path not in partials]
             report.skipped.extend({"path": p, "reason": "a partial, read in the pages that include it"}
                                   for p in sorted(partials))
+        # A page that only shows other pages of this ingest (Sphinx's docs/changes.rst, which includes
+        # ../CHANGES.rst) would give their text twice: they are read as themselves, the page is skipped.
+        pages = {f.path.resolve(): str(f.path) for f in found} if shows else {}
+        read = {path for _, path in docs}
+        candidates = {pages[page]: [pages[p] for p in files] for page, files in shows.items()
+                      if all(p != page and pages.get(p) in read for p in files)}
+        # not one that shows another such page (two pages that include each other would both go)
+        wrappers = {page: files for page, files in candidates.items() if not any(f in candidates for f in files)}
+        if wrappers:
+            docs = [(d, path) for d, path in docs if path not in wrappers]
+            report.skipped.extend({"path": page, "reason": f"shows only {', '.join(files)}, ingested as itself"}
+                                  for page, files in sorted(wrappers.items()))
         report.add_time("load", time.perf_counter() - t0)
         return docs
 

@@ -2429,3 +2429,23 @@ async def test_templates_are_not_pages_and_html_front_matter_is_metadata(
     assert [h["title"] for h in hits] == ["Template inheritance"], hits  # the layout's footer is not indexed
     with pytest.raises(NoText):  # an upload of a template is refused like any file without text
         load_bytes("base.html", (tmp_path / "templates" / "base.html").read_bytes(), 1 << 20)
+
+
+async def test_a_page_that_only_includes_another_page_is_not_ingested_twice(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CHANGES.rst").write_text("Changes\n=======\n\nVersion 2.1\n-----------\n\nThe zyxquart gauge reads hourly.\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "changes.rst").write_text(".. include:: ../CHANGES.rst\n")  # Sphinx's changelog page
+    (tmp_path / "docs" / "history.rst").write_text("History\n=======\n\nBefore the list:\n\n.. include:: ../CHANGES.rst\n")
+    (tmp_path / "docs" / "a.md").write_text("{{#include b.md}}\n")  # two pages that only include each other
+    (tmp_path / "docs" / "b.md").write_text("{{#include a.md}}\n\nThe Brannoch note.\n")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert report.failed == [], report
+    changes = str(tmp_path / "docs" / "changes.rst")
+    assert [s for s in report.skipped if s["path"] == changes] == [
+        {"path": changes, "reason": f"shows only {tmp_path / 'CHANGES.rst'}, ingested as itself"}]
+    hits = (await rest_search(router, "zyxquart", mode="keyword", limit=5, collections=[collection]))["results"]
+    # the file itself, and the page with text of its own around it; not the page that only shows it
+    assert sorted(Path(h["source"]).name for h in hits) == ["CHANGES.rst", "history.rst"], hits
+    assert (await rest_search(router, "Brannoch", mode="keyword", limit=5, collections=[collection]))["results"]
