@@ -139,6 +139,10 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         if missing and not args.sync:
             raise InvalidInput("no such file or directory: " + ", ".join(missing))
     progress = sys.stderr.isatty() and not args.json
+    if args.dry_run:
+        if changes is not None:
+            raise InvalidInput("--dry-run reads PATHs, not --changes")
+        return _dry_run(args, settings, file_types, progress)
 
     async def run() -> Any:
         async with open_services(settings) as rt:
@@ -188,6 +192,34 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     written = report.ingested + report.updated + report.unchanged + report.deleted
     if report.failed:
         return 1 if written else 2
+    return 0
+
+
+def _dry_run(args: argparse.Namespace, settings: Settings, file_types: set[str] | None, progress: bool) -> int:
+    """``graphrag ingest --dry-run``: what the ingest would read, skip and fail on; no service is started,
+    no model loaded, nothing written."""
+    from pathlib import Path
+
+    from graphrag.ingest.reading import plan_paths
+
+    report, docs = asyncio.run(plan_paths([Path(p) for p in args.paths], settings, file_types, progress))
+    if args.json:
+        _print_json({"dry_run": True, "files": report.files,
+                     "documents": [{"path": path, "title": d.title, "characters": len(d.text)} for d, path in docs],
+                     "skipped": report.skipped, "failed": report.failed, "included": report.included,
+                     "seconds": round(report.seconds, 3)})
+    else:
+        chars = sum(len(d.text) for d, _ in docs)
+        print(f"{report.files} files: {len(docs)} documents to ingest ({chars:,} characters), "
+              f"{len(report.skipped)} skipped, {len(report.failed)} failed (dry run: nothing written)")
+        if report.included:
+            print(f"  includes: {report.included} files read into the pages that include them")
+        for line in skipped_lines(report.skipped, every=args.list_skipped or args.verbose):
+            print(line)
+        for item in report.failed:
+            print(f"  failed  {item['path']}: {item['error']}", file=sys.stderr)
+    if report.failed:
+        return 1 if docs else 2
     return 0
 
 
@@ -577,6 +609,9 @@ def build_parser() -> argparse.ArgumentParser:
                         metavar="MODE", help="also make titles, summaries and propositions for extended search: "
                         "extractive (the default MODE), llm (GRAPHRAG_EXTENDED_MODEL) or off; recorded with the "
                         "collection, so later ingests keep them (default: GRAPHRAG_EXTENDED, else the collection's)")
+    ingest.add_argument("--dry-run", action="store_true",
+                        help="read the files and report what would be ingested, skipped or failed; start no "
+                        "service, write nothing")
     ingest.add_argument("--list-skipped", action="store_true",
                         help=f"list every skipped file (past {SKIPPED_LISTED} the summary counts them by reason)")
     ingest.add_argument("--json", action="store_true")

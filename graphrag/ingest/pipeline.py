@@ -34,7 +34,8 @@ from graphrag.ingest.embed import PADDED_TOKENS_PER_BATCH, Embedder, length_batc
 from graphrag.ingest.embedders import EmbeddingSpace
 from graphrag.ingest.extract import add_title_entity
 from graphrag.ingest.lanes import run_model_stages
-from graphrag.ingest.load import TYPES, Found, LoadError, NoText, discover, is_partial, load_file
+from graphrag.ingest.load import TYPES, Found, discover
+from graphrag.ingest.reading import read_documents
 from graphrag.ingest import representations as extended
 from graphrag.ingest.representations import Representation
 from graphrag.ingest.aliases import add_aliases
@@ -343,47 +344,7 @@ class Ingestor:
 
     # -- stages ---------------------------------------------------------------------------------
     async def _load(self, found: list[Found], report: IngestReport, progress: bool) -> list[tuple[Document, str]]:
-        t0 = time.perf_counter()
-        max_bytes = int(self.settings.max_file_mb * 1024 * 1024)
-        docs: list[tuple[Document, str]] = []
-        included: set[Path] = set()  # files some page's include directives read
-        shows: dict[Path, list[Path]] = {}  # pages with no text beside the files they include
-        bar = tqdm(total=len(found), desc="load", unit="file", disable=not progress, file=sys.stderr)
-        for f in found:
-            try:
-                loaded = await asyncio.to_thread(load_file, f, max_bytes, self.settings.read_includes, included, shows)
-                docs.extend((d, str(f.path)) for d in loaded)
-            except NoText as exc:  # a page that only includes another: nothing to index, nothing wrong
-                report.skipped.append({"path": str(f.path), "reason": exc.message.removeprefix(f"{f.path.name}: ")})
-            except LoadError as exc:
-                report.failed.append({"path": str(f.path), "error": exc.message})
-            except Exception as exc:  # noqa: BLE001 - a parser bug in one file must not stop the rest
-                report.failed.append({"path": str(f.path), "error": f"{type(exc).__name__}: {exc}"[:300]})
-            bar.update(1)
-        bar.close()
-        report.included += len(included)
-        # A partial (a "_" file) that pages include is read as part of them, as its site shows it, not
-        # again as a page of its own.
-        partials = {str(f.path) for f in found if f.root is not None and f.path.resolve() in included
-                    and is_partial(f.path.resolve(), f.root)}
-        if partials:
-            docs = [(d, path) for d, path in docs if path not in partials]
-            report.skipped.extend({"path": p, "reason": "a partial, read in the pages that include it"}
-                                  for p in sorted(partials))
-        # A page that only shows other pages of this ingest (Sphinx's docs/changes.rst, which includes
-        # ../CHANGES.rst) would give their text twice: they are read as themselves, the page is skipped.
-        pages = {f.path.resolve(): str(f.path) for f in found} if shows else {}
-        read = {path for _, path in docs}
-        candidates = {pages[page]: [pages[p] for p in files] for page, files in shows.items()
-                      if all(p != page and pages.get(p) in read for p in files)}
-        # not one that shows another such page (two pages that include each other would both go)
-        wrappers = {page: files for page, files in candidates.items() if not any(f in candidates for f in files)}
-        if wrappers:
-            docs = [(d, path) for d, path in docs if path not in wrappers]
-            report.skipped.extend({"path": page, "reason": f"shows only {', '.join(files)}, ingested as itself"}
-                                  for page, files in sorted(wrappers.items()))
-        report.add_time("load", time.perf_counter() - t0)
-        return docs
+        return await read_documents(found, self.settings, report, progress)
 
     def _batches(self, items: list[Item]) -> list[list[Item]]:
         units = [max(1, len(item.doc.text) // 1000) for item in items]

@@ -387,3 +387,27 @@ async def test_build_outputs_the_gitignore_names_stay_out_of_a_folders_ingest(
     # the built folder named outright is read: the caller asked for it
     built = await ingestor.ingest_paths([tmp_path / "site"], collection=collection)
     assert built.ingested == 1, built
+
+
+async def test_a_dry_run_reports_what_an_ingest_would_read_and_writes_nothing(
+        tmp_path: Path, settings: Any, services: Any, runtime: Runtime, collection: str) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("site/\n")
+    (tmp_path / "guide.md").write_text("# Guide\n\nThe Quellport harbour opens at dawn.\n")
+    (tmp_path / "layout.html").write_text("{% block body %}{% endblock %} {{ footer }}\n")
+    (tmp_path / "bad.md").write_bytes(b"\x00\x01")
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "index.html").write_text("<main><p>The Quellport harbour opens at dawn.</p></main>")
+    result = _cli(settings.home_dir, "ingest", str(tmp_path), "--collection", collection, "--dry-run")
+    assert result.returncode == 1, result.stderr  # one file fails, as the ingest would report it
+    assert result.stdout.splitlines()[0] == (
+        "3 files: 1 documents to ingest (46 characters), 2 skipped, 1 failed (dry run: nothing written)")
+    assert f"  skipped {tmp_path / 'site'}: ignored by .gitignore" in result.stdout
+    assert result.stderr.startswith(f"  failed  {tmp_path / 'bad.md'}: ")
+    data = json.loads(_cli(settings.home_dir, "ingest", str(tmp_path), "--dry-run", "--json").stdout)
+    assert data["dry_run"] is True and data["files"] == 3
+    assert data["documents"] == [{"path": str(tmp_path / "guide.md"), "title": "Guide", "characters": 46}]
+    assert {Path(s["path"]).name for s in data["skipped"]} == {"site", "layout.html"}
+    assert collection not in await runtime.postgres.collection_counts()  # nothing written
+    missing = _cli(settings.home_dir, "ingest", str(tmp_path / "nowhere"), "--dry-run")
+    assert missing.returncode == 2 and "no such file or directory" in missing.stderr
