@@ -185,10 +185,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             print(f"  collection {collection!r} now holds {t['documents']} documents, {t['chunks']} chunks; {graph}")
         if report.graph_pending:
             print(f"  {report.graph_pending} graph write(s) pending: they apply when Neo4j answers")
-        for line in skipped_lines(report.skipped, every=args.list_skipped or args.verbose):
-            print(line)
-        for item in report.failed:
-            print(f"  failed  {item['path']}: {item['error']}", file=sys.stderr)
+        _print_skipped_and_failed(report, every=args.list_skipped or args.verbose)
     written = report.ingested + report.updated + report.unchanged + report.deleted
     if report.failed:
         return 1 if written else 2
@@ -214,10 +211,7 @@ def _dry_run(args: argparse.Namespace, settings: Settings, file_types: set[str] 
               f"{len(report.skipped)} skipped, {len(report.failed)} failed (dry run: nothing written)")
         if report.included:
             print(f"  includes: {report.included} files read into the pages that include them")
-        for line in skipped_lines(report.skipped, every=args.list_skipped or args.verbose):
-            print(line)
-        for item in report.failed:
-            print(f"  failed  {item['path']}: {item['error']}", file=sys.stderr)
+        _print_skipped_and_failed(report, every=args.list_skipped or args.verbose)
     if report.failed:
         return 1 if docs else 2
     return 0
@@ -226,6 +220,14 @@ def _dry_run(args: argparse.Namespace, settings: Settings, file_types: set[str] 
 # Past this many skipped files an ingest's summary counts them by reason (a repository holds thousands of
 # source files that are not documents); --list-skipped (or -v) lists each.
 SKIPPED_LISTED = 10
+
+
+def _print_skipped_and_failed(report: Any, every: bool) -> None:
+    """The summary's skipped files (:func:`skipped_lines`) on stdout, its failures on stderr."""
+    for line in skipped_lines(report.skipped, every=every):
+        print(line)
+    for item in report.failed:
+        print(f"  failed  {item['path']}: {item['error']}", file=sys.stderr)
 
 
 def skipped_lines(skipped: list[dict[str, str]], every: bool = False) -> list[str]:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import yaml
 
-from graphrag.ingest.includes import Includes
+from graphrag.ingest.includes import RST_OPTION, Includes, RstLiteral, directive_block
 from graphrag.ingest.textprep import (
     HEADING_LINE,
     SETEXT_UNDERLINE,
@@ -370,10 +370,6 @@ def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef | None,
 _AUTO = re.compile(r"^([ \t]*)\.\.[ \t]+(?:py:)?auto(module|class|function|method|exception|data|attribute|"
                    r"decorator|property)::[ \t]+([A-Za-z_][\w.]{0,300})[ \t]*\r?$")
 _CURRENT = re.compile(r"^[ \t]*\.\.[ \t]+(?:py:)?(?:module|currentmodule)::[ \t]+([A-Za-z_][\w.]{0,300})[ \t]*\r?$")
-_RST_OPTION = re.compile(r"^[ \t]+:([\w-]+):(?:[ \t]+(.*?))?[ \t]*\r?$")
-# Where literal text starts (an example of a directive is not one): a paragraph ending in "::", a code directive.
-_RST_CODE = re.compile(r"^[ \t]*\.\.[ \t]+(?:code-block|code|sourcecode|parsed-literal|doctest|testcode|"
-                       r"rst:directive|prompt|ipython)::")
 _NESTED = {"class": "class", "function": "function", "method": "method", "attribute": "attribute",
            "module": "module"}
 
@@ -427,30 +423,22 @@ def expand_autodoc_rst(text: str, includes: Includes) -> str:
     lines = text.split("\n")
     out: list[str] = []
     current = ""
-    literal: int | None = None
+    literal = RstLiteral()
     i = 0
     while i < len(lines):
         line = lines[i]
-        width = len(line) - len(line.lstrip())
-        if literal is not None and line.strip() and width <= literal:
-            literal = None
-        match = _AUTO.match(line) if literal is None and "auto" in line else None
+        outside = literal.outside(line)
+        match = _AUTO.match(line) if outside and "auto" in line else None
         if match is None:
-            if literal is None and (m := _CURRENT.match(line)) is not None:
+            if outside and (m := _CURRENT.match(line)) is not None:
                 current = m.group(1)
-            elif literal is None and line.strip() and (_RST_CODE.match(line) or (
-                    line.rstrip().endswith("::") and not line.lstrip().startswith(".."))):
-                literal = width
+            elif outside:
+                literal.note(line)
             out.append(line)
             i += 1
             continue
         indent, kind, name = match.groups()
-        options: dict[str, str] = {}
-        end = i + 1
-        while end < len(lines) and (m := _RST_OPTION.match(lines[end])) is not None and \
-                len(lines[end]) - len(lines[end].lstrip()) > len(indent):
-            options[m.group(1)] = (m.group(2) or "").strip()
-            end += 1
+        options, end = directive_block(lines, i, RST_OPTION, indent)
         obj = None
         for dotted in dict.fromkeys([f"{current}.{name}" if current else name, name]):
             obj = sources.describe(dotted, name, _rst_options(options))

@@ -394,7 +394,7 @@ def _expand_mkdocs(text: str, base: Path, includes: Includes, depth: int) -> str
 # --- Sphinx: reStructuredText and MyST ----------------------------------------------------------------
 
 _RST_DIRECTIVE = re.compile(r"^([ \t]*)\.\.[ \t]+(literalinclude|include)::[ \t]+(\S.*?)[ \t]*\r?$")
-_RST_OPTION = re.compile(r"^[ \t]+:([\w-]+):(?:[ \t]+(.*?))?[ \t]*\r?$")
+RST_OPTION = re.compile(r"^[ \t]+:([\w-]+):(?:[ \t]+(.*?))?[ \t]*\r?$")
 # Where literal text starts in reStructuredText: a paragraph ending in "::", or a code directive; the lines
 # indented under it are shown as written (a directive there is an example, not a directive).
 _RST_CODE = re.compile(r"^([ \t]*)\.\.[ \t]+(?:code-block|code|sourcecode|highlight|parsed-literal|doctest|testcode|"
@@ -461,7 +461,7 @@ def _as_code(read: tuple[Path, str], kind: str, options: dict[str, str]) -> tupl
     return code, options.get("language") or options.get("code") or language_of(read[0])
 
 
-def _directive_block(lines: list[str], at: int, option: re.Pattern[str], indent: str,
+def directive_block(lines: list[str], at: int, option: re.Pattern[str], indent: str,
                      closing: str | None = None) -> tuple[dict[str, str], int]:
     """The options under the directive at ``at`` and the index after its block: its option lines (and a
     MyST fence's closing line)."""
@@ -478,6 +478,27 @@ def _directive_block(lines: list[str], at: int, option: re.Pattern[str], indent:
     return options, end
 
 
+class RstLiteral:
+    """Where reStructuredText's literal text is, read line by line: after a paragraph ending in "::" or a
+    code directive, the lines indented deeper are shown as written (a directive there is an example).
+    A directive's own line ends in "::" too (".. note::"), and its content is read as usual."""
+
+    def __init__(self) -> None:
+        self.indent: int | None = None  # the indentation of the line that opened literal text, while in it
+
+    def outside(self, line: str) -> bool:
+        """Whether ``line`` is outside literal text; then :meth:`note` it, unless it is a directive handled."""
+        if self.indent is not None and line.strip() and len(line) - len(line.lstrip()) <= self.indent:
+            self.indent = None
+        return self.indent is None
+
+    def note(self, line: str) -> None:
+        """A line outside literal text: does it open some?"""
+        if line.strip() and (_RST_CODE.match(line) or (
+                line.rstrip().endswith("::") and not line.lstrip().startswith(".."))):
+            self.indent = len(line) - len(line.lstrip())
+
+
 def expand_rst(text: str, base: Path, includes: Includes, depth: int = 0) -> str:
     """reStructuredText with its ``.. include::`` and ``.. literalinclude::`` directives filled in:
     included text at the directive's indentation (``:literal:`` or ``:code:`` as a code block), code as
@@ -486,24 +507,20 @@ def expand_rst(text: str, base: Path, includes: Includes, depth: int = 0) -> str
         return text
     lines = text.split("\n")
     out: list[str] = []
-    literal: int | None = None  # the indentation of the line that opened a literal block, while in one
+    literal = RstLiteral()
     i = 0
     while i < len(lines):
         line = lines[i]
-        width = len(line) - len(line.lstrip())
-        if literal is not None and line.strip() and width <= literal:
-            literal = None
-        match = _RST_DIRECTIVE.match(line) if literal is None and "include::" in line else None
+        outside = literal.outside(line)
+        match = _RST_DIRECTIVE.match(line) if outside and "include::" in line else None
         if match is None:
-            # (a directive's line ends in "::" too, ".. note::", and its content is read as usual)
-            if literal is None and line.strip() and (_RST_CODE.match(line) or (
-                    line.rstrip().endswith("::") and not line.lstrip().startswith(".."))):
-                literal = width
+            if outside:
+                literal.note(line)
             out.append(line)
             i += 1
             continue
         indent, kind, target = match.groups()
-        options, end = _directive_block(lines, i, _RST_OPTION, indent)
+        options, end = directive_block(lines, i, RST_OPTION, indent)
         read = _directive_file(target, base, includes)
         shown = _as_code(read, kind, options) if read is not None else None
         if read is None:
@@ -541,7 +558,7 @@ def _expand_myst(text: str, base: Path, includes: Includes, depth: int) -> str:
             i += 1
             continue
         indent, marker, kind, target = match.groups()
-        options, end = _directive_block(lines, i, _MYST_OPTION, indent, closing=marker)
+        options, end = directive_block(lines, i, _MYST_OPTION, indent, closing=marker)
         read = _directive_file(target, base, includes)
         shown = _as_code(read, kind, options) if read is not None else None
         if read is None:
