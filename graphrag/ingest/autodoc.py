@@ -200,15 +200,7 @@ class PythonSources:
 
     def _base(self, module: _Module, name: str) -> tuple[_Module, ast.AST | None] | None:
         """A base class named in ``module``: defined there, imported into it, or a dotted name."""
-        head = name.split(".")[0]
-        node = _defined(module.tree.body, head)
-        if isinstance(node, ast.ClassDef) and "." not in name:
-            return module, node
-        if isinstance(node, ast.ImportFrom):
-            source = _absolute(module, node)
-            original = next(a.name for a in node.names if (a.asname or a.name) == head)
-            return self.find(".".join([source, original, *name.split(".")[1:]])) if source else None
-        return self.find(name) if "." in name else None
+        return self._member(module, name.split("."), 0) or (self.find(name) if "." in name else None)
 
 
 @dataclass
