@@ -31,14 +31,7 @@ from pathlib import Path
 import yaml
 
 from graphrag.ingest.includes import RST_OPTION, Includes, RstLiteral, directive_block
-from graphrag.ingest.textprep import (
-    HEADING_LINE,
-    SETEXT_UNDERLINE,
-    Fence,
-    fence_closes,
-    fence_open,
-    lines_outside_fences,
-)
+from graphrag.ingest.textprep import HEADING_LINE, SETEXT_UNDERLINE, fence_for, lines_outside_fences
 
 log = logging.getLogger(__name__)
 
@@ -457,10 +450,9 @@ def _markdown_object(obj: PyObject, level: int, owner: str = "") -> list[str]:
     name = f"{owner}.{obj.name}" if owner and obj.kind != "module" else obj.name
     out = [f"{'#' * level} `{name}`", ""]
     if obj.signature:
-        fence = "```"
-        while fence in obj.signature:
-            fence += "`"
-        out += [f"{fence}python", f"{obj.name.rsplit('.', 1)[-1]}{obj.signature}", fence, ""]
+        signature = f"{obj.name.rsplit('.', 1)[-1]}{obj.signature}"
+        fence = fence_for([signature])
+        out += [f"{fence}python", signature, fence, ""]
     if obj.doc:
         out += [_nested_headings(obj.doc, level), ""]
     if obj.params:
@@ -510,19 +502,12 @@ def expand_mkdocstrings(text: str, includes: Includes) -> str:
         return text
     sources = PythonSources(includes)
     lines = text.split("\n")
+    outside = set(lines_outside_fences(lines))  # in a code block, a ":::" line is an example
     out: list[str] = []
-    fence: Fence | None = None
     i = 0
     while i < len(lines):
         line = lines[i]
-        if fence is not None:
-            fence = None if fence_closes(line, fence) else fence
-            out.append(line)
-            i += 1
-            continue
-        if (opened := fence_open(line)) is not None:
-            fence = opened
-        match = _MKDOCSTRINGS.match(line) if fence is None and line.startswith(":::") else None
+        match = _MKDOCSTRINGS.match(line) if i in outside and line.startswith(":::") else None
         if match is None:
             out.append(line)
             i += 1

@@ -34,7 +34,7 @@ from graphrag.ingest.embed import PADDED_TOKENS_PER_BATCH, Embedder, length_batc
 from graphrag.ingest.embedders import EmbeddingSpace
 from graphrag.ingest.extract import add_title_entity
 from graphrag.ingest.lanes import run_model_stages
-from graphrag.ingest.load import TYPES, Found, discover
+from graphrag.ingest.load import TYPES, discover
 from graphrag.ingest.reading import read_documents
 from graphrag.ingest import representations as extended
 from graphrag.ingest.representations import Representation
@@ -102,7 +102,7 @@ class Ingestor:
         found, skipped = discover(roots, file_types, self.settings.read_ignore_files)
         report.files = len(found)
         report.skipped.extend(skipped)
-        docs = await self._load(found, report, progress)
+        docs = await read_documents(found, self.settings, report, progress)
         await self.ingest_documents(docs, collection=collection, chunker=chunker, tags=tags, report=report,
                                     progress=progress, text_config=text_config, extended_mode=extended_mode)
         if sync:
@@ -343,9 +343,6 @@ class Ingestor:
             log.warning("entity vector index for %s not ensured yet: %s", space.name, one_line(exc))
 
     # -- stages ---------------------------------------------------------------------------------
-    async def _load(self, found: list[Found], report: IngestReport, progress: bool) -> list[tuple[Document, str]]:
-        return await read_documents(found, self.settings, report, progress)
-
     def _batches(self, items: list[Item]) -> list[list[Item]]:
         units = [max(1, len(item.doc.text) // 1000) for item in items]
         return [items[a:b] for a, b in batch_bounds(units, BATCH_DOCS, BATCH_KB)]

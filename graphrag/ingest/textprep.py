@@ -76,17 +76,11 @@ def fence_open(line: str) -> Fence | None:
 
 
 def lines_outside_fences(lines: list[str]) -> Iterator[int]:
-    """The numbers of ``lines`` that lie outside fenced code blocks (the fence lines are inside)."""
-    fence = None
+    """The numbers of ``lines`` that lie outside fenced code blocks (the fence lines are inside), as
+    :class:`BlockState` reads them (HTML comments are text here)."""
+    state = BlockState()
     for number, line in enumerate(lines):
-        if fence is not None:
-            if not fence_ends_before(line, fence):
-                fence = None if fence_closes(line, fence) else fence
-                continue
-            fence = None
-        if (opened := fence_open(line)) is not None:
-            fence = opened
-        else:
+        if state.step(line, comments=False) == "text":
             yield number
 
 
