@@ -602,7 +602,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--chunker", help="markdown, sentence, paragraph, page, semantic or whole (default per type)")
     ingest.add_argument("--tags", help="comma-separated tags stored on every document")
     ingest.add_argument("--file-types", help="only these types, e.g. md,pdf")
-    ingest.add_argument("--sync", action="store_true", help="also delete documents whose file is gone")
+    ingest.add_argument("--sync", action="store_true", help="also delete the documents under PATH that it no longer gives (file gone, ignored, skipped)")
     ingest.add_argument("--changes", metavar="FILE", help='JSON list [{"path", "added"|"modified"|"deleted": true}]')
     ingest.add_argument("--text-config", metavar="NAME",
                         help="text-search configuration of a new collection: english, simple (multilingual), "

@@ -106,8 +106,7 @@ class Ingestor:
         await self.ingest_documents(docs, collection=collection, chunker=chunker, tags=tags, report=report,
                                     progress=progress, text_config=text_config, extended_mode=extended_mode)
         if sync:
-            seen = {d.source for d, _ in docs} | {f["path"] for f in report.failed}
-            report.deleted += await self._sync(collection, roots, seen)
+            report.deleted += await self._sync(collection, roots, docs, report)
         await self._add_totals(report, collection)
         report.seconds = round(time.perf_counter() - start, 3)
         report_finished(report)
@@ -619,14 +618,26 @@ class Ingestor:
         await self._apply_graph()
         return len(deleted)
 
-    async def _sync(self, collection: str, roots: list[Path], seen: set[str]) -> int:
-        """Delete documents of the collection whose source file lies under ``roots`` and is gone."""
+    async def _sync(self, collection: str, roots: list[Path], docs: Sequence[tuple[Document, str]],
+                    report: IngestReport) -> int:
+        """Delete the documents of the collection under ``roots`` that this ingest would not store now:
+        their file is gone, or the walk skipped it as no page (ignored, a template, a partial, a page
+        that only shows others, no text), or it was read and the record is no longer in it. A file
+        that failed to read keeps what it had, and so does one left out by ``--file-types``."""
+        seen = {d.source for d, _ in docs}
+        read = {path for _, path in docs}
+        failed = {f["path"] for f in report.failed}
+        dropped = [Path(s["path"]) for s in report.skipped if not s["reason"].endswith("not in --file-types")]
         rows = await self.postgres.q.documents.sources(collection)
         stale = []
         for r in rows:
             source = r["source"]
-            under = any(_under(source, root) for root in roots)
-            if under and source not in seen and not Path(source.split("#", 1)[0]).exists():
+            if source in seen or not any(_under(source, root) for root in roots):
+                continue
+            file = source.split("#", 1)[0]
+            if file in failed:
+                continue
+            if file in read or not Path(file).exists() or any(_under(file, d) for d in dropped):
                 stale.append(r["id"])
         return await self._delete_ids(stale) if stale else 0
 

@@ -116,6 +116,43 @@ async def test_sync_and_changes_file(tmp_path: Path, ingestor: Ingestor, runtime
     assert facts["counts"]["graph_documents"] == 2
 
 
+async def test_sync_drops_what_the_folder_no_longer_gives(tmp_path: Path, ingestor: Ingestor, runtime: Runtime,
+                                                          collection: str) -> None:
+    """``--sync`` makes the collection what an ingest of the folder stores now: a file that became
+    ignored, a page that became a template and a partial that a page now includes go from both stores;
+    a file that fails to read and one outside ``--file-types`` keep their documents."""
+    docs = tmp_path / "docs"
+    (docs / "drafts").mkdir(parents=True)
+    (tmp_path / ".git").mkdir()
+    pages = {"guide.md": "# Guide\n\nAda Lovelace wrote notes in London.",
+             "drafts/old.md": "# Old\n\nCharles Babbage built engines in Cambridge.",
+             "layout.md": "# Layout\n\nGrace Hopper worked in Arlington.",
+             "_note.md": "# Note\n\nAlan Turing worked in Manchester.",
+             "page.txt": "Edsger Dijkstra taught in Austin."}
+    for name, text in pages.items():
+        (docs / name).write_text(text)
+    (docs / "broken.pdf").write_bytes((REPO / "samples" / "eniac.pdf").read_bytes())
+    first = await ingestor.ingest_paths([docs], collection=collection)
+    assert first.ingested == 6, first.failed
+
+    (tmp_path / ".gitignore").write_text("drafts/\n")
+    (docs / "layout.md").write_text("{% extends 'base.html' %}\n{% block body %}\n{{ content }}\n{% endblock %}\n")
+    (docs / "guide.md").write_text("# Guide\n\nAda Lovelace wrote notes in London.\n\n--8<-- \"_note.md\"\n")
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    (docs / "page.txt").write_text("Edsger Dijkstra taught in Austin and Eindhoven.")
+    synced = await ingestor.ingest_paths([docs], collection=collection, sync=True, file_types={"md", "pdf"})
+    assert synced.deleted == 3, synced.skipped
+    stored = {r["source"] for r in await runtime.postgres.q.documents.sources(collection)}
+    assert stored == {str(docs / n) for n in ("guide.md", "page.txt", "broken.pdf")}
+    facts = await graph_facts(runtime, collection)
+    names = {n for n, _ in facts["entities"]}
+    assert {"Charles Babbage", "Grace Hopper"}.isdisjoint(names)
+    assert {"Ada Lovelace", "Alan Turing"} <= names
+    assert facts["counts"]["graph_documents"] == 3
+    assert synced.failed and synced.failed[0]["path"] == str(docs / "broken.pdf")
+    assert (await pg_counts(runtime, collection))["documents"] == 3
+
+
 async def test_graph_write_neo4j_refuses_is_set_aside_and_others_go_in(
         tmp_path: Path, ingestor: Ingestor, runtime: Runtime, collection: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """PostgreSQL is the source of truth: both documents are stored; the graph write Neo4j refuses is set
