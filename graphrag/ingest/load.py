@@ -416,8 +416,8 @@ def load_file(found: Found, max_bytes: int, read_includes: bool = True,
         raise LoadError(f"{found.path.name}: cannot read ({exc.strerror})") from None
     if size > max_bytes:
         raise LoadError(f"{found.path.name}: {size} bytes is over the {max_bytes}-byte limit (GRAPHRAG_MAX_FILE_MB)")
-    if size == 0:
-        raise LoadError(f"{found.path.name}: empty file")
+    if size == 0:  # nothing to index and nothing lost: skipped in a folder, refused as an upload
+        raise NoText(f"{found.path.name}: empty file")
     try:
         data = found.path.read_bytes()
     except OSError as exc:  # unreadable (permissions), a directory, or gone since the listing
@@ -487,7 +487,8 @@ def load_bytes(filename: str, data: bytes, max_bytes: int) -> list[Document]:
 
 
 def _empty(path: Path) -> list[Document]:
-    raise LoadError(f"{path.name}: no text content")
+    """A file that parsed to no text (blank, or an HTML page of scripts and icons): nothing to index."""
+    raise NoText(f"{path.name}: no text content")
 
 
 def load_text_document(text: str, *, source: str, title: str | None = None, kind: str = "markdown",

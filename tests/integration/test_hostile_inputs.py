@@ -239,14 +239,15 @@ async def test_hostile_folder_only_the_good_file_reaches_the_stores(tmp_path: Pa
         "truncated.pdf": (truncated_pdf(tmp_path), "unreadable PDF"),
         "nul.txt": (b"text\x00text", "NUL bytes"),
         "noise.md": (bytes(range(128, 256)) * 4, "not valid UTF-8"),
-        "empty.txt": (b"", "empty file"),
-        "attrs.html": (b"<p>" + b"<a " * 40_000, "no text content"),
         "huge.html": (b"<p>x</p>" * (HTML_MAX_ELEMENTS + 10), "HTML elements"),
         "over.txt": (b"Too big. " * (9 * MB // 8), "over the"),
     }
     for name, (data, _) in hostile.items():
         (folder / name).write_bytes(data)
     (folder / "payload.exe").write_bytes(b"MZ\x90\x00")
+    # Files with nothing to index are skipped, not failed: an empty file and a page of tags alone.
+    (folder / "empty.txt").write_bytes(b"")
+    (folder / "attrs.html").write_bytes(b"<p>" + b"<a " * 40_000)
     small = runtime.settings.model_copy(update={"max_file_mb": 8.0})
     ingestor = Ingestor(small, runtime.postgres, runtime.neo4j, models)
     report = await ingestor.ingest_paths([folder], collection=collection)
@@ -256,7 +257,9 @@ async def test_hostile_folder_only_the_good_file_reaches_the_stores(tmp_path: Pa
     assert set(failed) == set(hostile)
     for name, (_, reason) in hostile.items():
         assert failed[name].startswith(f"{name}: ") and reason in failed[name], failed[name]
-    assert [Path(s["path"]).name for s in report.skipped] == ["payload.exe"]
+    skipped = {Path(s["path"]).name: s["reason"] for s in report.skipped}
+    assert skipped == {"payload.exe": "unsupported file type '.exe'", "empty.txt": "empty file",
+                       "attrs.html": "no text content"}
 
     good = str((folder / "good.md").resolve())
     rows = await runtime.postgres.pool.fetch("SELECT source FROM documents WHERE collection = $1", collection)

@@ -199,9 +199,11 @@ async def test_bad_inputs_are_reported_and_do_not_stop_the_rest(tmp_path: Path, 
     report = await ingestor.ingest_paths([tmp_path], collection=collection)
     assert report.ingested == 2
     failed = {Path(f["path"]).name: f["error"] for f in report.failed}
-    assert set(failed) == {"empty.md", "binary.md", "noise.txt", "broken.pdf", "broken.docx"}
-    assert "empty" in failed["empty.md"] and "UTF-8" in failed["noise.txt"]
-    assert [Path(s["path"]).name for s in report.skipped] == ["image.png"]
+    assert set(failed) == {"binary.md", "noise.txt", "broken.pdf", "broken.docx"}
+    assert "UTF-8" in failed["noise.txt"]
+    # An empty file loses nothing: skipped with its reason, as a file type we do not read.
+    assert {Path(s["path"]).name: s["reason"] for s in report.skipped} == {
+        "empty.md": "empty file", "image.png": "unsupported file type '.png'"}
     assert (await pg_counts(runtime, collection))["documents"] == 2
 
 
