@@ -27,6 +27,7 @@ from graphrag.ingest.html_comments import blank_html_comments
 from graphrag.ingest.html_reader import load_html
 from graphrag.ingest.ignore import IgnoreRules
 from graphrag.ingest.includes import Includes, expand_asciidoc, expand_markdown, expand_rst
+from graphrag.ingest.headers import header_fields, header_title, markdown_meta, rst_file_fields
 from graphrag.ingest.load_base import LoadError, NoText, Unsupported, file_title
 from graphrag.ingest.long_urls import shorten_long_urls
 from graphrag.ingest.mdx import mdx_to_markdown, reads_as_mdx
@@ -234,6 +235,10 @@ def load_markdown(path: Path, data: bytes, includes: Includes | None = None,
     label) are what a bare MyST ``{ref}`` to another file shows."""
     text = _decode(data, path)
     meta, body = _front_matter(text, path)
+    named = ""
+    if not meta:  # Python-Markdown's and MultiMarkdown's "Title: ..." lines, Pandoc's "% Title" block
+        meta, body = markdown_meta(body)
+        named = header_title(meta)
     if includes is not None:
         body = expand_mkdocstrings(expand_markdown(body, path.parent, includes), includes)
     written = blank_html_comments(body)  # a comment alone does not make a page of headings one with "no text"
@@ -245,7 +250,7 @@ def load_markdown(path: Path, data: bytes, includes: Includes | None = None,
     if not _beyond_headings(body) and _beyond_headings(written):
         # An include, or an API page whose text the site builds from code (mkdocstrings' "::: pkg.mod")
         raise NoText(f"{path.name}: no text of its own (only site-generator markup, such as an include)")
-    title = _front_matter_title(meta) or markdown_title(body) or file_title(path)
+    title = named or _front_matter_title(meta) or markdown_title(body) or file_title(path)
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
 
 
@@ -258,6 +263,11 @@ def load_rst(path: Path, data: bytes, includes: Includes | None = None,
     from graphrag.ingest.rst import rst_to_html
 
     text = _decode(data, path)
+    # Fields opening the file (":Author: ...", or a PEP's "PEP: 8" header) are the document's metadata.
+    meta, text = rst_file_fields(text)
+    if not meta:
+        meta, text = header_fields(text)
+    named = header_title(meta)
     if includes is not None:
         text = expand_autodoc_rst(expand_rst(text, path.parent, includes), includes)
     try:
@@ -269,8 +279,10 @@ def load_rst(path: Path, data: bytes, includes: Includes | None = None,
     except Exception as exc:  # noqa: BLE001 - docutils' own errors, and plain ones from odd input
         raise LoadError(f"{path.name}: unreadable reStructuredText ({type(exc).__name__}: "
                         f"{' '.join(str(exc).split())[:200]})") from None
-    docs = load_html(path, page.encode())
-    if "<title></title>" in page:  # no one top heading (a changelog, a PEP): the file names it
+    docs = [replace(d, metadata={**d.metadata, **meta}) for d in load_html(path, page.encode())]
+    if named:  # a PEP's page opens with its title over the sections, which nest under it
+        docs = [replace(d, title=named, text=f"# {named}\n\n{d.text}") for d in docs]
+    elif "<title></title>" in page:  # no one top heading (a changelog): the file names it
         docs = [replace(d, title=file_title(path)) for d in docs]
     return docs
 
@@ -495,8 +507,12 @@ def load_text_document(text: str, *, source: str, title: str | None = None, kind
                        metadata: dict[str, Any] | None = None) -> Document:
     """A document from text handed in directly (REST, agent), parsed like a Markdown file."""
     meta, body = _front_matter(text, Path(source))
+    named = ""
+    if kind == "markdown" and not meta:
+        meta, body = markdown_meta(body)
+        named = header_title(meta)
     if kind == "markdown":
         body = _as_rendered(body)
     merged = {**meta, **(metadata or {})}
-    return Document(source=source, title=title or _front_matter_title(merged) or markdown_title(body) or source,
+    return Document(source=source, title=title or named or _front_matter_title(merged) or markdown_title(body) or source,
                     text=body, kind=kind, metadata=_jsonable(merged))

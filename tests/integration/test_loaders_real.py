@@ -2449,3 +2449,38 @@ async def test_a_page_that_only_includes_another_page_is_not_ingested_twice(
     # the file itself, and the page with text of its own around it; not the page that only shows it
     assert sorted(Path(h["source"]).name for h in hits) == ["CHANGES.rst", "history.rst"], hits
     assert (await rest_search(router, "Brannoch", mode="keyword", limit=5, collections=[collection]))["results"]
+
+
+async def test_document_headers_are_metadata_and_name_the_document(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
+    """A PEP's RFC 2822 header, Python-Markdown's "Title:" lines and a reStructuredText file's opening
+    field list are the document's metadata and title, not a run-on first paragraph."""
+    (tmp_path / "pep-9999.rst").write_text(
+        "PEP: 9999\nTitle: Frobnicated Imports\nAuthor: Jane Doe <jane@example.org>,\n        Ada Roe <ada@example.org>\n"
+        "Status: Draft\nType: Standards Track\nPython-Version: 3.15\n\n\nAbstract\n========\n\n"
+        "This PEP proposes that the Quorvath importer frobnicates modules.\n\nRationale\n=========\n\n"
+        "Frobnication keeps the Quorvath cache warm.\n")
+    (tmp_path / "notes.md").write_text(
+        "Title: Quorvath release notes\nAuthor: Bo Lee\nDate: 2024-05-01\n\n## 1.0\n\nThe Quorvath importer shipped.\n")
+    (tmp_path / "guide.rst").write_text(":Author: Cy Park\n:Version: 2.1\n\nQuorvath guide\n==============\n\n"
+                                        "Install the Quorvath importer first.\n")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (3, []), report
+    rows = {r["title"]: dict(r) for r in await runtime.postgres.pool.fetch(
+        "SELECT title, metadata->>'status' AS status, metadata->>'author' AS author, metadata->'author' AS authors, "
+        "metadata->>'version' AS version FROM documents WHERE collection = $1", collection)}
+    assert set(rows) == {"PEP 9999 – Frobnicated Imports", "Quorvath release notes", "Quorvath guide"}
+    pep = rows["PEP 9999 – Frobnicated Imports"]
+    assert pep["status"] == "Draft" and pep["author"] == "Jane Doe <jane@example.org>, Ada Roe <ada@example.org>"
+    assert rows["Quorvath guide"]["version"] == "2.1" and rows["Quorvath release notes"]["author"] == "Bo Lee"
+    leftovers = await runtime.postgres.pool.fetchval(
+        "SELECT count(*) FROM chunks WHERE collection = $1 AND (content LIKE '%example.org%' OR content LIKE '%Title:%'"
+        " OR content LIKE '%Author%' OR content LIKE '%Python-Version%')", collection)
+    assert leftovers == 0
+    paths = await runtime.postgres.pool.fetch(
+        "SELECT c.heading_path FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.collection = $1"
+        " AND d.title LIKE 'PEP%' ORDER BY c.chunk_index", collection)
+    assert paths and all(r["heading_path"][0] == "PEP 9999 – Frobnicated Imports" for r in paths)  # sections nest under it
+    hits = (await rest_search(router, "Quorvath importer", mode="keyword", limit=5, collections=[collection],
+                              filters={"status": "Draft"}))["results"]
+    assert [h["title"] for h in hits] == ["PEP 9999 – Frobnicated Imports"] * len(hits) and hits
