@@ -12,6 +12,8 @@ with the header blanked in place, so offsets into the text still hold.
 from __future__ import annotations
 
 import re
+from collections.abc import MutableMapping
+from typing import Any
 
 # Keys that mark a run of "Key: value" lines as a document header rather than prose that happens to
 # open with a label ("Note: ..."): the PEP header's (PEP 12), Python-Markdown's and MultiMarkdown's usual ones.
@@ -79,7 +81,7 @@ def rst_file_fields(text: str) -> tuple[dict[str, str], str]:
 _SPHINX_BUILD_FIELDS = frozenset({"orphan", "nocomments", "nosearch", "tocdepth"})
 
 
-def header_title(meta: dict[str, object]) -> str:
+def header_title(meta: MutableMapping[str, Any]) -> str:
     """The title a header gives (removed from ``meta``): a PEP's is "PEP 622 – Structural Pattern
     Matching", as peps.python.org shows it; "" when there is none."""
     title = meta.pop("title", "")
