@@ -29,6 +29,7 @@ import numpy as np
 from graphrag.ingest.fast_ner import FastEntityRecognizer
 from graphrag.ingest.fast_ruler import FastAttributeRuler
 from graphrag.ingest.language import foreign, has_lorem, placeholder
+from graphrag.ingest.spec_ids import SPEC_LABEL, find_spec_ids, is_series_name, title_spec
 from graphrag.ingest.textprep import IDENTIFIER, Prose, code_name, identifier_shaped, prose_views, reject_name
 from graphrag.models import Entity, Extraction, Relation
 
@@ -438,6 +439,20 @@ class SpacyExtractor:
                 state.add(chunk_index, term.key, term.name, term.label, "term")
                 spans.append((start, end, term.key))
                 term_tokens.update(range(start, end))
+        # "PEP 484", "RFC 9110": one entity each, not the model's "PEP" ORG (graphrag.ingest.spec_ids).
+        in_code = [(span.start_char, span.end_char) for span, _ in code]
+        for start_char, end_char, spec in find_spec_ids(doc.text):
+            span = doc.char_span(start_char, end_char, alignment_mode="expand")
+            if (span is None or term_tokens.intersection(range(span.start, span.end))
+                    or any(a < end_char and start_char < b for a, b in in_code)):
+                continue
+            from graphrag.ingest.glossary import Term  # glossary reads this module's normalise_name
+
+            term = Term(spec, SPEC_LABEL)
+            state.terms[term.key] = term
+            state.add(chunk_index, term.key, term.name, term.label, "term")
+            spans.append((span.start, span.end, term.key))
+            term_tokens.update(range(span.start, span.end))
         for span, content in code:
             code_tokens.update(range(span.start, span.end))
             if term_tokens.intersection(range(span.start, span.end)):
@@ -591,7 +606,7 @@ class SpacyExtractor:
         text = ent.doc[tokens[0].i:tokens[-1].i + 1].text  # not doc.text: that joins the whole chunk
         name = display_name(text)
         norm = normalise_name(text)
-        if not norm or norm.isdigit() or len(norm) < 2 or reject_name(name):
+        if not norm or norm.isdigit() or len(norm) < 2 or reject_name(name) or is_series_name(norm):
             return None
         # Cut headings and prose pieces: "Defining Shared Behavior with", "Using Trait Objects to".
         if len(tokens) > 1 and (tokens[0].tag_ == "VBG" or tokens[-1].pos_ in _FUNCTION_POS):
@@ -807,7 +822,7 @@ def unify_labels(result: Extraction, terms: frozenset[str] = frozenset()) -> Ext
     return out
 
 
-EXTRACTION_VERSION = 11  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
+EXTRACTION_VERSION = 12  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
 _DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
 
 
@@ -833,14 +848,20 @@ def add_title_entity(result: Extraction, title: str) -> str | None:
     tags the title), yet that is the entity other documents link to. The label is the one NER gave
     the same name inside the document, else ``TOPIC``. Returns the entity key, or None.
     """
-    name = display_name(_DISAMBIGUATION.sub("", title))
+    spec = title_spec(title)
+    if spec is not None:  # "PEP 8 – Style Guide for Python Code": the page is PEP 8, also known by its title
+        name, subject = spec
+    else:
+        name, subject = display_name(_DISAMBIGUATION.sub("", title)), ""
     norm = normalise_name(name)
-    if not norm or not looks_like_a_name(name):
+    if not norm or not (spec or looks_like_a_name(name)):
         return None
     key = next((k for k in result.entities if k.rsplit("|", 1)[0] == norm), None)
     if key is None:
         key = norm
-        result.entities[key] = Entity(key=key, name=name, label="TOPIC")
+        result.entities[key] = Entity(key=key, name=name, label=SPEC_LABEL if spec else "TOPIC")
+    if subject:
+        result.aliases.setdefault(key, set()).add(subject)
     result.mentions[(0, key)] = result.mentions.get((0, key), 0) + 1
     for (index, other), _count in list(result.mentions.items()):
         if index != 0 or other == key:

@@ -561,3 +561,25 @@ def test_a_licence_section_is_boilerplate_as_a_whole() -> None:
     assert boilerplate_flags([*three, LICENCE, weak, LICENCE, *three]) == [False] * 3 + [True] * 3 + [False] * 3
     assert boilerplate_flags([*three, LICENCE, "Closing words by the authors."]) == [False] * 3 + [True, False]
     assert boilerplate_flags([LICENCE, weak, LICENCE, weak]) == [True] * 4  # a licence document
+
+
+async def test_numbered_specifications_are_one_entity_each_and_a_pep_page_is_its_own(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, collection: str) -> None:
+    """"PEP 9001" is one SPEC entity in the page that is PEP 9001 (from its header's title, with the title's
+    subject as an alias) and in the pages that cite it, whatever the spelling; "this PEP" is no entity."""
+    (tmp_path / "pep-9001.rst").write_text(
+        "PEP: 9001\nTitle: Quorvath Lazy Loading\nAuthor: Jane Doe <jane@example.org>\nStatus: Draft\n\n"
+        "Abstract\n========\n\nThis PEP proposes that Quorvath loads modules lazily, as RFC 9110 caches do.\n")
+    (tmp_path / "notes.md").write_text(
+        "# Notes\n\nThe Quorvath team adopted PEP-9001 last year, and PEP9001 loading is now the default.\n\n"
+        "Marta Ilves reviewed PEP 9001 against RFC 9110 and the PEP process.\n")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (2, []), report
+    entities = await _entities(runtime, collection)
+    assert entities["pep 9001"][:2] == ("PEP 9001", "SPEC") and entities["rfc 9110"][:2] == ("RFC 9110", "SPEC")
+    assert "pep" not in entities and not any(name.startswith("PEP 9001 –") for name, _, _ in entities.values())
+    rows, _, _ = await runtime.neo4j.driver.execute_query(
+        "MATCH (e:Entity {collection: $c, key: 'pep 9001'})<-[:MENTIONS]-(:Chunk)<-[:HAS_CHUNK]-(d:Document) "
+        "RETURN DISTINCT d.title AS title, e.aliases AS aliases", c=collection)
+    assert {r["title"] for r in rows} == {"PEP 9001 – Quorvath Lazy Loading", "Notes"}
+    assert rows[0]["aliases"] == ["Quorvath Lazy Loading"]
