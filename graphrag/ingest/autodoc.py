@@ -132,8 +132,30 @@ class PythonSources:
         for name in path[1:]:
             if not isinstance(node, ast.ClassDef):
                 return None
-            node = _defined(node.body, name)
+            found = self._in_class(module, node, name, 0)
+            if found is None:
+                return None
+            module, node = found
         return (module, node) if node is not None else None
+
+    def _in_class(self, module: _Module, cls: ast.ClassDef, name: str, depth: int) -> tuple[_Module, ast.AST] | None:
+        """Where class ``cls`` (of ``module``) gets member ``name``: its body, else a base class the
+        project defines (``DataArray.sizes`` from a mixin), as ``DataArray.sizes`` shows it."""
+        node = _defined(cls.body, name)
+        if node is not None:
+            return module, node
+        if depth >= 3:
+            return None
+        for base in cls.bases:
+            base_name = ast.unparse(base.value if isinstance(base, ast.Subscript) else base)  # Generic["T"]: Generic
+            if not _IDENTIFIER.fullmatch(base_name):
+                continue
+            found = self._base(module, base_name)
+            if found is not None and isinstance(found[1], ast.ClassDef):
+                inherited = self._in_class(found[0], found[1], name, depth + 1)
+                if inherited is not None:
+                    return inherited
+        return None
 
     def describe(self, dotted: str, shown: str, options: Options) -> PyObject | None:
         """What the reference shows for ``dotted`` (``shown``: the name the directive wrote)."""
@@ -183,7 +205,7 @@ class PythonSources:
                 out.append(obj)
         if options.inherited and depth < 3:
             for base in cls.bases:
-                base_name = ast.unparse(base)
+                base_name = ast.unparse(base.value if isinstance(base, ast.Subscript) else base)  # Generic["T"]: Generic
                 if not _IDENTIFIER.fullmatch(base_name):
                     continue
                 found = self._base(module, base_name)
@@ -216,11 +238,13 @@ class Options:
 
 
 def _defined(body: list[ast.stmt], name: str) -> ast.AST | None:
-    """The last statement of ``body`` that binds ``name``: a definition, an assignment, a from-import."""
+    """The last statement of ``body`` that binds ``name``: a definition, an assignment, a from-import (a
+    property's setter or deleter and an ``@overload`` stub are not: the property or the function is)."""
     found: ast.AST | None = None
     for node in body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            found = node
+            if isinstance(node, ast.ClassDef) or found is None or not _accessor(node):
+                found = node
         elif isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
             found = node
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and name in _targets(node):
@@ -261,12 +285,17 @@ def _members(cls: ast.ClassDef) -> Iterator[tuple[str, ast.AST]]:
     body = cls.body
     for i, node in enumerate(body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if any(_decorator(d) in ("setter", "deleter", "overload") for d in node.decorator_list):
+            if _accessor(node):
                 continue
             yield node.name, node
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and i + 1 < len(body) and _string(body[i + 1]):
             for name in sorted(_targets(node)):
                 yield name, node
+
+
+def _accessor(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A property's setter or deleter, or an ``@overload`` stub: not what the reference shows."""
+    return any(_decorator(d) in ("setter", "deleter", "overload") for d in node.decorator_list)
 
 
 def _decorator(node: ast.expr) -> str:
@@ -414,6 +443,12 @@ def expand_autodoc_rst(text: str, includes: Includes) -> str:
         line = lines[i]
         outside = literal.outside(line)
         match = _AUTO.match(line) if outside and "auto" in line else None
+        if match is None and outside and (summary := _AUTOSUMMARY.match(line)) is not None:
+            shown, end = _autosummary(lines, i, summary.group(1), current, sources)
+            if shown is not None:
+                out += shown
+                i = end
+                continue
         if match is None:
             if outside and (m := _CURRENT.match(line)) is not None:
                 current = m.group(1)
@@ -439,6 +474,62 @@ def expand_autodoc_rst(text: str, includes: Includes) -> str:
         out += shown
         i = end  # the directive's own content (after its options) follows, as Sphinx shows it
     return "\n".join(out)
+
+
+_AUTOSUMMARY = re.compile(r"^([ \t]*)\.\.[ \t]+autosummary::[ \t]*\r?$")
+# The kinds of directive the pages autosummary generates (its default templates) show an object with.
+_DIRECTIVE = {"class": "autoclass", "function": "autofunction", "method": "automethod",
+              "attribute": "autoattribute", "module": "automodule"}
+
+
+def _autosummary(lines: list[str], at: int, indent: str, current: str,
+                 sources: PythonSources) -> tuple[list[str] | None, int]:
+    """An ``autosummary`` table as its page shows it: each name with its signature (unless
+    ``:nosignatures:``) and the first sentence of its docstring; with ``:toctree:``, Sphinx generates a
+    page for each, so the object's whole reference (signature and docstring, as the default templates
+    show it) follows the table. ``(None, at)`` when no name is found in the project's sources, so
+    that the directive is read as written; the index after the directive's content."""
+    options, end = directive_block(lines, at, RST_OPTION, indent)
+    names: list[str] = []
+    while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > len(indent)):
+        entry = lines[end].strip()
+        if entry and not entry.startswith(".."):
+            names.append(entry)
+        end += 1
+    found: list[tuple[str, PyObject | None]] = []
+    for entry in names:
+        dotted = entry.lstrip("~").split()[0]
+        shown = dotted.rsplit(".", 1)[-1] if entry.startswith("~") else dotted
+        obj = None
+        for candidate in dict.fromkeys([f"{current}.{dotted}" if current else dotted, dotted]):
+            obj = sources.describe(candidate, shown, Options())
+            if obj is not None:
+                break
+        found.append((shown, obj))
+    if not any(obj is not None for _, obj in found):
+        return None, at
+    out: list[str] = []
+    for shown, obj in found:
+        signature = "" if obj is None or "nosignatures" in options else obj.signature
+        summary = _first_sentence(obj.doc) if obj is not None else ""
+        out.append(f"{indent}- ``{shown}{signature}``" + (f": {summary}" if summary else ""))
+    out.append("")
+    if "toctree" in options:
+        for _, obj in found:
+            if obj is not None:
+                out += _rst_object(obj, _DIRECTIVE.get(obj.kind, "autoattribute"), indent)
+    if not sources.spend(out):
+        return None, at
+    return out, end
+
+
+def _first_sentence(doc: str) -> str:
+    """A docstring's summary as autosummary takes it: its first paragraph up to the first full stop."""
+    paragraph = " ".join(doc.strip().split("\n\n", 1)[0].split()) if doc.strip() else ""
+    if re.match(r"[-=~^]{3,}", doc.strip().split("\n", 1)[-1].strip()) and "\n" in doc.strip():
+        return ""  # a docstring that opens with a section ("Parameters" over dashes) has no summary
+    m = re.search(r"^.*?\.(?=\s|$)", paragraph)
+    return (m.group(0) if m else paragraph).replace("``", "`")
 
 
 # --- mkdocstrings ------------------------------------------------------------------------------------

@@ -2323,6 +2323,27 @@ async def test_api_reference_pages_are_filled_in_from_the_projects_python_source
     assert "`sound(hour: int) -> float`" in api["content"] and "hour: int: Hours after midnight." in api["content"]
 
 
+async def test_autosummary_tables_reach_the_stores_with_their_summaries_and_toctree_pages(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "tides").mkdir()
+    (tmp_path / "tides" / "__init__.py").write_text("from .gauge import Gauge, sound\n")
+    (tmp_path / "tides" / "gauge.py").write_text(
+        'class Gauge:\n    """A Quellport tide gauge."""\n\n\ndef sound(hour: int) -> float:\n'
+        '    """Sound the channel at the given hour.\n\n    The zyxquart lead is dropped twice.\n    """\n')
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "api.rst").write_text(
+        "API\n===\n\n.. currentmodule:: tides\n\n.. autosummary::\n\n   Gauge\n\n"
+        "Functions\n---------\n\n.. autosummary::\n   :toctree: generated/\n\n   sound\n")
+    report = await ingestor.ingest_paths([tmp_path / "docs"], collection=collection)
+    assert (report.ingested, report.failed) == (1, []), report
+    [summary] = (await rest_search(router, "Quellport gauge", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert "`Gauge`: A Quellport tide gauge." in summary["content"], summary
+    # the generated page's text (the docstring past its first sentence) is in the page
+    [page] = (await rest_search(router, "zyxquart lead", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert "`sound(hour: int) -> float`" in page["content"] and page["title"] == "API", page
+
+
 async def test_a_bare_ref_across_files_reaches_the_stores_as_the_sections_title(  # rst and MyST
         tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
     (tmp_path / ".git").mkdir()

@@ -151,3 +151,30 @@ def test_inherited_members_cannot_multiply_a_page_past_its_budget(tmp_path: Path
     filled = text.count(".. method:: m0()")
     assert 0 < filled < 40 and len(text) < 60_000 + len(rst)
     assert ".. autoclass:: big.C39\n   :members:" in text  # past the budget: left as written
+
+
+def test_autosummary_tables_show_summaries_and_a_toctree_the_whole_reference(tmp_path: Path) -> None:
+    includes = _project(tmp_path)
+    (tmp_path / "src" / "tides" / "mixin.py").write_text(
+        'class Levels:\n    @property\n    def mean(self) -> float:\n        """The mean level. Averaged hourly."""\n')
+    (tmp_path / "src" / "tides" / "station.py").write_text(
+        'from typing import Generic, TypeVar\n\nfrom .mixin import Levels\n\nT = TypeVar("T")\n\n\n'
+        'class Station(Levels, Generic[T]):\n    """A tide station."""\n\n    @property\n    def depth(self) -> float:\n'
+        '        """The depth in metres."""\n\n    @depth.setter\n    def depth(self, value: float) -> None:\n'
+        '        self._depth = value\n')
+    rst = (".. currentmodule:: tides\n\n.. autosummary::\n   :nosignatures:\n\n   ~harbour.open_harbour\n   Harbour\n"
+           "   Nowhere\n\n.. currentmodule:: tides.station\n\n.. autosummary::\n   :toctree: generated/\n\n"
+           "   Station.depth\n   Station.mean\n\nAfter the table.\n")
+    text = expand_autodoc_rst(rst, includes)
+    # the table: the name as written (~ shows the last part), the docstring's first sentence
+    assert "- ``open_harbour``: Open the harbour called `name`." in text
+    assert "- ``Harbour``: The Quellport harbour and its berths." in text and "- ``Nowhere``\n" in text
+    # a property is its getter, not its setter; a member a base class defines (a mixin) is found
+    assert "- ``Station.depth``: The depth in metres." in text and "- ``Station.mean``: The mean level." in text
+    # :toctree: pages: each object's whole reference follows the table
+    assert ".. autoattribute:: Station.mean\n\n   The mean level. Averaged hourly." in text
+    assert "Usage" not in text.split(".. currentmodule:: tides.station")[0]  # no :toctree:, no docstring body
+    assert text.endswith("After the table.\n")
+    # a table of names the project does not define is read as written
+    unknown = ".. autosummary::\n\n   numpy.abs\n"
+    assert expand_autodoc_rst(unknown, includes) == unknown
