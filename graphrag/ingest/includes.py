@@ -32,7 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphrag.ingest.encoding import NotText, decode_text
-from graphrag.ingest.textprep import Fence, bold_title, fence_closes, fence_for, fence_open, lines_outside_fences
+from graphrag.ingest.textprep import (
+    DirectiveFences,
+    bold_title,
+    fence_for,
+    lines_outside_fences,
+)
 
 log = logging.getLogger(__name__)
 
@@ -545,15 +550,12 @@ def _expand_myst(text: str, base: Path, includes: Includes, depth: int) -> str:
         return text
     lines = text.split("\n")
     out: list[str] = []
-    fence: Fence | None = None  # the code block the line is in (its directives are shown as written)
+    fences = DirectiveFences()  # a directive inside a code block is shown as written
     i = 0
     while i < len(lines):
-        match = _MYST_DIRECTIVE.match(lines[i]) if fence is None and "include}" in lines[i] else None
+        match = _MYST_DIRECTIVE.match(lines[i]) if fences.fence is None and "include}" in lines[i] else None
         if match is None:
-            if fence is not None:
-                fence = None if fence_closes(lines[i], fence) else fence
-            elif (opened := fence_open(lines[i])) is not None and not lines[i].lstrip(" \t`~").startswith("{"):
-                fence = opened  # a directive's fence ("```{note}") holds Markdown, not code
+            fences.in_code(lines[i])
             out.append(lines[i])
             i += 1
             continue

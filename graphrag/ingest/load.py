@@ -27,6 +27,7 @@ from graphrag.ingest.html_comments import blank_html_comments
 from graphrag.ingest.html_reader import load_html
 from graphrag.ingest.ignore import IgnoreRules
 from graphrag.ingest.includes import Includes, expand_asciidoc, expand_markdown, expand_rst
+from graphrag.ingest.eval_rst import render_eval_rst
 from graphrag.ingest.headers import header_fields, header_title, markdown_meta, rst_file_fields
 from graphrag.ingest.load_base import LoadError, NoText, Unsupported, file_title
 from graphrag.ingest.long_urls import shorten_long_urls
@@ -241,6 +242,7 @@ def load_markdown(path: Path, data: bytes, includes: Includes | None = None,
         named = header_title(meta)
     if includes is not None:
         body = expand_mkdocstrings(expand_markdown(body, path.parent, includes), includes)
+    body = render_eval_rst(body, path, includes, labels)  # MyST's reStructuredText blocks, as they render
     written = blank_html_comments(body)  # a comment alone does not make a page of headings one with "no text"
     if path.suffix.lower() == ".mdx" or reads_as_mdx(body):  # Docusaurus reads .md files as MDX too
         # MDX has no indented code blocks; Docusaurus admonitions are fenced divs

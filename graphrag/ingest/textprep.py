@@ -84,6 +84,34 @@ def lines_outside_fences(lines: list[str]) -> Iterator[int]:
             yield number
 
 
+class DirectiveFences:
+    """Code blocks among MyST's directive fences, line by line: a fence whose info string is ``{name}``
+    (```` ````{note} ````) holds Markdown and its closing line closes it, where a bare fence line would
+    otherwise be read as opening a code block."""
+
+    def __init__(self) -> None:
+        self.fence: Fence | None = None  # the code block open, if any
+        self.directives: list[Fence] = []  # the directive fences open, innermost last
+
+    def in_code(self, line: str) -> bool:
+        """Read ``line``: whether it is in a code block (its fence lines included)."""
+        if self.fence is not None:
+            if fence_closes(line, self.fence):
+                self.fence = None
+            return True
+        if self.directives and fence_closes(line, self.directives[-1]):
+            self.directives.pop()
+            return False
+        opened = fence_open(line)
+        if opened is None:
+            return False
+        if line.lstrip(" \t`~").startswith("{"):
+            self.directives.append(opened)
+            return False
+        self.fence = opened
+        return True
+
+
 def _unquoted(line: str, quotes: int) -> str | None:
     """``line`` without its first ``quotes`` block-quote markers, or None when it has fewer (it is
     outside a block quote that deep)."""

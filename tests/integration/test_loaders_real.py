@@ -2344,6 +2344,25 @@ async def test_autosummary_tables_reach_the_stores_with_their_summaries_and_toct
     assert "`sound(hour: int) -> float`" in page["content"] and page["title"] == "API", page
 
 
+async def test_myst_eval_rst_blocks_reach_the_stores_as_they_render(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "tides").mkdir()
+    (tmp_path / "tides" / "__init__.py").write_text(
+        'def sound(hour: int) -> float:\n    """Sound the zyxquart channel at the given hour."""\n')
+    (tmp_path / "docs" / "snippets").mkdir(parents=True)
+    (tmp_path / "docs" / "snippets" / "tides.rst").write_text("The Marrowgate tables are :emphasis:`hourly`.\n")
+    (tmp_path / "docs" / "api.md").write_text(
+        "# API\n\n````{note}\nA MyST note.\n````\n\n```{eval-rst}\n.. autofunction:: tides.sound\n\n"
+        ".. include:: snippets/tides.rst\n```\n\nThe Vantorel page ends here.\n")
+    report = await ingestor.ingest_paths([tmp_path / "docs"], collection=collection)
+    assert (report.ingested, report.failed) == (1, []), report
+    [hit] = (await rest_search(router, "zyxquart channel", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert "`tides.sound(hour: int) -> float`" in hit["content"], hit  # the function's reference, from its source
+    [table] = (await rest_search(router, "Marrowgate tables", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert "The Marrowgate tables are hourly." in table["content"] and ".. " not in table["content"], table
+
+
 async def test_a_bare_ref_across_files_reaches_the_stores_as_the_sections_title(  # rst and MyST
         tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
     (tmp_path / ".git").mkdir()
