@@ -84,8 +84,8 @@ def rescore(tag: str, percent: int) -> None:
     print("unreviewed:", len(result["names"]["unreviewed"]))
 
 
-async def questions(rt: Any, collection: str, modes: list[str]) -> dict[str, Any]:
-    items = json.loads(QUESTIONS.read_text())["questions"]
+async def questions(rt: Any, collection: str, modes: list[str], path: Path = QUESTIONS) -> dict[str, Any]:
+    items = json.loads(path.read_text())["questions"]
     router = await rt.router()
     out: dict[str, Any] = {}
     for mode in modes:
@@ -133,6 +133,8 @@ async def main() -> None:
     parser.add_argument("--licence-file", default="think-js/fdl-1.3.md",
                         help="a corpus file that is licence text only: its entities are boilerplate")
     parser.add_argument("--rescore", metavar="TAG", help="recompute the name share of an earlier run and exit")
+    parser.add_argument("--questions", type=Path, default=QUESTIONS,
+                        help="the written questions (default: bench/graph_quality_questions.json)")
     parser.add_argument("--questions-only", metavar="COLLECTION",
                         help="only ask the questions, of a collection ingested before (a query-path A/B)")
     args = parser.parse_args()
@@ -142,7 +144,7 @@ async def main() -> None:
     settings = Settings()
     if args.questions_only:
         async with open_services(settings) as rt:
-            asked = await questions(rt, args.questions_only, [m for m in args.modes.split(",") if m])
+            asked = await questions(rt, args.questions_only, [m for m in args.modes.split(",") if m], args.questions)
         write_result(f"graph_quality_{args.tag}_questions.json",
                      {"tag": args.tag, "collection": args.questions_only, "retrieval": asked})
         print({m: (r["top1"], r["top5"]) for m, r in asked.items()})
@@ -156,7 +158,7 @@ async def main() -> None:
         licence_keys = {r["key"] for r in await _run(rt, "document_entities", collection=collection,
                                                       suffix=args.licence_file)}
         info = await machine(rt)
-        qs = await questions(rt, collection, [m for m in args.modes.split(",") if m])
+        qs = await questions(rt, collection, [m for m in args.modes.split(",") if m], args.questions)
         speed = None if args.no_speed else await asyncio.to_thread(extraction_speed, await rt.models(), args.corpus,
                                                                     args.repeat)
     review = json.loads(REVIEW.read_text()) if REVIEW.exists() else {}
