@@ -72,6 +72,7 @@ class PythonSources:
     def __init__(self, includes: Includes) -> None:
         self.includes = includes
         self._modules: dict[str, _Module | None] = {}
+        self._package_bases: dict[str, list[Path]] = {}
         self.added = 0  # characters the document's directives added so far
 
     def spend(self, lines: list[str]) -> bool:
@@ -94,9 +95,10 @@ class PythonSources:
         if not all(part.isidentifier() for part in dotted.split(".")):
             return None
         relative = Path(*dotted.split("."))
-        for folder in _SOURCE_DIRS:
-            base = self.includes.root / folder if folder else self.includes.root
-            for target, package in ((relative.with_suffix(".py"), False), (relative / "__init__.py", True)):
+        for base in self._bases(dotted.split(".", 1)[0]):
+            # a stub (.pyi) stands for a compiled module: pydantic_core's classes are written only there
+            for target, package in ((relative.with_suffix(".py"), False), (relative / "__init__.py", True),
+                                    (relative.with_suffix(".pyi"), False), (relative / "__init__.pyi", True)):
                 if not (base / target).is_file():
                     continue
                 read = self.includes.read(base, str(target))
@@ -108,6 +110,18 @@ class PythonSources:
                     return None
                 return _Module(dotted, package, tree, read[1].split("\n"))
         return None
+
+    def _bases(self, top: str) -> list[Path]:
+        """The folders a top-level package ``top`` may be found in: the project root, its ``src/``,
+        ``lib/`` and ``python/``, else a folder up to three levels down that holds ``top/__init__.py``
+        (a monorepo's ``pydantic-core/python/pydantic_core``)."""
+        if top not in self._package_bases:
+            root = self.includes.root
+            bases = [root / folder if folder else root for folder in _SOURCE_DIRS]
+            if not any(_is_package(base / top) or (base / f"{top}.py").is_file() for base in bases):
+                bases += _package_parents(root, top)
+            self._package_bases[top] = bases
+        return self._package_bases[top]
 
     def find(self, dotted: str, hops: int = 0) -> tuple[_Module, ast.AST | None] | None:
         """The module and the definition (None: the module itself) ``dotted`` names."""
@@ -180,6 +194,8 @@ class PythonSources:
         return obj
 
     def _module_members(self, module: _Module, options: Options) -> list[PyObject]:
+        if options.only:
+            return self._listed_members(module, options)
         listed = _all_names(module.tree)
         out = []
         for node in module.tree.body:
@@ -191,6 +207,24 @@ class PythonSources:
             if isinstance(node, ast.ClassDef):
                 obj.members = self._class_members(module, node, options, set(), 0)
             out.append(obj)
+        return out[:MAX_MEMBERS]
+
+    def _listed_members(self, module: _Module, options: Options) -> list[PyObject]:
+        """The members a directive lists (mkdocstrings' ``members:``, autodoc's ``:members: a, b``), in
+        its order, wherever the module has them from (``from ._core import SchemaValidator``)."""
+        out = []
+        for name in options.only:
+            if name in options.exclude:
+                continue
+            found = self.find(f"{module.name}.{name}")
+            if found is None or found[1] is None or isinstance(found[1], ast.ImportFrom):
+                continue
+            obj = _describe(found[0], found[1], name)
+            if isinstance(found[1], ast.ClassDef):  # the list names the module's members, not the class's
+                inner = Options(members=True, inherited=options.inherited, exclude=options.exclude)
+                obj.members = self._class_members(found[0], found[1], inner, set(), 0)
+            if obj.doc or obj.signature:
+                out.append(obj)
         return out[:MAX_MEMBERS]
 
     def _class_members(self, module: _Module, cls: ast.ClassDef, options: Options, seen: set[str],
@@ -224,7 +258,7 @@ class Options:
 
     members: bool = False
     inherited: bool = False
-    only: frozenset[str] = frozenset()  # ":members: a, b", mkdocstrings' members list
+    only: tuple[str, ...] = ()  # ":members: a, b", mkdocstrings' members list, in its order
     exclude: frozenset[str] = frozenset()
 
     def wants(self, name: str, listed: frozenset[str] | None) -> bool:
@@ -235,6 +269,36 @@ class Options:
         if listed is not None:
             return name in listed
         return not name.startswith("_")
+
+
+def _is_package(folder: Path) -> bool:
+    return (folder / "__init__.py").is_file() or (folder / "__init__.pyi").is_file()
+
+
+# Folders a package search does not enter: tests, docs, environments and build output.
+_NOT_SOURCES = frozenset({"tests", "test", "docs", "doc", "node_modules", "site-packages", "build", "dist",
+                          "venv", "__pycache__", "target", "examples"})
+
+
+def _package_parents(root: Path, top: str, depth: int = 3) -> list[Path]:
+    """Folders under ``root`` (at most ``depth`` levels down) that hold the package ``top``."""
+    found: list[Path] = []
+    level = [root]
+    for _ in range(depth):
+        below: list[Path] = []
+        for folder in level:
+            try:
+                children = sorted(c for c in folder.iterdir() if c.is_dir() and not c.is_symlink())
+            except OSError:
+                continue
+            for child in children:
+                if child.name.startswith((".", "_")) or child.name in _NOT_SOURCES:
+                    continue
+                if child.name == top and _is_package(child) and folder != root:
+                    found.append(folder)
+                below.append(child)
+        level = below[:2000]  # a bound on a very wide tree
+    return found
 
 
 def _defined(body: list[ast.stmt], name: str) -> ast.AST | None:
@@ -388,14 +452,14 @@ _NESTED = {"class": "class", "function": "function", "method": "method", "attrib
            "module": "module"}
 
 
-def _names(value: str) -> frozenset[str]:
-    return frozenset(n.strip() for n in value.split(",") if n.strip())
+def _names(value: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(n.strip() for n in value.split(",") if n.strip()))
 
 
 def _rst_options(options: dict[str, str]) -> Options:
     members = "members" in options
     return Options(members=members, inherited="inherited-members" in options,
-                   only=_names(options.get("members", "")), exclude=_names(options.get("exclude-members", "")))
+                   only=_names(options.get("members", "")), exclude=frozenset(_names(options.get("exclude-members", ""))))
 
 
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.])\1{2,}[ \t]*$")
@@ -581,7 +645,7 @@ def _mkdocstrings_options(block: list[str]) -> Options:
     settings = data.get("options") if isinstance(data, dict) else None
     settings = settings if isinstance(settings, dict) else {}
     members = settings.get("members", True)
-    only = frozenset(str(m) for m in members) if isinstance(members, list) else frozenset()
+    only = tuple(dict.fromkeys(str(m) for m in members)) if isinstance(members, list) else ()
     return Options(members=members is not False, inherited=bool(settings.get("inherited_members")), only=only)
 
 

@@ -2363,6 +2363,21 @@ async def test_myst_eval_rst_blocks_reach_the_stores_as_they_render(
     assert "The Marrowgate tables are hourly." in table["content"] and ".. " not in table["content"], table
 
 
+async def test_an_api_page_of_a_monorepos_compiled_package_reaches_the_stores(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    (tmp_path / ".git").mkdir()
+    package = tmp_path / "tides-core" / "python" / "tides_core"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("from ._core import Validator\n")
+    (package / "_core.pyi").write_text('class Validator:\n    """Checks zyxquart tide tables in compiled code."""\n')
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "core.md").write_text("::: tides_core\n    options:\n        members:\n        - Validator\n")
+    report = await ingestor.ingest_paths([tmp_path / "docs"], collection=collection)
+    assert (report.ingested, report.skipped) == (1, []), report  # skipped as "no text of its own" before
+    [hit] = (await rest_search(router, "zyxquart tide tables", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert "tides_core.Validator" in hit["content"], hit
+
+
 async def test_a_bare_ref_across_files_reaches_the_stores_as_the_sections_title(  # rst and MyST
         tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
     (tmp_path / ".git").mkdir()

@@ -178,3 +178,22 @@ def test_autosummary_tables_show_summaries_and_a_toctree_the_whole_reference(tmp
     # a table of names the project does not define is read as written
     unknown = ".. autosummary::\n\n   numpy.abs\n"
     assert expand_autodoc_rst(unknown, includes) == unknown
+
+
+def test_a_monorepos_package_a_stub_and_listed_re_exports_are_found(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    package = tmp_path / "tides-core" / "python" / "tides_core"  # a compiled package beside the main one
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("from ._core import Validator, helper\n\n__all__ = ['Validator', 'helper']\n")
+    (package / "_core.pyi").write_text(
+        'class Validator:\n    """Validates tide tables in compiled code."""\n\n'
+        '    def __init__(self, schema: dict) -> None: ...\n\n    def validate(self, value: object) -> object:\n'
+        '        """Validate ``value``."""\n\n\ndef helper() -> None:\n    """Help."""\n')
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "tests").mkdir()  # folders a package search skips
+    page = "::: tides_core\n    options:\n        members:\n        - helper\n        - Validator\n"
+    text = expand_mkdocstrings(page, Includes(tmp_path, 1 << 20))
+    # the listed members in the list's order, read from the stub; the class's own members under it
+    assert text.index("`tides_core.helper`") < text.index("`tides_core.Validator`")
+    assert "Validates tide tables in compiled code." in text and "`Validator.validate`" in text
+    assert "Validator(schema: dict) -> None" in text
