@@ -8,12 +8,16 @@ from the project root down, and ``.git/info/exclude``) and ``.graphragignore`` (
 what a collection should leave out though git keeps it; read after ``.gitignore`` in its folder, so
 it can also take a file back with ``!``), and leaves out what they match: a folder is not entered, a
 file is not read, each reported once as skipped. A deeper folder's rules come before a shallower
-one's, as in git. Files named on the command line are read whatever the rules say.
+one's, as in git, and the user's global excludes file (git's ``core.excludesFile``, by default
+``~/.config/git/ignore``) comes last, in a git repository. Files named on the command line are read
+whatever the rules say.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -39,7 +43,11 @@ class IgnoreRules:
 
     def _read(self, folder: Path) -> tuple[tuple[str, GitIgnoreSpec], ...]:
         rules: list[tuple[str, GitIgnoreSpec]] = []
-        names = [*IGNORE_FILES, ".git/info/exclude"] if folder == self.root else list(IGNORE_FILES)
+        names = list(IGNORE_FILES)
+        if folder == self.root and (folder / ".git").exists():
+            names.append(".git/info/exclude")
+            if (excludes := global_excludes_file()) is not None:
+                names.append(str(excludes))  # absolute: folder / name is the file itself
         for name in names:
             path = folder / name
             try:
@@ -66,6 +74,43 @@ class IgnoreRules:
             for name, spec in self._folder_rules(folder):
                 result = spec.check_file(path.relative_to(folder).as_posix() + ("/" if is_dir else ""))
                 if result.include is not None:
-                    source = (folder / name).relative_to(self.root).as_posix()
+                    file = folder / name
+                    source = file.relative_to(self.root).as_posix() if file.is_relative_to(self.root) else str(file)
                     return source if result.include else None
         return None
+
+
+def global_excludes_file() -> Path | None:
+    """The user's global git excludes file: ``core.excludesFile`` of ``$GIT_CONFIG_GLOBAL`` (else
+    ``~/.gitconfig``, then ``$XDG_CONFIG_HOME/git/config``), else ``$XDG_CONFIG_HOME/git/ignore``
+    (``~/.config/git/ignore``); None when there is no such file."""
+    home = Path.home()
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    configs = [Path(os.environ["GIT_CONFIG_GLOBAL"])] if os.environ.get("GIT_CONFIG_GLOBAL") else [
+        home / ".gitconfig", xdg / "git" / "config"]
+    chosen: str | None = None
+    for config in reversed(configs):  # ~/.gitconfig wins over the XDG file, as in git
+        value = _excludes_setting(config)
+        chosen = value if value is not None else chosen
+    path = Path(os.path.expanduser(chosen)) if chosen else xdg / "git" / "ignore"
+    return path if path.is_file() else None
+
+
+_SECTION = re.compile(r"^\s*\[\s*([\w.-]+)(?:\s+\"[^\"]*\")?\s*\]")
+_EXCLUDES = re.compile(r"^\s*excludesfile\s*=\s*(.*?)\s*$", re.I)
+
+
+def _excludes_setting(config: Path) -> str | None:
+    """``core.excludesFile`` as a git config file sets it (the last setting wins), or None."""
+    try:
+        lines = config.read_text(encoding="utf-8", errors="replace").splitlines()[:10_000]
+    except OSError:
+        return None
+    section = ""
+    value = None
+    for line in lines:
+        if (m := _SECTION.match(line)) is not None:
+            section = m.group(1).lower()
+        elif section == "core" and (m := _EXCLUDES.match(line)) is not None:
+            value = m.group(1).strip('"') or None
+    return value

@@ -428,6 +428,28 @@ async def test_build_outputs_the_gitignore_names_stay_out_of_a_folders_ingest(
     assert built.ingested == 1, built
 
 
+async def test_the_users_global_git_excludes_stay_out_of_a_repositorys_ingest(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, collection: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[core]\n\texcludesfile = ~/.gitignore_global\n")
+    (home / ".gitignore_global").write_text(".idea/\nscratch.md\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".idea").mkdir()
+    (repo / ".idea" / "notes.md").write_text("# IDE\n\nWorkspace state.\n")
+    (repo / "scratch.md").write_text("# Scratch\n\nA Quellport note to self.\n")
+    (repo / "guide.md").write_text("# Guide\n\nThe Quellport harbour opens at dawn.\n")
+    report = await ingestor.ingest_paths([repo], collection=collection)
+    assert (report.ingested, report.failed) == (1, []), report
+    assert {(Path(s["path"]).name, s["reason"]) for s in report.skipped} == {
+        ("scratch.md", f"ignored by {home / '.gitignore_global'}")}
+    rows = await runtime.postgres.pool.fetch("SELECT source FROM documents WHERE collection = $1", collection)
+    assert [Path(r["source"]).name for r in rows] == ["guide.md"]
+
+
 async def test_a_dry_run_reports_what_an_ingest_would_read_and_writes_nothing(
         tmp_path: Path, settings: Any, services: Any, runtime: Runtime, collection: str) -> None:
     (tmp_path / ".git").mkdir()

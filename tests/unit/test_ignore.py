@@ -61,3 +61,27 @@ def test_a_pattern_made_to_backtrack_is_left_out(tmp_path: Path) -> None:
     found, skipped = discover([tmp_path])
     assert [f.path.name for f in found] == ["a" * 200 + ".md"]
     assert [(Path(s["path"]).name, s["reason"]) for s in skipped] == [("run.log", "ignored by .gitignore")]
+
+
+def test_the_users_global_git_excludes_come_last(tmp_path: Path, monkeypatch) -> None:
+    root = _repository(tmp_path / "repo")
+    home = tmp_path / "home"
+    (home / "git").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    (home / "git" / "ignore").write_text("scratch/\nreadme.md\n")  # git's default place
+    (root / "scratch").mkdir()
+    (root / "scratch" / "todo.md").write_text("# Todo\n")
+    found, skipped = discover([root])
+    assert "readme.md" not in {f.path.name for f in found}
+    reasons = {Path(s["path"]).name: s["reason"] for s in skipped}
+    assert reasons["scratch"] == f"ignored by {home / 'git' / 'ignore'}"
+    # core.excludesFile names another file; a repository's own rules still come first
+    (home / ".gitconfig").write_text('[user]\n  name = x\n[core]\n  excludesFile = "~/my-excludes"\n')
+    (home / "my-excludes").write_text("*.md\n")
+    (root / ".gitignore").write_text("site/\n*.log\n!readme.md\n")
+    found, _ = discover([root])
+    # docs/index.md goes by the global *.md; .gitignore and .graphragignore take two files back
+    assert sorted(f.path.relative_to(root).as_posix() for f in found) == ["notes/final.md", "readme.md"]
+    assert not any(f.path.name == "todo.md" for f in found)
