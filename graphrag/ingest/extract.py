@@ -123,6 +123,11 @@ _QUALIFIERS = frozenset("multiple many several various other different same cert
 _PROPER_LABELS = frozenset({"PERSON", "ORG", "GPE", "NORP", "LOC", "FAC", "EVENT", "LAW", "WORK_OF_ART",
                             "PRODUCT", "LANGUAGE"})
 _TRIM = " \t\n,;:"
+# Labels of names English always capitalises: a word in lower case under one is a common word or code.
+_CAPITALISED_LABELS = frozenset({"PERSON", "GPE", "NORP", "LOC", "FAC"})
+# RFC 2119's requirement keywords, which specifications (RFCs, PEPs, standards) write in capitals.
+_REQUIREMENT_WORDS = frozenset({"must", "must not", "required", "shall", "shall not", "should", "should not",
+                                "recommended", "not recommended", "may", "optional"})
 # The model's labels under which it tags a list of names as one ("Uvicorn, Starlette and Sanic" ORG).
 _LIST_LABELS = frozenset({"ORG", "PERSON", "PRODUCT", "WORK_OF_ART", "NORP"})
 # How a name found earlier makes a side of "A and B" a name by itself (not a noun phrase's candidate).
@@ -491,6 +496,10 @@ class SpacyExtractor:
                 if accepted is None:
                     continue
                 name, norm = accepted
+                if ent.label_ in _CAPITALISED_LABELS and name.islower() and " " not in name and not self._tech(name):
+                    continue  # "markup" PERSON, "suffix" GPE, "builtin" NORP: people and places are capitalised
+                if norm in _REQUIREMENT_WORDS and name.isupper():
+                    continue  # a specification's "SHOULD" and "MUST NOT" (RFC 2119), not an ORG
                 # A one-word item of a list ("Alternatives, Inspiration and Comparisons") is tagged as
                 # a proper noun for its capital alone: a common word where the document writes it so.
                 if self._common_word(item, name, ent.label_) or (item is not ent and _capitalised_word(name)):
@@ -548,6 +557,11 @@ class SpacyExtractor:
         hashes = rows[(rows[:, 1] != 0) & (rows[:, 2] != 0), 0]
         strings = doc.vocab.strings
         return {strings[h] for h in set(hashes.tolist())}
+
+    def _tech(self, name: str) -> bool:
+        """Whether ``name`` is on the shipped technology list (``asyncio``, ``npm``): a name, however written."""
+        tech = self.options.tech_names
+        return tech is not None and (name in tech.anywhere or name in tech.with_code)
 
     @staticmethod
     def _common_word(span: Any, name: str, label: str) -> bool:
@@ -822,7 +836,7 @@ def unify_labels(result: Extraction, terms: frozenset[str] = frozenset()) -> Ext
     return out
 
 
-EXTRACTION_VERSION = 12  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
+EXTRACTION_VERSION = 13  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
 _DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
 
 

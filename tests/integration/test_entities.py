@@ -583,3 +583,29 @@ async def test_numbered_specifications_are_one_entity_each_and_a_pep_page_is_its
         "RETURN DISTINCT d.title AS title, e.aliases AS aliases", c=collection)
     assert {r["title"] for r in rows} == {"PEP 9001 – Quorvath Lazy Loading", "Notes"}
     assert rows[0]["aliases"] == ["Quorvath Lazy Loading"]
+
+
+SPEC_PAGE = """# Build frontends
+
+Explicit markup (like XML or TeX) is widely considered unreadable by the uninitiated.
+
+If the name is not found there, the builtin namespace is searched.
+
+"Exception" is to be used when none of the other suffixes are proper to use and no specific suffix is a better fit.
+
+Front ends SHOULD check explicitly for requirement cycles, and terminate the build with an informative message.
+
+But whatever mechanism is used MUST meet the following criteria, as Guido van Rossum wrote from Amsterdam.
+"""
+
+
+async def test_words_in_lower_case_and_requirement_keywords_are_not_names(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, collection: str) -> None:
+    """The model reads "markup" as a PERSON, "builtin" as a NORP and "suffix" as a GPE, and a
+    specification's "SHOULD" and "MUST" as ORGs: none of them names anything."""
+    (tmp_path / "frontends.md").write_text(SPEC_PAGE)
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert report.ingested == 1 and not report.failed
+    entities = await _entities(runtime, collection)
+    assert not {"markup", "builtin", "suffix", "should", "must"} & set(entities), entities
+    assert entities["guido van rossum"][1] == "PERSON" and entities["amsterdam"][1] == "GPE", entities
