@@ -354,6 +354,7 @@ def rst_to_html(text: str, labels: Mapping[str, str] | None = None) -> str:
             raise InvalidInput(f"{size} characters of reStructuredText (a run of blanks counted as one) is "
                                f"over the {MAX_RST_CHARS} that are rendered")
     text = _FILE_FIELDS.sub(lambda m: "\n" * m.group(0).count("\n"), text.replace("\r\n", "\n"))
+    text = _TARGET_DIRECTIVE.sub(_blank_target, text)
     defined = set(_DEFINED_SUBSTITUTIONS.findall(text))
     text = _CONFIG_SUBSTITUTIONS.sub(lambda m: m.group(0) if m.group(1) in defined else "", text)
     role_names = set(_ROLE.findall(text))
@@ -385,6 +386,20 @@ def rst_to_html(text: str, labels: Mapping[str, str] | None = None) -> str:
     page = _START_TAG.sub(_without_ids, page)
     # A file without one top heading has no title; docutils names it after its source, "<string>".
     return page.replace("<title>&lt;string&gt;</title>", "<title></title>")
+
+
+# A directive with no content right over a section titled by its argument (".. setting:: DEBUG" over
+# "DEBUG" and its underline, Django's and Scrapy's settings): a cross-reference target, which the page
+# does not show; read as a description, the name stood a second time above the title and, in the text,
+# at the end of the section before.
+_TARGET_DIRECTIVE = re.compile(
+    r"^\.\.[ \t]+[\w:-]+::[ \t]+(?P<arg>[^\n]{1,200}?)[ \t]*\n(?P<gap>(?:[ \t]*\n)+)"
+    r"(?=(?P<title>[^\n]{1,200})\n(?P<rule>[=\-~^\"'`#*+:.])(?P=rule){2,}[ \t]*$)", re.M)
+
+
+def _blank_target(m: re.Match[str]) -> str:
+    same = m.group("title").strip().strip("`").strip() == m.group("arg").strip().strip("`").strip()
+    return "\n" + m.group("gap") if same else m.group(0)
 
 
 # Sphinx reads a field list opening the file as the file's metadata (":orphan:", ":tocdepth: 2").

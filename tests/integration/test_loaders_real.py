@@ -2378,6 +2378,23 @@ async def test_an_api_page_of_a_monorepos_compiled_package_reaches_the_stores(
     assert "tides_core.Validator" in hit["content"], hit
 
 
+async def test_a_target_directive_over_its_section_is_not_text(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, collection: str) -> None:
+    """Django's and Scrapy's ``.. setting:: NAME`` over the section titled NAME marks a target: it showed the
+    name again above the title, where it ended the section before."""
+    (tmp_path / "settings.rst").write_text(
+        "Settings\n========\n\n.. setting:: QUELLPORT_HOST\n\nQUELLPORT_HOST\n--------------\n\n"
+        "The host of the Quellport harbour server, read at start.\n\n.. setting:: QUELLPORT_PORT\n\n"
+        "``QUELLPORT_PORT``\n------------------\n\nThe port it listens on.\n\n"
+        ".. setting:: QUELLPORT_TIMEOUT\n\nA described setting keeps its name: no section is titled so.\n")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, []), report
+    [text] = [r["text"] for r in await runtime.postgres.pool.fetch(
+        "SELECT string_agg(content, E'\\n' ORDER BY chunk_index) AS text FROM chunks WHERE collection = $1", collection)]
+    assert text.count("QUELLPORT_HOST") == 1 and text.count("QUELLPORT_PORT") == 1, text
+    assert "`QUELLPORT_TIMEOUT`" in text  # not over a section of its name: a description, shown
+
+
 async def test_a_bare_ref_across_files_reaches_the_stores_as_the_sections_title(  # rst and MyST
         tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
     (tmp_path / ".git").mkdir()
