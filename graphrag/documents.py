@@ -100,7 +100,8 @@ async def add_file(rt: Runtime, filename: str, data: bytes, *, source: str | Non
     async with _upload_lock(collection, doc.source):
         src = source or await _upload_source(rt, collection, doc.source, digest, replace)
         _check_source(src)
-        doc = Document(source=src, title=doc.title, text=doc.text, kind=doc.kind, metadata=extra, pages=doc.pages)
+        doc = Document(source=src, title=doc.title, text=doc.text, kind=doc.kind, metadata=extra, pages=doc.pages,
+                       headings=doc.headings)
         return await _ingest_one(rt, doc, collection, tags)
 
 

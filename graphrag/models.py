@@ -54,7 +54,9 @@ class Document:
     """A loaded document: its full text plus what we know about it.
 
     ``pages`` holds ``(char_start, char_end)`` per page for paged formats (PDF), so the page chunker
-    can keep pages apart. ``kind`` picks the default chunker (markdown, text, pdf, record).
+    can keep pages apart; ``headings`` ``(char_start, level, title)`` per heading the format marks
+    outside its text's syntax (a PDF's bookmarks), so it can keep sections apart too. ``kind`` picks
+    the default chunker (markdown, text, pdf, record).
     """
 
     source: str
@@ -63,6 +65,7 @@ class Document:
     kind: str
     metadata: dict[str, Any] = field(default_factory=dict)
     pages: tuple[tuple[int, int], ...] = ()
+    headings: tuple[tuple[int, int, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -259,10 +259,7 @@ class Chunker:
         elif strategy == "paragraph":
             groups = self._paragraphs(text)
         elif strategy == "page":
-            pages = doc.pages or ((0, len(text)),)
-            groups = []
-            for number, (s, e) in enumerate(pages, start=1):
-                groups += [(a, b, (), {"page": number}) for a, b, _, _ in self._window(text, sentence_spans(text, s, e), known=known)]
+            groups = self._pages(text, doc.pages or ((0, len(text)),), doc.headings, known)
         elif strategy == "semantic":
             groups = self._semantic(text)
         else:
@@ -279,6 +276,30 @@ class Chunker:
         return chunks
 
     # -- strategies -----------------------------------------------------------------------------
+    def _pages(self, text: str, pages: tuple[tuple[int, int], ...], headings: tuple[tuple[int, int, str], ...],
+               known: dict[tuple[int, int], int]) -> list[tuple[int, int, tuple[str, ...], dict]]:
+        """Sentence windows page by page; where the document marks its headings (a PDF's bookmarks),
+        cut at each heading too, and each window under its heading path (sections run across pages)."""
+        groups: list[tuple[int, int, tuple[str, ...], dict]] = []
+        marks = sorted(h for h in headings if 0 <= h[0] < len(text))
+        stack: list[tuple[int, str]] = []
+        k = 0
+        for number, (s, e) in enumerate(pages, start=1):
+            cuts = [s]
+            while k < len(marks) and marks[k][0] < e:
+                if marks[k][0] > s:
+                    cuts.append(marks[k][0])
+                k += 1
+            cuts.append(e)
+            for a, b in pairwise(cuts):
+                for start, level, title in marks:
+                    if start == a:
+                        stack = [(lv, t) for lv, t in stack if lv < level] + [(level, title)]
+                path = tuple(t for _, t in stack)
+                groups += [(x, y, path, {"page": number}) for x, y, _, _ in
+                           self._window(text, sentence_spans(text, a, b), known=known)]
+        return groups
+
     def _finish(self, text: str, groups: list[tuple[int, int, tuple[str, ...], dict]],
                 known: dict[tuple[int, int], int] | None = None) -> list[Chunk]:
         pieces: list[tuple[int, int, tuple[str, ...], dict]] = []

@@ -400,6 +400,44 @@ def _pdf_with_table(path: Path, cells: list[tuple[str, str]], *, columns: bool =
     pdf.output(str(path))
 
 
+def _pdf_with_bookmarks(path: Path) -> None:
+    """A manual: its title in large type, two chapters with bookmarks (one with a section), and a line
+    of an example that starts with "#"."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+
+    def line(text: str, size: int, section: int | None = None) -> None:
+        if section is not None:
+            pdf.start_section(text, level=section)
+        pdf.set_font("Helvetica", size=size)
+        pdf.cell(0, 10, text, new_x="LMARGIN", new_y="NEXT")
+
+    line("Quellport Harbour Manual", 26)
+    line("1. Berths", 14, 0)
+    pdf.set_font("Helvetica", size=11)
+    pdf.multi_cell(0, 6, "The harbour has twelve berths along the Vantorel quay. " * 3)
+    line("1.1. Mooring", 12, 1)
+    pdf.set_font("Helvetica", size=11)
+    pdf.multi_cell(0, 6, "Ships moor with zyxquart lines at the north berths. " * 3)
+    pdf.add_page()
+    line("2. Tides", 14, 0)
+    pdf.set_font("Helvetica", size=11)
+    pdf.multi_cell(0, 6, "# not a heading: a comment in an example\nThe Marrowgate tide tables list each hour.")
+    pdf.output(str(path))
+
+
+def test_pdf_bookmarks_are_headings_and_large_type_on_page_one_the_title(tmp_path: Path) -> None:
+    path = tmp_path / "manual.pdf"
+    _pdf_with_bookmarks(path)
+    [doc] = load_bytes("manual.pdf", path.read_bytes(), 1 << 24)
+    assert doc.title == "Quellport Harbour Manual"  # no metadata title: the first page's largest type
+    assert [(level, title) for _, level, title in doc.headings] == [(1, "1. Berths"), (2, "1.1. Mooring"), (1, "2. Tides")]
+    assert all(doc.text[start:].startswith("#" * level + " " + title) for start, level, title in doc.headings)
+    assert "\n# not a heading" in doc.text and "not a heading" not in {t for _, _, t in doc.headings}
+
+
 def test_pdf_locked_only_against_copying_is_read(tmp_path: Path) -> None:
     from pypdf import PdfReader, PdfWriter
 
@@ -487,7 +525,7 @@ async def test_words_of_letter_spaced_and_tight_pdf_type_are_found_by_keyword_se
         response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
         assert response["results"], term
         top = response["results"][0]
-        assert top["title"] == "torque" and top["metadata"]["page"] == 1, (term, top)
+        assert top["title"] == "Zephyr torque limits" and top["metadata"]["page"] == 1, (term, top)
         assert "Zephyr torque limits\nEach flange bolt takes its quuxbolt torque." in top["content"], top
         assert "| Flange size | Bolt torque |" in top["content"], top
 
@@ -2393,6 +2431,19 @@ async def test_a_target_directive_over_its_section_is_not_text(
         "SELECT string_agg(content, E'\\n' ORDER BY chunk_index) AS text FROM chunks WHERE collection = $1", collection)]
     assert text.count("QUELLPORT_HOST") == 1 and text.count("QUELLPORT_PORT") == 1, text
     assert "`QUELLPORT_TIMEOUT`" in text  # not over a section of its name: a description, shown
+
+
+async def test_pdf_chunks_carry_the_bookmarks_heading_path_and_page(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    _pdf_with_bookmarks(tmp_path / "manual.pdf")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, []), report
+    [hit] = (await rest_search(router, "zyxquart lines", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert hit["title"] == "Quellport Harbour Manual" and hit["metadata"]["page"] == 1, hit
+    assert hit["heading_path"] == ["1. Berths", "1.1. Mooring"] and "Vantorel" not in hit["content"], hit
+    # a section's chunk does not run into the next section, and "#" in the text is no heading
+    [tides] = (await rest_search(router, "Marrowgate tide tables", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert tides["heading_path"] == ["2. Tides"] and tides["metadata"]["page"] == 2, tides
 
 
 async def test_a_bare_ref_across_files_reaches_the_stores_as_the_sections_title(  # rst and MyST
