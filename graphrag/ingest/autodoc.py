@@ -160,16 +160,22 @@ class PythonSources:
             return module, node
         if depth >= 3:
             return None
+        for base_module, base in self._bases_of(module, cls):
+            inherited = self._in_class(base_module, base, name, depth + 1)
+            if inherited is not None:
+                return inherited
+        return None
+
+    def _bases_of(self, module: _Module, cls: ast.ClassDef) -> Iterator[tuple[_Module, ast.ClassDef]]:
+        """The base classes of ``cls`` the project defines, each with its module (``Generic[T]`` read
+        as ``Generic``)."""
         for base in cls.bases:
-            base_name = ast.unparse(base.value if isinstance(base, ast.Subscript) else base)  # Generic["T"]: Generic
+            base_name = ast.unparse(base.value if isinstance(base, ast.Subscript) else base)
             if not _IDENTIFIER.fullmatch(base_name):
                 continue
             found = self._base(module, base_name)
             if found is not None and isinstance(found[1], ast.ClassDef):
-                inherited = self._in_class(found[0], found[1], name, depth + 1)
-                if inherited is not None:
-                    return inherited
-        return None
+                yield found[0], found[1]
 
     def describe(self, dotted: str, shown: str, options: Options) -> PyObject | None:
         """What the reference shows for ``dotted`` (``shown``: the name the directive wrote)."""
@@ -238,13 +244,8 @@ class PythonSources:
             if obj.doc:
                 out.append(obj)
         if options.inherited and depth < 3:
-            for base in cls.bases:
-                base_name = ast.unparse(base.value if isinstance(base, ast.Subscript) else base)  # Generic["T"]: Generic
-                if not _IDENTIFIER.fullmatch(base_name):
-                    continue
-                found = self._base(module, base_name)
-                if found is not None and isinstance(found[1], ast.ClassDef):
-                    out += self._class_members(found[0], found[1], options, seen, depth + 1)
+            for base_module, base in self._bases_of(module, cls):
+                out += self._class_members(base_module, base, options, seen, depth + 1)
         return out[:MAX_MEMBERS]
 
     def _base(self, module: _Module, name: str) -> tuple[_Module, ast.AST | None] | None:
