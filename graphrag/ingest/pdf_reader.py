@@ -309,8 +309,10 @@ def _outline(reader: Any, limit: int = 5000) -> list[tuple[int, str, int]]:
     return out
 
 
-# A section number before a heading's text ("2.1", "1.2.", "A.3", "IV."), which bookmarks may leave out.
-_SECTION_NUMBER = re.compile(r"^(?:\d+|[A-Z]|[IVXLC]+)(?:\.\d+)*\.?\s+")
+# A section number before a heading's text ("2.1", "1.2.", "A.3", "IV.", "Appendix A"), which bookmarks
+# may leave out (lines are compared in lower case).
+_SECTION_NUMBER = re.compile(r"^(?:(?:appendix|annex|chapter|part|section)\s+)?(?:\d+|[a-z]|[ivxlc]+)(?:\.\d+)*\.?\s+",
+                             re.I)
 
 
 def mark_outline_headings(pages: list[str], outline: list[tuple[int, str, int]]
