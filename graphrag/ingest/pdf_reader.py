@@ -311,8 +311,8 @@ def _outline(reader: Any, limit: int = 5000) -> list[tuple[int, str, int]]:
 
 # A section number before a heading's text ("2.1", "1.2.", "A.3", "IV.", "Appendix A"), which bookmarks
 # may leave out (lines are compared in lower case).
-_SECTION_NUMBER = re.compile(r"^(?:(?:appendix|annex|chapter|part|section)\s+)?(?:\d+|[a-z]|[ivxlc]+)(?:\.\d+)*\.?\s+",
-                             re.I)
+_SECTION_NUMBER = re.compile(
+    r"^(?:(?:appendix|annex|chapter|part|section)\s+)?(?:\d+|[a-z]|[ivxlc]+)(?:[.-](?:\d+|[a-z]))*\.?\s+", re.I)
 
 
 def mark_outline_headings(pages: list[str], outline: list[tuple[int, str, int]]
@@ -350,6 +350,7 @@ def mark_outline_headings(pages: list[str], outline: list[tuple[int, str, int]]
 def _heading_line(lines: list[str], start: int, want: str) -> tuple[int, int] | None:
     """Where ``want`` (a bookmark's title, normalised) stands in ``lines`` from ``start``: the first
     line and how many lines (one or two) it takes."""
+    want_bare = _SECTION_NUMBER.sub("", want, count=1)
     for i in range(start, len(lines)):
         for count in (1, 2):
             if i + count > len(lines):
@@ -357,8 +358,10 @@ def _heading_line(lines: list[str], start: int, want: str) -> tuple[int, int] | 
             line = " ".join(" ".join(lines[i:i + count]).split()).lower()
             if not line or len(line) > len(want) + 20:
                 break
-            if line == want or _SECTION_NUMBER.sub("", line, count=1) == want or (
-                    line == _SECTION_NUMBER.sub("", want, count=1)):
+            # the same words, each side with or without its section number ("II. BASICS OF ..." for the
+            # bookmark "II Basics of ...", "A. Google DeepDream" for "III-A Google DeepDream")
+            bare = _SECTION_NUMBER.sub("", line, count=1)
+            if want_bare in (line, bare) or want in (line, bare):
                 return i, count
     return None
 
