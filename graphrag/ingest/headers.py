@@ -25,7 +25,11 @@ HEADER_KEYS = frozenset({
     "superseded-by", "requires", "content-type", "topic", "base header level", "css", "license",
 })
 
-_FIELD = re.compile(r"([A-Za-z][A-Za-z0-9_-]*(?: [A-Za-z0-9_-]+){0,3}):(?:[ \t]+(.*?))?[ \t]*")
+# Matched against a line without its trailing white space, so the value is taken greedily: a lazy value
+# before optional trailing blanks tried every split of a long run of spaces (quadratic).
+_FIELD = re.compile(r"([A-Za-z][A-Za-z0-9_-]*(?: [A-Za-z0-9_-]+){0,3}):(?:[ \t]+(.*))?")
+_RST_FIELD = re.compile(r":([^:\s][^:]*):(?:[ \t]+(.*))?")
+_MAX_LINE = 5_000  # a longer line is no header field
 _CONTINUATION = re.compile(r"[ \t]+\S.*")
 
 
@@ -62,7 +66,7 @@ def rst_file_fields(text: str) -> tuple[dict[str, str], str]:
     key = None
     while i < len(lines):
         line = lines[i]
-        match = re.fullmatch(r":([^:\s][^:]*?):(?:[ \t]+(.*?))?[ \t]*", line)
+        match = _RST_FIELD.fullmatch(line.rstrip()) if len(line) <= _MAX_LINE else None
         if match:
             key = match.group(1).strip().lower()
             fields[key] = (match.group(2) or "").strip()
@@ -103,7 +107,7 @@ def _header(text: str) -> tuple[dict[str, list[str]], int]:
     pos = start
     for line in text[start:].split("\n"):
         bare = line.rstrip("\r")
-        match = _FIELD.fullmatch(bare)
+        match = _FIELD.fullmatch(bare.rstrip()) if len(bare) <= _MAX_LINE else None
         if match and match.group(1).lower() not in fields:
             key = match.group(1).lower()
             fields[key] = [match.group(2)] if match.group(2) else []

@@ -53,3 +53,11 @@ def test_a_leading_rst_field_list_is_metadata_less_sphinx_build_fields() -> None
     assert meta == {"author": "Jane Doe and Ada Roe", "date": "2024-05-01"}
     assert rest.lstrip().startswith("Title\n=====") and len(rest) == len(text)
     assert rst_file_fields("Title\n=====\n\n:Author: after the title\n") == ({}, "Title\n=====\n\n:Author: after the title\n")
+
+
+def test_long_runs_of_blanks_in_a_header_line_are_read_in_one_pass() -> None:
+    """A value with a long run of spaces inside it (a crafted file) is read, not tried at every split."""
+    text = "Title: a" + " " * 200_000 + "b\nAuthor: x\n\nBody."
+    meta, rest = markdown_meta(text)
+    assert meta["author"] == "x" and meta["title"].startswith("a ") and meta["title"].endswith("b")
+    assert rst_file_fields(":Author: a" + " " * 200_000 + "b\n\nBody.")[0]["author"].endswith("b")
