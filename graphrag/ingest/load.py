@@ -257,7 +257,7 @@ def load_markdown(path: Path, data: bytes, includes: Includes | None = None,
 
 
 def load_rst(path: Path, data: bytes, includes: Includes | None = None,
-             labels: dict[str, str] | None = None) -> list[Document]:
+             labels: dict[str, str] | None = None, links: dict[str, str | None] | None = None) -> list[Document]:
     """A reStructuredText file (Sphinx docs, Python READMEs): docutils renders it, with Sphinx's roles and
     directives read leniently (:mod:`graphrag.ingest.rst`), and the HTML loader reads the page; with
     ``includes``, its ``include`` and ``literalinclude`` directives filled in first; ``labels`` (the
@@ -273,7 +273,7 @@ def load_rst(path: Path, data: bytes, includes: Includes | None = None,
     if includes is not None:
         text = expand_autodoc_rst(expand_rst(text, path.parent, includes), includes)
     try:
-        page = rst_to_html(text, labels)
+        page = rst_to_html(text, labels, links)
     except InvalidInput as exc:
         raise LoadError(f"{path.name}: {exc}") from None
     except RecursionError:
@@ -443,6 +443,10 @@ def load_file(found: Found, max_bytes: int, read_includes: bool = True,
     if found.project is not None and ((found.file_type == "rst" and b":ref:`" in data) or (
             found.file_type in ("md", "mdx") and b"{ref}`" in data)):
         extra["labels"] = found.project.section_labels()
+    if found.project is not None and found.file_type == "rst" and b"`" in data:
+        # the Sphinx project's extlinks, for the file's roles and its includes': ":issue:`123`" is "#123"
+        if links := found.project.link_roles(found.path):
+            extra["links"] = links
     docs = LOADERS[found.file_type](found.path, data, **extra)
     if includes is not None and included is not None:
         included.update(includes.read_files)

@@ -35,6 +35,29 @@ class Project:
 
     root: Path
     _labels: dict[str, str] | None = field(default=None, repr=False)
+    _roles: dict[Path, dict[str, str | None]] = field(default_factory=dict, repr=False)
+
+    def link_roles(self, path: Path) -> dict[str, str | None]:
+        """The link roles of the Sphinx project ``path`` is in (the ``conf.py`` nearest above it, within
+        the root): ``extlinks``' captions by role name (``"issue": "#%s"``; None shows the address), and
+        ``sphinx_issues``' ``issue``, ``pr`` and ``user`` (``#123``, ``@name``); read once per ``conf.py``."""
+        folder = path.parent
+        conf: Path | None = None
+        while folder.is_relative_to(self.root):
+            if (folder / "conf.py").is_file():
+                conf = folder / "conf.py"
+                break
+            if folder == self.root or folder.parent == folder:
+                break
+            folder = folder.parent
+        if conf is None:  # a file the docs include from outside them (the root's CHANGES.rst): the docs' conf.py
+            conf = next((self.root / d / "conf.py" for d in _DOCS_FOLDERS if (self.root / d / "conf.py").is_file()),
+                        None)
+        if conf is None:
+            return {}
+        if conf not in self._roles:
+            self._roles[conf] = read_link_roles(conf)
+        return self._roles[conf]
 
     def section_labels(self) -> dict[str, str]:
         """Section title by label (lower case) over the project's reStructuredText files (``.. _label:``)
@@ -79,3 +102,45 @@ def _scan_labels(root: Path) -> dict[str, str]:
                 labels.setdefault(label, title)
     log.debug("%s: %d section labels in %d files", root, len(labels), files)
     return labels
+
+
+_MAX_CONF_BYTES = 1_000_000
+# Where a project keeps its Sphinx docs' conf.py, relative to the root.
+_DOCS_FOLDERS = ("docs", "doc", "docs/source", "doc/source", "docs/en", "doc/en", "documentation")
+
+
+def read_link_roles(conf: Path) -> dict[str, str | None]:
+    """The link roles a Sphinx ``conf.py`` defines, read with :mod:`ast` (never run): a literal
+    ``extlinks = {"issue": ("https://.../%s", "#%s")}`` gives each role's caption, and the
+    ``sphinx_issues`` extension its ``issue``, ``pr`` ("#%s") and ``user`` ("@%s") roles."""
+    import ast
+
+    try:
+        if conf.stat().st_size > _MAX_CONF_BYTES:
+            return {}
+        tree = ast.parse(conf.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    roles: dict[str, str | None] = {}
+    issues = False
+    for node in tree.body:
+        if not isinstance(node, ast.Assign):
+            continue
+        names = {t.id for t in node.targets if isinstance(t, ast.Name)}
+        try:
+            value = ast.literal_eval(node.value)
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            continue
+        if "extlinks" in names and isinstance(value, dict):
+            for role, spec in value.items():
+                if isinstance(role, str) and isinstance(spec, (tuple, list)) and len(spec) == 2:
+                    caption = spec[1]
+                    roles[role] = caption if isinstance(caption, str) and "%s" in caption else None
+        elif "issues_github_path" in names and isinstance(value, str):
+            issues = True
+        elif "extensions" in names and isinstance(value, (list, tuple)) and "sphinx_issues" in value:
+            issues = True
+    if issues:
+        for role, caption in (("issue", "#%s"), ("pr", "#%s"), ("user", "@%s")):
+            roles.setdefault(role, caption)
+    return roles

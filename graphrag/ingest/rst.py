@@ -110,9 +110,10 @@ def _shown(text: str, python: bool = False) -> str:
     return text
 
 
-def _role(kind: str, titles: dict[str, str] | None = None) -> Any:
-    """A role that shows its text as code (``kind`` "code"), as text, or as "PEP 8" / "RFC 2616";
-    ``titles`` (label -> section title) are what a bare ``:ref:`label``` shows, as Sphinx shows it."""
+def _role(kind: str, titles: dict[str, str] | None = None, caption: str = "%s") -> Any:
+    """A role that shows its text as code (``kind`` "code"), as text, or as "PEP 8" / "RFC 2616" (an
+    anchor after the number left out); ``titles`` (label -> section title) are what a bare
+    ``:ref:`label``` shows, as Sphinx shows it; ``caption`` how a link role shows a bare target."""
     from docutils import nodes
 
     def role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
@@ -120,8 +121,11 @@ def _role(kind: str, titles: dict[str, str] | None = None) -> Any:
         shown = _shown(text, python=_base(name) in _PYTHON_ROLES)
         if titles and shown == " ".join(text.split()):
             shown = titles.get(shown.lower(), shown)
-        if kind in ("PEP", "RFC") and shown.strip().isdigit():
-            shown = f"{kind} {int(shown)}"
+        number = re.fullmatch(r"\s*(\d+)(?:#\S*)?\s*", shown) if kind in ("PEP", "RFC") else None
+        if number is not None:
+            shown = f"{kind} {int(number.group(1))}"
+        elif caption != "%s" and shown == " ".join(text.split()):  # no title of its own: the caption
+            shown = caption.replace("%s", shown)
         node = nodes.literal(rawtext, shown) if kind == "code" else nodes.Text(shown)
         return [node], []
 
@@ -256,7 +260,8 @@ def section_labels(text: str) -> dict[str, str]:
     return titles
 
 
-def _register(role_names: set[str], directive_names: set[str], titles: dict[str, str] | None = None) -> None:
+def _register(role_names: set[str], directive_names: set[str], titles: dict[str, str] | None = None,
+              links: Mapping[str, str | None] | None = None) -> None:
     """Register the roles and directives a text uses that docutils does not know (or, for a few,
     knows differently from Sphinx); a bare ``:ref:`` shows the title of a section ``titles`` has."""
     from docutils.parsers.rst import directives, languages, roles
@@ -271,6 +276,9 @@ def _register(role_names: set[str], directive_names: set[str], titles: dict[str,
             continue
         if base == "ref" and titles:
             roles.register_local_role(name, _role("text", titles))
+            continue
+        if links and name in links:
+            roles.register_local_role(name, _role("text", caption=links[name] or "%s"))
             continue
         known, _ = roles.role(name, language, 0, quiet)
         if known is None:
@@ -336,10 +344,13 @@ def _info_field(name: str) -> str | None:
     return f"{shown}{subject}" if shown.endswith(" ") else f"{subject}{shown}"
 
 
-def rst_to_html(text: str, labels: Mapping[str, str] | None = None) -> str:
+def rst_to_html(text: str, labels: Mapping[str, str] | None = None,
+                links: Mapping[str, str | None] | None = None) -> str:
     """``text`` (reStructuredText) as an HTML5 page whose ``<main>`` is the document; InvalidInput when
     it is too large to render. A bare ``:ref:`label``` shows the title of the section the label is over,
-    in this text or else in ``labels`` (its project's, by label in lower case)."""
+    in this text or else in ``labels`` (its project's, by label in lower case); a link role of
+    ``links`` (its project's ``extlinks``, :meth:`~graphrag.ingest.project.Project.link_roles`) shows
+    its caption (``:issue:`123``` as "#123")."""
     from docutils import nodes
     from docutils.core import publish_doctree, publish_from_doctree
     from docutils.parsers.rst import directives, roles
@@ -363,7 +374,7 @@ def rst_to_html(text: str, labels: Mapping[str, str] | None = None) -> str:
         saved = (dict(roles._roles), dict(directives._directives))
         try:
             titles = {**(labels or {}), **section_labels(text)} if ":ref:`" in text else None
-            _register(role_names, directive_names, titles)
+            _register(role_names, directive_names, titles, links)
             doctree = publish_doctree(text, settings_overrides=_SETTINGS)
             for image in doctree.findall(nodes.image):  # ":loading: embed" would read the image's file
                 image.attributes.pop("loading", None)

@@ -2446,6 +2446,21 @@ async def test_pdf_chunks_carry_the_bookmarks_heading_path_and_page(
     assert tides["heading_path"] == ["2. Tides"] and tides["metadata"]["page"] == 2, tides
 
 
+async def test_link_roles_show_their_sphinx_captions_in_the_stores(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "conf.py").write_text('extlinks = {"issue": ("https://example.org/issues/%s", "GH%s")}\n')
+    (tmp_path / "docs" / "changes.rst").write_text(
+        "Changes\n=======\n\n- The zyxquart gauge reads hourly. :issue:`4321`\n"
+        "- Vantorel moorings follow :pep:`484#abstract` and :issue:`the tide fix <99>`.\n")
+    report = await ingestor.ingest_paths([tmp_path / "docs"], collection=collection)
+    assert (report.ingested, report.failed) == (1, []), report
+    [hit] = (await rest_search(router, "zyxquart gauge", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert "reads hourly. GH4321" in hit["content"], hit
+    assert "follow PEP 484 and the tide fix." in " ".join(hit["content"].split()), hit
+
+
 async def test_a_bare_ref_across_files_reaches_the_stores_as_the_sections_title(  # rst and MyST
         tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
     (tmp_path / ".git").mkdir()

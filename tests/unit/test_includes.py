@@ -327,3 +327,21 @@ def test_files_with_windows_line_endings_read_their_includes(tmp_path: Path) -> 
     assert text.count("import math") == 2 and "use std::io;" in text and "{*" not in text
     adoc = "include::../examples/tides.py[lines=2]\r\n"
     assert expand_asciidoc(adoc, root / "src", Includes(root, 1 << 20)).startswith("import math")
+
+
+def test_a_sphinx_projects_link_roles_are_read_from_its_conf_py(tmp_path: Path) -> None:
+    from graphrag.ingest.project import Project, read_link_roles
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "conf.py").write_text(
+        'import os\nextensions = ["sphinx.ext.extlinks", "sphinx_issues"]\n'
+        'extlinks = {"issue": ("https://example.org/issues/%s", "GH%s"), "wiki": ("https://w.example/%s", None)}\n'
+        'html_theme = os.environ.get("THEME", "alabaster")\n')
+    roles = read_link_roles(tmp_path / "docs" / "conf.py")
+    assert roles == {"issue": "GH%s", "wiki": None, "pr": "#%s", "user": "@%s"}  # extlinks first
+    project = Project(tmp_path)
+    # a page of the docs, and a file they include from the root (its CHANGES.rst), read the docs' conf.py
+    assert project.link_roles(tmp_path / "docs" / "api" / "index.rst") == roles
+    assert project.link_roles(tmp_path / "CHANGES.rst") == roles
+    (tmp_path / "docs" / "conf.py").write_text("def (:\n")
+    assert read_link_roles(tmp_path / "docs" / "conf.py") == {}  # a conf.py that does not parse
