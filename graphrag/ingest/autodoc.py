@@ -184,6 +184,15 @@ class PythonSources:
         except RecursionError:  # an expression nested too deeply for ast.unparse
             return None
 
+    def describe_in(self, current: str, name: str, shown: str, options: Options) -> PyObject | None:
+        """:meth:`describe` of ``name`` as Sphinx resolves it: in the ``current`` module (the
+        ``.. currentmodule::`` before it) first, else as a full dotted name."""
+        for dotted in dict.fromkeys([f"{current}.{name}" if current else name, name]):
+            obj = self.describe(dotted, shown, options)
+            if obj is not None:
+                return obj
+        return None
+
     def _describe(self, dotted: str, shown: str, options: Options) -> PyObject | None:
         found = self.find(dotted)
         if found is None:
@@ -524,11 +533,7 @@ def expand_autodoc_rst(text: str, includes: Includes) -> str:
             continue
         indent, kind, name = match.groups()
         options, end = directive_block(lines, i, RST_OPTION, indent)
-        obj = None
-        for dotted in dict.fromkeys([f"{current}.{name}" if current else name, name]):
-            obj = sources.describe(dotted, name, _rst_options(options))
-            if obj is not None:
-                break
+        obj = sources.describe_in(current, name, name, _rst_options(options))
         if kind == "module":
             current = name
         shown = _rst_object(obj, f"auto{kind}", indent) if obj is not None else []
@@ -565,12 +570,7 @@ def _autosummary(lines: list[str], at: int, indent: str, current: str,
     for entry in names:
         dotted = entry.lstrip("~").split()[0]
         shown = dotted.rsplit(".", 1)[-1] if entry.startswith("~") else dotted
-        obj = None
-        for candidate in dict.fromkeys([f"{current}.{dotted}" if current else dotted, dotted]):
-            obj = sources.describe(candidate, shown, Options())
-            if obj is not None:
-                break
-        found.append((shown, obj))
+        found.append((shown, sources.describe_in(current, dotted, shown, Options())))
     if not any(obj is not None for _, obj in found):
         return None, at
     out: list[str] = []
