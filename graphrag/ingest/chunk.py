@@ -285,16 +285,19 @@ class Chunker:
         stack: list[tuple[int, str]] = []
         k = 0
         for number, (s, e) in enumerate(pages, start=1):
-            cuts = [s]
+            # the page's sections: where each starts, and the heading opening it (none for the page's top
+            # when a section runs on from the page before)
+            sections: list[tuple[int, tuple[int, int, str] | None]] = [(s, None)]
             while k < len(marks) and marks[k][0] < e:
                 if marks[k][0] > s:
-                    cuts.append(marks[k][0])
+                    sections.append((marks[k][0], marks[k]))
+                else:
+                    sections[0] = (s, marks[k])
                 k += 1
-            cuts.append(e)
-            for a, b in pairwise(cuts):
-                for start, level, title in marks:
-                    if start == a:
-                        stack = [(lv, t) for lv, t in stack if lv < level] + [(level, title)]
+            for (a, heading), b in zip(sections, [*(start for start, _ in sections[1:]), e], strict=True):
+                if heading is not None:
+                    _, level, title = heading
+                    stack = [(lv, t) for lv, t in stack if lv < level] + [(level, title)]
                 path = tuple(t for _, t in stack)
                 groups += [(x, y, path, {"page": number}) for x, y, _, _ in
                            self._window(text, sentence_spans(text, a, b), known=known)]

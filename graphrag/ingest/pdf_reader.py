@@ -339,12 +339,11 @@ def mark_outline_headings(pages: list[str], outline: list[tuple[int, str, int]]
                 text = " ".join(" ".join(lines[number][first:first + count]).split())
                 shown = text.lstrip("#").strip()
                 lines[number][first:first + count] = ["#" * (depth + 1) + " " + shown]
-                # a heading marked before on this page, below this one, moves up a line per line joined
-                marks[number] = [(n - (count - 1) if n > first else n, lv, t) for n, lv, t in marks[number]]
+                # each page's headings are found below the last one (after[]): marks stay in line order
                 marks[number].append((first, depth + 1, shown))
                 after[number] = first + 1
                 break
-    return ["\n".join(page) for page in lines], [sorted(m) for m in marks]
+    return ["\n".join(page) for page in lines], marks
 
 
 def _heading_line(lines: list[str], start: int, want: str) -> tuple[int, int] | None:
