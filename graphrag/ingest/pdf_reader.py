@@ -49,9 +49,18 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
         plain: list[str] = []
         answers: list[str] = []
         candidates: set[int] = set()  # pages to read from their characters too (tables, overprinting)
+        outline = _outline(reader)
+        # Without bookmarks, the headings come from the type: each page's runs of text with their size
+        # and font, read in the same pass as its text.
+        typeset: list[list[_Run]] | None = None if outline else []
         for number, page in enumerate(reader.pages):
             try:
-                text = (page.extract_text() or "").strip()
+                if typeset is None:
+                    text = (page.extract_text() or "").strip()
+                else:
+                    runs: list[_Run] = []
+                    text = (page.extract_text(visitor_text=_run_reader(runs)) or "").strip()
+                    typeset.append(runs)
                 answers.append(_pdf_form_answers(page, text, widgets))
             except RecursionError:
                 raise
@@ -62,6 +71,8 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
                 first_error = first_error or exc
                 text = ""
                 answers.append("")
+                if typeset is not None and len(typeset) <= number:
+                    typeset.append([])
             else:
                 if _wants_characters(page, text):
                     candidates.add(number)
@@ -78,7 +89,7 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
         # Running headers, footers and page numbers out; words hyphenated across lines whole again;
         # a table of contents without its dot leaders.
         parts = [strip_leaders(part) for part in join_hyphenated(strip_furniture(parts))]
-        parts, marks = mark_outline_headings(parts, _outline(reader))
+        parts, marks = mark_outline_headings(parts, outline or type_outline(typeset or []))
         pages: list[tuple[int, int]] = []
         headings: list[tuple[int, int, str]] = []
         offset = 0
@@ -307,6 +318,134 @@ def _outline(reader: Any, limit: int = 5000) -> list[tuple[int, str, int]]:
     except Exception:  # noqa: BLE001 - a damaged outline: the text is read without its headings
         return []
     return out
+
+
+# A run of a page's text as typeset: its size in points (the font size scaled by the text and
+# graphics matrices), whether its font is bold, and the text.
+_Run = tuple[float, bool, str]
+_MAX_RUNS = 20_000  # a page's runs kept for reading its headings (a page of text has a few thousand)
+_BOLD = re.compile(r"bold|black|heavy|semibold|demi|-med|medium|cmbx|,b\b|-b\b", re.I)
+_HEADING_RATIO = 1.08  # heading type at least this much larger than the body's (LaTeX: 12 pt over 10.95)
+# a prototype set in a heading's font ("char * str, unsigned int *"); a printer's file path
+_CODE_MARKS = re.compile(r"[*{};=\\]")
+_TOC_PAGE = re.compile(r"\s(?:\d{1,4}|[ivxlc]{1,6})$")  # a contents line's page number ("3", "iv")
+_NUMBERED = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-Z](?:\.\d+)+\.?)\s+\S")  # "2.1 ", "3. ", "A.2 "
+
+
+def _run_reader(runs: list[_Run]) -> Callable[..., None]:
+    """A ``visitor_text`` for pypdf's ``extract_text`` that keeps the page's runs in ``runs``."""
+
+    def visit(text: str, cm: Any, tm: Any, font: Any, size: float) -> None:
+        if not text or len(runs) >= _MAX_RUNS:
+            return
+        try:
+            scale = abs(size * (tm[3] if tm else 1) * (cm[3] if cm else 1))
+            name = str(font.get("/BaseFont", "")) if font is not None else ""
+        except Exception:  # noqa: BLE001 - an odd font dictionary: the run counts as regular type
+            scale, name = abs(size or 0), ""
+        runs.append((round(scale, 1), bool(_BOLD.search(name)), text))
+
+    return visit
+
+
+def _typeset_lines(runs: list[_Run]) -> list[tuple[float, bool, str]]:
+    """A page's lines with their type: ``(size, bold, text)`` where every run of the line with text
+    is in that size and weight, else ``(0, False, text)`` (a line in mixed type is no heading)."""
+    lines: list[tuple[float, bool, str]] = []
+    size, bold, mixed = 0.0, True, False
+    parts: list[str] = []
+
+    def close() -> None:
+        text = " ".join("".join(parts).split())
+        if text:
+            lines.append((0.0, False, text) if mixed else (size, bold, text))
+
+    for run_size, run_bold, text in runs:
+        pieces = text.split("\n")
+        for i, piece in enumerate(pieces):
+            if i:
+                close()
+                size, bold, parts, mixed = 0.0, True, [], False
+            if piece.strip():
+                if not parts or not "".join(parts).strip():
+                    size, bold = run_size, run_bold
+                elif abs(run_size - size) > 0.3 or run_bold != bold:
+                    mixed = True
+            parts.append(piece)
+    close()
+    return lines
+
+
+def type_outline(pages: list[list[_Run]]) -> list[tuple[int, str, int]]:
+    """Headings read from the type, for a PDF without bookmarks, as :func:`mark_outline_headings`
+    takes bookmarks: ``(depth, title, page index)``. The body's size is the one half the document's
+    characters are set in or below; a line set wholly in a larger size (by 8% at least: LaTeX sets
+    a section in 12 pt over 10.95) is a heading, one or two such lines in a row one title, each
+    larger size a level above the next; a numbered line ("2.1 Scope") set wholly in bold of the
+    body's size is a heading below them. Not headings: lines in large type that read as text (more
+    than 16 words, or ending in a comma), a big-type block of more than two lines, a line on more
+    than a third of the pages (a running header), page numbers, and the largest type where it is
+    only on the first page (the document's title)."""
+    typed = [_typeset_lines(runs) for runs in pages]
+    weights: dict[float, int] = {}
+    for lines in typed:
+        for size, _, text in lines:
+            if size > 0:
+                weights[size] = weights.get(size, 0) + len(text)
+    if not weights:
+        return []
+    total, seen, body = sum(weights.values()), 0, 0.0
+    for size in sorted(weights):
+        seen += weights[size]
+        if seen * 2 >= total:
+            body = size
+            break
+    found: list[tuple[float, str, int]] = []  # (size; -1 for bold numbered lines), title, page
+    for page, lines in enumerate(typed):
+        i = 0
+        while i < len(lines):
+            size, bold, text = lines[i]
+            if size >= body * _HEADING_RATIO:
+                j = i + 1
+                while j < len(lines) and abs(lines[j][0] - size) <= 0.3:
+                    j += 1
+                if j - i <= 2:
+                    found.append((size, " ".join(t for _, _, t in lines[i:j]), page))
+                i = j
+                continue
+            if bold and abs(size - body) <= 0.3 and _NUMBERED.match(text):
+                found.append((-1.0, text, page))
+            i += 1
+    found = [(size, title, page) for size, title, page in found if _reads_as_heading(title)]
+    pages_of: dict[str, set[int]] = {}
+    for _, title, page in found:
+        pages_of.setdefault(title.lower(), set()).add(page)
+    found = [f for f in found if len(pages_of[f[1].lower()]) * 3 <= max(len(pages), 3)]
+    # Not heading sizes: one whose text is mostly not in headings (body text set in two sizes: its
+    # paragraphs are blocks of lines) and, in a document of several pages, one found on the first
+    # page only and larger than every heading after it (its title, authors, affiliations).
+    in_headings: dict[float, int] = {}
+    for size, title, _ in found:
+        in_headings[size] = in_headings.get(size, 0) + len(title)
+    later = max((size for size, _, page in found if page > 0), default=0.0)
+    sizes = sorted({size for size, _, page in found if size > 0
+                    and in_headings[size] * 2 >= weights.get(size, 0)
+                    and (len(pages) == 1 or size <= later)}, reverse=True)
+    found = [f for f in found if f[0] in sizes or f[0] < 0]
+    depth = {size: min(rank, 5) for rank, size in enumerate(sizes)}
+    depth[-1.0] = min(len(sizes), 5)
+    return [(depth[size], title, page) for size, title, page in found]
+
+
+def _reads_as_heading(title: str) -> bool:
+    """Whether a line in heading type reads as a title: a few words with letters, not a sentence's
+    part (a trailing comma or hyphen) nor a page or figure number alone."""
+    words = title.split()
+    return (0 < len(words) <= 16 and len(title) <= 150 and sum(c.isalpha() for c in title) >= 2
+            and not title.endswith((",", ";", "-", "*", "，", "、", "；")) and not _CODE_MARKS.search(title)
+            and not (len(words) > 8 and title.endswith((".", "!")))  # a sentence (a pull quote)
+            and "，" not in title and "。" not in title  # CJK sentence punctuation
+            and not (_NUMBERED.match(title) and _TOC_PAGE.search(title)))  # "2 Bar 3": a contents line
 
 
 # A section number before a heading's text ("2.1", "1.2.", "A.3", "IV.", "Appendix A"), which bookmarks

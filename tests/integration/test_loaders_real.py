@@ -400,16 +400,16 @@ def _pdf_with_table(path: Path, cells: list[tuple[str, str]], *, columns: bool =
     pdf.output(str(path))
 
 
-def _pdf_with_bookmarks(path: Path) -> None:
+def _pdf_with_bookmarks(path: Path, bookmarks: bool = True) -> None:
     """A manual: its title in large type, two chapters with bookmarks (one with a section), and a line
-    of an example that starts with "#"."""
+    of an example that starts with "#". Without ``bookmarks`` the headings are only in the type."""
     from fpdf import FPDF
 
     pdf = FPDF()
     pdf.add_page()
 
     def line(text: str, size: int, section: int | None = None) -> None:
-        if section is not None:
+        if section is not None and bookmarks:
             pdf.start_section(text, level=section)
         pdf.set_font("Helvetica", size=size)
         pdf.cell(0, 10, text, new_x="LMARGIN", new_y="NEXT")
@@ -436,6 +436,16 @@ def test_pdf_bookmarks_are_headings_and_large_type_on_page_one_the_title(tmp_pat
     assert [(level, title) for _, level, title in doc.headings] == [(1, "1. Berths"), (2, "1.1. Mooring"), (1, "2. Tides")]
     assert all(doc.text[start:].startswith("#" * level + " " + title) for start, level, title in doc.headings)
     assert "\n# not a heading" in doc.text and "not a heading" not in {t for _, _, t in doc.headings}
+
+
+def test_pdf_without_bookmarks_takes_its_headings_from_the_type(tmp_path: Path) -> None:
+    path = tmp_path / "manual.pdf"
+    _pdf_with_bookmarks(path, bookmarks=False)
+    [doc] = load_bytes("manual.pdf", path.read_bytes(), 1 << 24)
+    assert doc.title == "Quellport Harbour Manual"  # the largest type, on the first page only: the title
+    assert [(level, title) for _, level, title in doc.headings] == [(1, "1. Berths"), (2, "1.1. Mooring"), (1, "2. Tides")]
+    assert all(doc.text[start:].startswith("#" * level + " " + title) for start, level, title in doc.headings)
+    assert "\n# not a heading" in doc.text
 
 
 def test_pdf_locked_only_against_copying_is_read(tmp_path: Path) -> None:
@@ -511,7 +521,8 @@ def test_pdf_table_pages_keep_words_of_letter_spaced_and_tightly_set_type(tmp_pa
     path = tmp_path / "torque.pdf"
     _pdf_spaced_and_tight(path)
     doc = _load(path, "pdf")
-    assert doc.text == ("Zephyr torque limits\nEach flange bolt takes its quuxbolt torque.\n\n"
+    # the line in the largest type of a one-page PDF without bookmarks is its heading
+    assert doc.text == ("# Zephyr torque limits\nEach flange bolt takes its quuxbolt torque.\n\n"
                         "| Flange size | Bolt torque |\n| --- | --- |\n| DN 50 | 85 newton metres |\n\n"
                         "Draft copy for review")
 
@@ -2442,6 +2453,17 @@ async def test_pdf_chunks_carry_the_bookmarks_heading_path_and_page(
     assert hit["title"] == "Quellport Harbour Manual" and hit["metadata"]["page"] == 1, hit
     assert hit["heading_path"] == ["1. Berths", "1.1. Mooring"] and "Vantorel" not in hit["content"], hit
     # a section's chunk does not run into the next section, and "#" in the text is no heading
+    [tides] = (await rest_search(router, "Marrowgate tide tables", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert tides["heading_path"] == ["2. Tides"] and tides["metadata"]["page"] == 2, tides
+
+
+async def test_pdf_headings_from_the_type_are_the_chunks_heading_path(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    _pdf_with_bookmarks(tmp_path / "manual.pdf", bookmarks=False)
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, []), report
+    [hit] = (await rest_search(router, "zyxquart lines", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert hit["heading_path"] == ["1. Berths", "1.1. Mooring"] and hit["metadata"]["page"] == 1, hit
     [tides] = (await rest_search(router, "Marrowgate tide tables", mode="keyword", limit=3, collections=[collection]))["results"]
     assert tides["heading_path"] == ["2. Tides"] and tides["metadata"]["page"] == 2, tides
 

@@ -26,3 +26,37 @@ def test_bookmarks_match_lines_numbered_in_another_style() -> None:
     marked, marks = mark_outline_headings(pages, outline)
     assert marks == [[(0, 1, "II. BASICS OF MACHINE LEARNING"), (2, 2, "A. Google DeepDream")]]
     assert marked[0].endswith("Appendix A Copying Information")  # other words: not this bookmark's line
+
+
+def _page(*lines: tuple[float, bool, str]) -> list[tuple[float, bool, str]]:
+    """A page's runs as pypdf's visitor gives them: each line's text, then a line break."""
+    return [run for size, bold, text in lines for run in ((size, bold, text), (size, False, "\n"))]
+
+
+BODY = "The harbour keeps its tide tables in the office by the quay, one book per year."
+
+
+def test_headings_come_from_larger_type_and_bold_numbered_lines() -> None:
+    from graphrag.ingest.pdf_reader import type_outline
+
+    pages = [
+        _page((24, False, "Quellport Harbour Manual"), (11, False, "Fabio Fiorina"), (11, False, BODY),
+              (11, True, "Contents"), (11, True, "1 Berths 2"), (11, True, "2 Tides iv")),
+        _page((14.4, True, "1 Berths"), *[(11, False, BODY)] * 6, (12, True, "1.1 Mooring"), (11, False, BODY),
+              (11, True, "1.1.1 Lines"), (11, False, BODY), (11, False, "Quellport Harbour Manual 2")),
+        _page((14.4, True, "2 Tides and"), (14.4, True, "currents"), (11, False, BODY), (13, False, "char * str,"),
+              (13, False, "A sentence in larger type reads as text, not as a heading of the page."),
+              (11, False, "Run"), (11, True, " on"), (11, False, BODY)),
+    ]
+    assert type_outline(pages) == [
+        (0, "1 Berths", 1), (1, "1.1 Mooring", 1), (2, "1.1.1 Lines", 1), (0, "2 Tides and currents", 2)]
+
+
+def test_body_text_in_large_type_makes_no_headings() -> None:
+    from graphrag.ingest.pdf_reader import type_outline
+
+    block = [(16, False, BODY)] * 4  # paragraphs of the larger size: it is a body size, not a heading's
+    pages = [_page((14, False, BODY), (16, False, "Quarterly report"), (14, False, BODY), *block),
+             _page(*block, (14, False, BODY), (16, False, "Results"), (14, False, BODY))]
+    assert type_outline(pages) == []
+    assert type_outline([]) == [] and type_outline([[]]) == []
