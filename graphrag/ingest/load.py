@@ -91,6 +91,16 @@ def file_type(path: Path) -> str | None:
     return kind
 
 
+# The end of a skip's reason when ``--file-types`` left the file out (read by ``--sync``, which keeps
+# such a file's documents: the file is still a page, only not of this ingest's types).
+NOT_IN_FILE_TYPES = "not in --file-types"
+
+
+def left_out_by_file_types(skip: dict[str, str]) -> bool:
+    """Whether a skipped file (an entry of :func:`discover`'s skipped list) was left out by ``--file-types``."""
+    return skip["reason"].endswith(NOT_IN_FILE_TYPES)
+
+
 def discover(paths: Iterable[Path], file_types: set[str] | None = None,
              read_ignore_files: bool = True) -> tuple[list[Found], list[dict[str, str]]]:
     """Files to ingest under ``paths`` (recursively), and the ones skipped with a reason. In a folder,
@@ -104,7 +114,7 @@ def discover(paths: Iterable[Path], file_types: set[str] | None = None,
         if kind is None:
             skipped.append({"path": str(path), "reason": f"unsupported file type '{path.suffix or path.name}'"})
         elif file_types and kind not in file_types:
-            skipped.append({"path": str(path), "reason": f"file type '{kind}' not in --file-types"})
+            skipped.append({"path": str(path), "reason": f"file type '{kind}' {NOT_IN_FILE_TYPES}"})
         else:
             found.append(Found(path, kind, project))
 

@@ -34,7 +34,7 @@ from graphrag.ingest.embed import PADDED_TOKENS_PER_BATCH, Embedder, length_batc
 from graphrag.ingest.embedders import EmbeddingSpace
 from graphrag.ingest.extract import add_title_entity
 from graphrag.ingest.lanes import run_model_stages
-from graphrag.ingest.load import TYPES, discover
+from graphrag.ingest.load import TYPES, discover, left_out_by_file_types
 from graphrag.ingest.reading import read_documents
 from graphrag.ingest import representations as extended
 from graphrag.ingest.representations import Representation
@@ -627,7 +627,7 @@ class Ingestor:
         seen = {d.source for d, _ in docs}
         read = {path for _, path in docs}
         failed = {f["path"] for f in report.failed}
-        dropped = [Path(s["path"]) for s in report.skipped if not s["reason"].endswith("not in --file-types")]
+        dropped = [Path(s["path"]) for s in report.skipped if not left_out_by_file_types(s)]
         rows = await self.postgres.q.documents.sources(collection)
         stale = []
         for r in rows:
