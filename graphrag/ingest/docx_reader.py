@@ -155,6 +155,16 @@ _M = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
 _MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 
 
+_WP = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}"
+_A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+_DGM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
+_R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+# Alt text that describes nothing: Office's own guess ("A picture containing text. Description
+# automatically generated"), a default name ("Picture 3", "Grafik 1") or a file name.
+_EMPTY_ALT = re.compile(r"(?i)automatically generated|^(?:picture|image|graphic|chart|diagram|figure|photo|"
+                        r"grafik|bild|imagen|imagem|immagine|afbeelding|obraz|圖片|图片)\s*\d*$|\.\w{3,4}$")
+
+
 # Wrappers whose content is document text: content controls, custom XML, tracked insertions and moves.
 _DOCX_WRAPPERS = frozenset({_W + "sdt", _W + "sdtContent", _W + "customXml", _W + "ins", _W + "moveTo",
                             _W + "smartTag", _W + "fldSimple", _W + "hyperlink", _W + "r", _W + "dir", _W + "bdo"})
@@ -174,6 +184,7 @@ class _DocxReader:
         self.numbering = self._numbering()
         self.counters: dict[tuple[str, int], int] = {}
         self.notes: list[tuple[str, str]] = []  # (mark, text) of footnotes/endnotes referenced, in order
+        self.drop_cap = ""  # a drop cap's letters, waiting for the paragraph they begin
 
     # -- parts -------------------------------------------------------------------------------------
     def _part_xml(self, reltype_suffix: str) -> Any:
@@ -262,10 +273,76 @@ class _DocxReader:
     def _paragraph(self, p: Any, lines: list[str]) -> None:
         boxes: list[Any] = []
         text = self._text(p, boxes).strip()
+        ppr = p.find(_W + "pPr")
+        frame = ppr.find(_W + "framePr") if ppr is not None else None
+        if frame is not None and frame.get(_W + "dropCap") in ("drop", "margin") and not boxes:
+            self.drop_cap += text  # a drop cap is its own paragraph: the first letter of the next one
+            return
+        if self.drop_cap and text:
+            text, self.drop_cap = self.drop_cap + text, ""
         if text:
             lines.append(self._render(p, text))
-        for box in boxes:  # text boxes anchored in the paragraph: their own blocks after it
-            self._blocks(box, lines)
+        for box in boxes:  # text boxes and diagrams anchored in the paragraph: their own blocks after it
+            if box.tag == _DGM + "relIds":
+                lines += self._diagram_lines(box.get(_R + "dm") or "")
+            else:
+                self._blocks(box, lines)
+
+    def _image(self, doc_pr: Any) -> str:
+        """A picture's alt text as a Markdown image (``![A heart that has leaked out](media/image2.jpg)``),
+        or "" when it has none worth reading (:data:`_EMPTY_ALT`)."""
+        alt = " ".join((doc_pr.get("descr") or doc_pr.get("title") or "").split())
+        if not alt or _EMPTY_ALT.search(alt):
+            return ""
+        target = ""
+        graphic = doc_pr.getparent()
+        blip = next(graphic.iter(_A + "blip"), None) if graphic is not None else None
+        rel = self.document.part.rels.get(blip.get(_R + "embed") or "") if blip is not None else None
+        if rel is not None and not rel.is_external:
+            target = str(rel.target_ref)
+        alt = alt.replace("[", "(").replace("]", ")")
+        return f"![{alt}]({target})"
+
+    def _diagram_lines(self, rel_id: str) -> list[str]:
+        """A SmartArt diagram's text as a list, each node under its parent (its data part's points and
+        their parent-of connections, in the part's order)."""
+        from docx.oxml import parse_xml
+
+        rel = self.document.part.rels.get(rel_id)
+        if rel is None or rel.is_external:
+            return []
+        try:
+            root = parse_xml(rel.target_part.blob)
+        except Exception as exc:  # noqa: BLE001 - a damaged diagram: the body is still read
+            log.debug("DOCX diagram %s skipped: %s", rel_id, exc)
+            return []
+        texts: dict[str, str] = {}
+        order: list[str] = []
+        for pt in root.iter(_DGM + "pt"):
+            if pt.get("type", "node") != "node":
+                continue
+            key = pt.get("modelId") or ""
+            body = pt.find(_DGM + "t")
+            paras = ["".join(t.text or "" for t in para.iter(_A + "t")) for para in body.iter(_A + "p")] if body is not None else []
+            text = " ".join(" ".join(paras).split())
+            order.append(key)
+            if text:
+                texts[key] = text
+        parent: dict[str, str] = {}
+        for cxn in root.iter(_DGM + "cxn"):
+            if cxn.get("type", "parOf") == "parOf":
+                parent.setdefault(cxn.get("destId") or "", cxn.get("srcId") or "")
+        out = []
+        for key in order:
+            if key not in texts:
+                continue
+            depth, up, seen = 0, parent.get(key), {key}
+            while up and up not in seen and depth < LIST_INDENT_LEVELS:
+                seen.add(up)
+                depth += up in texts  # the diagram's own root point has no text
+                up = parent.get(up)
+            out.append("  " * depth + "- " + escape_markdown(texts[key]))
+        return ["\n".join(out)] if out else []
 
     def _text(self, root: Any, boxes: list[Any] | None = None) -> str:
         """The visible text under ``root``: runs in insertions, content controls, fields, hyperlinks and
@@ -296,6 +373,10 @@ class _DocxReader:
                 self.notes.append((mark, f"{kind}:{node.get(_W + 'id')}"))
                 parts.append(f"[{mark}]")
             elif tag == _W + "txbxContent" and boxes is not None:
+                boxes.append(node)
+            elif tag == _WP + "docPr":
+                parts.append(self._image(node))
+            elif tag == _DGM + "relIds" and boxes is not None:
                 boxes.append(node)
             elif tag == _W + "p" and parts:  # a paragraph inside (a text box read inline)
                 parts.append(" ")

@@ -914,6 +914,78 @@ async def test_docx_content_controls_and_revisions_are_searchable(
     assert response["results"] == []  # deleted text is not the document's
 
 
+DGM_NS = "http://schemas.openxmlformats.org/drawingml/2006/diagram"
+A_NS = "http://schemas.openxmlformats.org/drawingml/2006/main"
+
+
+def _docx_with_pictures_diagram_and_drop_cap(path: Path) -> None:
+    """A DOCX as Word writes one: two pictures (one with alt text, one with Office's guessed alt
+    text), a SmartArt diagram of three steps (the middle one with a sub-step), and a drop cap."""
+    import base64
+    import io
+
+    import docx
+    from docx.opc.constants import RELATIONSHIP_TYPE as RT
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+    from docx.oxml import parse_xml
+
+    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")
+    document = docx.Document()
+    document.add_heading("Quellport pumps", 1)
+    run = document.add_paragraph("The intake ").add_run()
+    run.add_picture(io.BytesIO(png))
+    run.element.xpath(".//wp:docPr")[0].set("descr", "Cutaway of the zyxquart impeller housing")
+    document.paragraphs[-1].add_run(" sits below the waterline.")
+    document.add_paragraph().add_run().add_picture(io.BytesIO(png))
+    document.paragraphs[-1].runs[0].element.xpath(".//wp:docPr")[0].set(
+        "descr", "A picture containing diagram. Description automatically generated")
+    points = "".join(
+        f'<dgm:pt modelId="{key}"{kind}><dgm:t><a:p><a:r><a:t>{text}</a:t></a:r></a:p></dgm:t></dgm:pt>'
+        for key, kind, text in (("0", ' type="doc"', ""), ("1", "", "Prime the Vantorel pump"),
+                                ("2", "", "Open the valve"), ("3", "", "Check the gauge"), ("4", "", "Start")))
+    links = "".join(f'<dgm:cxn modelId="c{dst}" srcId="{src}" destId="{dst}" srcOrd="0" destOrd="0"/>'
+                    for src, dst in (("0", "1"), ("0", "2"), ("2", "3"), ("0", "4")))
+    data = (f'<dgm:dataModel xmlns:dgm="{DGM_NS}" xmlns:a="{A_NS}"><dgm:ptLst>{points}</dgm:ptLst>'
+            f'<dgm:cxnLst>{links}</dgm:cxnLst></dgm:dataModel>')
+    part = Part(PackURI("/word/diagrams/data1.xml"),
+                "application/vnd.openxmlformats-officedocument.drawingml.diagramData+xml", data.encode(),
+                document.part.package)
+    rel = document.part.relate_to(part, RT.DIAGRAM_DATA)
+    document.add_paragraph("Steps:")._p.addnext(parse_xml(
+        f'<w:p xmlns:w="{W_NS}"><w:r><w:drawing><wp:inline xmlns:wp="http://schemas.openxmlformats.org/drawingml/'
+        f'2006/wordprocessingDrawing"><wp:extent cx="1" cy="1"/><wp:docPr id="9" name="Diagram 1"/><a:graphic '
+        f'xmlns:a="{A_NS}"><a:graphicData uri="{DGM_NS}"><dgm:relIds xmlns:dgm="{DGM_NS}" xmlns:r="http://schemas.'
+        f'openxmlformats.org/officeDocument/2006/relationships" r:dm="{rel}"/></a:graphicData></a:graphic>'
+        '</wp:inline></w:drawing></w:r></w:p>'))
+    document.add_paragraph("D")._p.get_or_add_pPr().append(parse_xml(
+        f'<w:framePr xmlns:w="{W_NS}" w:dropCap="drop" w:lines="3" w:wrap="around" w:vAnchor="text" w:hAnchor="text"/>'))
+    document.add_paragraph("rain the sump weekly.")
+    document.save(str(path))
+
+
+def test_docx_pictures_alt_text_diagrams_and_drop_caps_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "pumps.docx"
+    _docx_with_pictures_diagram_and_drop_cap(path)
+    doc = _load(path, "docx")
+    assert doc.text == (
+        "# Quellport pumps\n\nThe intake ![Cutaway of the zyxquart impeller housing](media/image1.png) sits "
+        "below the waterline.\n\nSteps:\n\n- Prime the Vantorel pump\n- Open the valve\n  - Check the gauge\n"
+        "- Start\n\nDrain the sump weekly."), doc.text
+
+
+async def test_docx_alt_text_and_diagram_steps_are_searchable(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    _docx_with_pictures_diagram_and_drop_cap(tmp_path / "pumps.docx")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, [])
+    for term in ("zyxquart impeller", "Vantorel pump", "Drain the sump"):
+        response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
+        assert [r["title"] for r in response["results"]] == ["Quellport pumps"], term
+    response = await rest_search(router, "automatically generated", mode="keyword", limit=3, collections=[collection])
+    assert response["results"] == []  # Office's guessed alt text is not the document's
+
+
 # -- Markdown as real projects write it ----------------------------------------------------------------
 async def _entity_names(runtime: Runtime, collection: str) -> set[str]:
     """The names of the collection's entities in Neo4j."""
