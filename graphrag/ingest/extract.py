@@ -19,6 +19,7 @@ import functools
 import logging
 import re
 import unicodedata
+from importlib import resources
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -126,6 +127,14 @@ _TRIM = " \t\n,;:"
 # Labels of names English always capitalises: a word in lower case under one is a common word or code.
 _CAPITALISED_LABELS = frozenset({"PERSON", "GPE", "NORP", "LOC", "FAC"})
 # RFC 2119's requirement keywords, which specifications (RFCs, PEPs, standards) write in capitals.
+@functools.cache
+def section_titles() -> frozenset[str]:
+    """The shipped list of section titles that name a part of a document, not a thing
+    (``section_titles.txt``: "motivation", "rejected ideas", "see also"), normalised."""
+    text = resources.files("graphrag.ingest").joinpath("section_titles.txt").read_text(encoding="utf-8")
+    return frozenset(normalise_name(line) for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
 _REQUIREMENT_WORDS = frozenset({"must", "must not", "required", "shall", "shall not", "should", "should not",
                                 "recommended", "not recommended", "may", "optional"})
 # The model's labels under which it tags a list of names as one ("Uvicorn, Starlette and Sanic" ORG).
@@ -724,6 +733,13 @@ class SpacyExtractor:
                 # a page or section ("see [Usage Limits](agent.md#usage-limits)"), named nowhere else. It
                 # stays (a question about the section links to it) as the section's topic, not an ORG.
                 topics.add(norm)
+            if norm in section_titles() and not kinds & {"code", "term"}:
+                # "Motivation", "Rejected Ideas": a part of the document named as a section, whatever
+                # NER took it for; only a key phrase the document uses ("backwards compatibility").
+                kinds = kinds - {"ner", "heading", "bold", "title"}
+                if not kinds:
+                    continue
+                state.votes[norm] = Counter({"CONCEPT": 1})
             if kinds & {"ner", "concept", "term", "heading", "bold", "title"}:
                 # "Scope" tagged as a name where the document also writes "scope": a common word.
                 # Only in documents with code: in prose about biology "Condensin"/"condensin" is a term.
@@ -836,7 +852,7 @@ def unify_labels(result: Extraction, terms: frozenset[str] = frozenset()) -> Ext
     return out
 
 
-EXTRACTION_VERSION = 13  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
+EXTRACTION_VERSION = 14  # bump when chunking/extraction changes, so documents are re-extracted on the next ingest
 _DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
 
 
@@ -868,8 +884,8 @@ def add_title_entity(result: Extraction, title: str) -> str | None:
     else:
         name, subject = display_name(_DISAMBIGUATION.sub("", title)), ""
     norm = normalise_name(name)
-    if not norm or not (spec or looks_like_a_name(name)):
-        return None
+    if not norm or not (spec or looks_like_a_name(name)) or norm in section_titles():
+        return None  # "Overview", "Release Notes": a page's part, not its subject
     key = next((k for k in result.entities if k.rsplit("|", 1)[0] == norm), None)
     if key is None:
         key = norm

@@ -14,7 +14,7 @@ import pytest
 
 from graphrag.config import Settings
 from graphrag.errors import ConfigurationError
-from graphrag.ingest.extract import SpacyExtractor, unify_labels
+from graphrag.ingest.extract import SpacyExtractor, add_title_entity, unify_labels
 from graphrag.ingest.extractors import BoilerplateGate, Extractor, build_extractor, extract_options
 from graphrag.ingest.pipeline import Ingestor
 from graphrag.ingest.textprep import (
@@ -609,3 +609,46 @@ async def test_words_in_lower_case_and_requirement_keywords_are_not_names(
     entities = await _entities(runtime, collection)
     assert not {"markup", "builtin", "suffix", "should", "must"} & set(entities), entities
     assert entities["guido van rossum"][1] == "PERSON" and entities["amsterdam"][1] == "GPE", entities
+
+
+PROPOSAL = """# PEP 9001 – Harbour Tide Tables
+
+## Overview
+
+## Background
+
+PEP 472 was opened in 2014 by Olga Brandt. The proposal detailed various use cases of the tide tables
+and was created from a broad discussion on the harbour mailing list, although no clear consensus was
+reached on which table layout should be used in Quellport.
+
+## Rejected Ideas
+
+The Zyrtle Labs team proposed printed tables instead.
+
+## Version History
+
+- 2024-02-01: the first draft.
+"""
+
+
+def test_section_titles_are_no_entities(spacy_extractor: SpacyExtractor) -> None:
+    """The small model reads "Motivation" as an ORG and "Rejected Ideas" as a PERSON: a part of the
+    document, which would link every proposal with such a section."""
+    first, *sections = PROPOSAL.split("\n\n## ")
+    [ex] = spacy_extractor.extract_many([[first, *("## " + s for s in sections)]])
+    names = {e.key for e in ex.entities.values()}
+    assert not {"overview", "background", "rejected ideas", "version history"} & names, names  # "Version History" PERSON
+    assert "olga brandt" in names and "zyrtle labs" in names, names
+    overview = Extraction()
+    assert add_title_entity(overview, "Overview") is None and add_title_entity(overview, "Quellport Harbour") == "quellport harbour"
+
+
+async def test_section_titles_do_not_reach_the_graph(tmp_path: Path, ingestor: Ingestor, runtime: Runtime,
+                                                      collection: str) -> None:
+    for number in (1, 2):
+        (tmp_path / f"pep-900{number}.md").write_text(PROPOSAL.replace("9001", f"900{number}"))
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert report.ingested == 2 and not report.failed
+    entities = await _entities(runtime, collection)
+    assert not {"overview", "background", "rejected ideas", "version history"} & set(entities), entities
+    assert "olga brandt" in entities, entities
