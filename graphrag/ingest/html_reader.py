@@ -182,11 +182,15 @@ def _skip_html(node: Any, landmark: bool, in_article: bool) -> bool:
     attrs = node.attrs
     if not attrs:
         return name in ("header", "aside") and not (landmark or in_article)
-    if "hidden" in attrs or attrs.get("aria-hidden") == "true" or attrs.get("role") in _HTML_SKIP_ROLES:
+    if attrs.get("role") in _HTML_SKIP_ROLES:
         return True
-    style = attrs.get("style")
-    if isinstance(style, str) and "display:none" in style.replace(" ", "").lower():
-        return True
+    # A tab's panel is hidden until its tab is chosen (sphinx-tabs, Docusaurus): the text is the page's.
+    if attrs.get("role") != "tabpanel":
+        if "hidden" in attrs or attrs.get("aria-hidden") == "true":
+            return True
+        style = attrs.get("style")
+        if isinstance(style, str) and "display:none" in style.replace(" ", "").lower():
+            return True
     if name in ("header", "aside") and not (landmark or in_article):
         return True
     classes = _classes(node)
@@ -213,11 +217,42 @@ def _skip_html(node: Any, landmark: bool, in_article: bool) -> bool:
         return text is not None and (text in _HEADING_LINK_MARKS or (not text and "anchor" in classes))
     if name in _HTML_CONTAINERS:
         words: set[str] = set()
-        for item in [*classes, str(attrs.get("id") or "")]:
+        # A section's id is its heading's slug ("set-cookie-options", "navigation"): it says nothing
+        # about furniture.
+        for item in [*classes, "" if _opens_with_heading(node) else str(attrs.get("id") or "")]:
             words.update(re.split(r"[-_\s]+", item.lower()))
         if words & _HTML_CHROME or (not landmark and not in_article and words & _HTML_CHROME_OUTSIDE_MAIN):
             return True
     return False
+
+
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+
+
+def _opens_with_heading(node: Any) -> bool:
+    """Whether an element's first child element, past empty anchors (``<span id="x"></span>``), is a heading."""
+    from bs4.element import Tag
+
+    for child in node.children:
+        if not isinstance(child, Tag):
+            if str(child).strip():
+                return False
+            continue
+        if child.name in _HEADINGS:
+            return True
+        if child.name in ("span", "a") and not child.get_text(strip=True):
+            continue
+        return False
+    return False
+
+
+def _tab_label(panel: Any) -> str:
+    """The label of a tab's panel: the text of the tab that ``aria-labelledby`` names ("Fish"), or ""."""
+    labelled = panel.get("aria-labelledby")
+    if not isinstance(labelled, str) or not labelled.strip():
+        return ""
+    tab = panel.find_previous(attrs={"id": labelled.split()[0]})
+    return " ".join(tab.get_text(" ").split())[:100] if tab is not None else ""
 
 
 def _no_space(text: str) -> str:
@@ -325,6 +360,9 @@ def _html_blocks(root: Any, landmark: bool, cell: bool = False) -> list[tuple[st
                     start(_Block("table"), current)
                     out[-1].parts.append(rows)
                     continue
+            if not in_pre and node.get("role") == "tabpanel" and (label := _tab_label(node)):
+                start(_Block("title"), current)  # each tab's text under its tab's label
+                out[-1].parts.append(label)
             child = _Frame(iter(node.contents), current, in_pre or name == "pre", frame.in_owner or name in _HTML_OWNERS,
                            frame.in_article or name in ("article", "section"), frame.list, frame.indent)
             if name in ("ul", "ol") and not in_pre:

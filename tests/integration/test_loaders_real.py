@@ -248,6 +248,48 @@ def test_html_structure_survives(tmp_path: Path, html: str, expected: str) -> No
     assert _load(path, "html").text == expected
 
 
+# A page as Sphinx builds one: sections whose ids are their headings' slugs, and sphinx-tabs panels
+# (all but the first hidden until chosen), their labels in buttons of a tab list.
+SPHINX_PAGE = """<html><head><title>Security Considerations</title></head><body>
+<nav class="sidebar"><ul><li><a href="index.html">Contents</a></li></ul></nav>
+<div class="body" role="main"><section id="security"><h1>Security Considerations</h1>
+<p>Web applications face many kinds of attack.</p>
+<section id="navigation"><h2>Navigation<a class="headerlink" href="#navigation">¶</a></h2>
+<p>The zyxquart menu keeps its links on the server.</p></section>
+<section id="set-cookie-options"><span id="security-cookie"></span><h2>Set-Cookie options</h2>
+<p>The Vantorel session cookie is sent over HTTPS only.</p></section>
+<section id="run"><h2>Run</h2>
+<div role="tablist"><button id="tab-bash" role="tab" aria-selected="true">Bash</button>
+<button id="tab-fish" role="tab">Fish</button></div>
+<div role="tabpanel" aria-labelledby="tab-bash"><pre>$ export QUELLPORT_PORT=8000</pre></div>
+<div role="tabpanel" aria-labelledby="tab-fish" hidden="true"><pre>$ set -x MARROWGATE_PORT 8000</pre></div>
+</section></section></div>
+<div class="cookie-banner">We use cookies to improve your visit.</div></body></html>"""
+
+
+def test_html_sections_named_like_furniture_and_hidden_tabs_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "security.html"
+    path.write_text(SPHINX_PAGE)
+    doc = _load(path, "html")
+    assert doc.text == (
+        "# Security Considerations\n\nWeb applications face many kinds of attack.\n\n## Navigation\n\n"
+        "The zyxquart menu keeps its links on the server.\n\n## Set-Cookie options\n\n"
+        "The Vantorel session cookie is sent over HTTPS only.\n\n## Run\n\n**Bash**\n\n"
+        "```\n$ export QUELLPORT_PORT=8000\n```\n\n**Fish**\n\n```\n$ set -x MARROWGATE_PORT 8000\n```"), doc.text
+
+
+async def test_html_sections_named_like_furniture_and_hidden_tabs_are_searchable(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    (tmp_path / "security.html").write_text(SPHINX_PAGE)
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, [])
+    for term in ("zyxquart menu", "Vantorel session cookie", "MARROWGATE_PORT"):
+        response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
+        assert [r["title"] for r in response["results"]] == ["Security Considerations"], term
+    response = await rest_search(router, "improve your visit", mode="keyword", limit=3, collections=[collection])
+    assert response["results"] == []  # the cookie banner is still furniture
+
+
 def test_html_page_with_an_empty_main_has_no_text(tmp_path: Path) -> None:
     """A search page filled in by script: its landmark is empty, and the links around it are no article."""
     path = tmp_path / "search.html"
