@@ -183,7 +183,8 @@ def _skip_html(node: Any, landmark: bool, in_article: bool) -> bool:
     if not attrs:
         return name in ("header", "aside") and not (landmark or in_article)
     if attrs.get("role") in _HTML_SKIP_ROLES:
-        return True
+        # Sphinx's "toc-backref": a heading's own text as a link back to the contents, not a footnote's "↩"
+        return not (attrs.get("role") == "doc-backlink" and node.parent is not None and node.parent.name in _HEADINGS)
     # A tab's panel is hidden until its tab is chosen (sphinx-tabs, Docusaurus): the text is the page's.
     if attrs.get("role") != "tabpanel":
         if "hidden" in attrs or attrs.get("aria-hidden") == "true":

@@ -248,13 +248,14 @@ def test_html_structure_survives(tmp_path: Path, html: str, expected: str) -> No
     assert _load(path, "html").text == expected
 
 
-# A page as Sphinx builds one: sections whose ids are their headings' slugs, and sphinx-tabs panels
-# (all but the first hidden until chosen), their labels in buttons of a tab list.
+# A page as Sphinx builds one: sections whose ids are their headings' slugs, a heading whose text links
+# back to the contents, and sphinx-tabs panels (all but the first hidden until chosen), their labels in
+# buttons of a tab list.
 SPHINX_PAGE = """<html><head><title>Security Considerations</title></head><body>
 <nav class="sidebar"><ul><li><a href="index.html">Contents</a></li></ul></nav>
 <div class="body" role="main"><section id="security"><h1>Security Considerations</h1>
 <p>Web applications face many kinds of attack.</p>
-<section id="navigation"><h2>Navigation<a class="headerlink" href="#navigation">¶</a></h2>
+<section id="navigation"><h2><a class="toc-backref" href="#id1" role="doc-backlink">Navigation</a><a class="headerlink" href="#navigation">¶</a></h2>
 <p>The zyxquart menu keeps its links on the server.</p></section>
 <section id="set-cookie-options"><span id="security-cookie"></span><h2>Set-Cookie options</h2>
 <p>The Vantorel session cookie is sent over HTTPS only.</p></section>
