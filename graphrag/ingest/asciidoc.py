@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphrag.ingest.load_base import image_text
 from graphrag.ingest.textprep import fence_for, pipe_table
 
 # Delimited blocks nested deeper than this are read as text (a hostile file cannot grow the stack).
@@ -58,6 +59,7 @@ _ADMONITIONS = {"NOTE", "TIP", "IMPORTANT", "WARNING", "CAUTION"}
 _BREAK = re.compile(r"^(?:'{3,}|<<<|(?:-[ \t]*){3,}|(?:\*[ \t]*){3,})$")
 # Block macros (images, video, a table of contents, extensions' ``include-code::``) show no text of their own.
 _BLOCK_MACRO = re.compile(r"^[a-z][\w-]*::[^\s\[]*\[.*\][ \t]*$")
+_IMAGE_MACRO = re.compile(r"^image::([^\s\[]*)\[(.*)\][ \t]*$")
 _HARD_BREAK = re.compile(r"[ \t]\+$", re.M)
 
 # Inline syntax, in the order it is read.
@@ -505,6 +507,14 @@ class _Converter:
         if heading is not None:
             return self.heading(i, heading) + (0 if heading.re is _HEADING else 1)
         if _BREAK.match(stripped) or _BLOCK_MACRO.match(raw):
+            image = _IMAGE_MACRO.match(raw)
+            if image is not None:  # a figure: its title (the caption) and its alt text
+                attrs = _block_attributes(image.group(2))
+                alt = attrs.named.get("alt") or (attrs.positional[0] if attrs.positional else "")
+                shown = image_text(alt.strip("\"'"), image.group(1))
+                if self.pending.title or shown:
+                    self.take_title()
+                    self.emit(*([shown, ""] if shown else []))
             self.pending = _Block()
             return i + 1
         if stripped == "+":  # list continuation: the next block belongs to the item

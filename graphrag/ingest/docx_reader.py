@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 
-from graphrag.ingest.load_base import LIST_INDENT_LEVELS, LoadError, escape_markdown, file_title, join_blocks, small_count
+from graphrag.ingest.load_base import (LIST_INDENT_LEVELS, LoadError, escape_markdown, file_title, image_text,
+                                       join_blocks, small_count)
 from graphrag.ingest.textprep import markdown_title, pipe_table
 from graphrag.models import Document
 
@@ -159,10 +160,6 @@ _WP = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}"
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 _DGM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
 _R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
-# Alt text that describes nothing: Office's own guess ("A picture containing text. Description
-# automatically generated"), a default name ("Picture 3", "Grafik 1") or a file name.
-_EMPTY_ALT = re.compile(r"(?i)automatically generated|^(?:picture|image|graphic|chart|diagram|figure|photo|"
-                        r"grafik|bild|imagen|imagem|immagine|afbeelding|obraz|圖片|图片)\s*\d*$|\.\w{3,4}$")
 
 
 # Wrappers whose content is document text: content controls, custom XML, tracked insertions and moves.
@@ -290,9 +287,9 @@ class _DocxReader:
 
     def _image(self, doc_pr: Any) -> str:
         """A picture's alt text as a Markdown image (``![A heart that has leaked out](media/image2.jpg)``),
-        or "" when it has none worth reading (:data:`_EMPTY_ALT`)."""
-        alt = " ".join((doc_pr.get("descr") or doc_pr.get("title") or "").split())
-        if not alt or _EMPTY_ALT.search(alt):
+        or "" when it has none worth reading (:func:`~graphrag.ingest.load_base.image_text`)."""
+        alt = doc_pr.get("descr") or doc_pr.get("title") or ""
+        if not image_text(alt):
             return ""
         target = ""
         graphic = doc_pr.getparent()
@@ -300,8 +297,7 @@ class _DocxReader:
         rel = self.document.part.rels.get(blip.get(_R + "embed") or "") if blip is not None else None
         if rel is not None and not rel.is_external:
             target = str(rel.target_ref)
-        alt = alt.replace("[", "(").replace("]", ")")
-        return f"![{alt}]({target})"
+        return image_text(alt, target)
 
     def _diagram_lines(self, rel_id: str) -> list[str]:
         """A SmartArt diagram's text as a list, each node under its parent (its data part's points and

@@ -94,3 +94,21 @@ def escape_markdown(text: str) -> str:
             line = ordered.group(1) + "\\" + line[len(ordered.group(1)):]
         lines.append(line)
     return "\n".join(lines)
+
+
+# Alt text that describes nothing: Office's own guess ("A picture containing text. Description
+# automatically generated"), a default name ("Picture 3", "Grafik 1", "image") or a file name.
+_EMPTY_ALT = re.compile(r"(?i)automatically generated|^(?:picture|image|img|graphic|chart|diagram|figure|photo|"
+                        r"screenshot|logo|icon|grafik|bild|imagen|imagem|immagine|afbeelding|obraz|圖片|图片)"
+                        r"[\s_-]*\d*$|\.\w{3,4}$")
+
+
+def image_text(alt: str, target: str = "") -> str:
+    """An image of a source document (DOCX, reStructuredText, AsciiDoc) as its alt text in a Markdown
+    image, as Markdown pages keep theirs (``![Data access layers](layers.svg)``); "" when the alt
+    text describes nothing (:data:`_EMPTY_ALT`)."""
+    alt = " ".join(alt.split())
+    if not alt or _EMPTY_ALT.search(alt) or not any(c.isalpha() for c in alt):
+        return ""
+    alt = alt.replace("[", "(").replace("]", ")")
+    return f"![{alt}]({' '.join(target.split())})"

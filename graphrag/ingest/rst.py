@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from graphrag.errors import InvalidInput
+from graphrag.ingest.load_base import image_text
 
 # Names bounded in length and parts: unbounded, every ":" of a long ":a.:a.:a." run started a scan to its end.
 _ROLE = re.compile(r"(?<![\w`]):((?:[A-Za-z][\w.+-]{0,63}:){0,3}[A-Za-z][\w.+-]{0,63}):`")
@@ -376,8 +377,14 @@ def rst_to_html(text: str, labels: Mapping[str, str] | None = None,
             titles = {**(labels or {}), **section_labels(text)} if ":ref:`" in text else None
             _register(role_names, directive_names, titles, links)
             doctree = publish_doctree(text, settings_overrides=_SETTINGS)
-            for image in doctree.findall(nodes.image):  # ":loading: embed" would read the image's file
-                image.attributes.pop("loading", None)
+            for image in list(doctree.findall(nodes.image)):
+                image.attributes.pop("loading", None)  # ":loading: embed" would read the image's file
+                # An image's ":alt:" text, as a Markdown page keeps its images' (the HTML loader drops images).
+                alt = image_text(str(image.get("alt") or ""), str(image.get("uri") or ""))
+                if alt:
+                    image["classes"] = []  # styling ("invert-in-dark-mode"); docutils will not drop it silently
+                    inline = isinstance(image.parent, nodes.TextElement)
+                    image.replace_self(nodes.Text(alt) if inline else nodes.paragraph(text=alt))
             for classifier in doctree.findall(nodes.classifier):  # "height : float": the ":" is a style's
                 classifier.insert(0, nodes.Text(": "))
             for name in doctree.findall(nodes.field_name):

@@ -1017,16 +1017,36 @@ def test_docx_pictures_alt_text_diagrams_and_drop_caps_are_read(tmp_path: Path) 
         "- Start\n\nDrain the sump weekly."), doc.text
 
 
-async def test_docx_alt_text_and_diagram_steps_are_searchable(
+async def test_images_alt_text_and_diagram_steps_are_searchable(
         tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
     _docx_with_pictures_diagram_and_drop_cap(tmp_path / "pumps.docx")
+    (tmp_path / "dock.adoc").write_text("= Dock guide\n\n.Marrowgate crane layout\nimage::crane.svg[Quuxlift crane rails]\n")
+    (tmp_path / "berth.rst").write_text("Berth guide\n===========\n\n.. image:: berth.png\n   :alt: Blimbar mooring posts\n")
     report = await ingestor.ingest_paths([tmp_path], collection=collection)
-    assert (report.ingested, report.failed) == (1, [])
-    for term in ("zyxquart impeller", "Vantorel pump", "Drain the sump"):
+    assert (report.ingested, report.failed) == (3, [])
+    for term, title in (("zyxquart impeller", "Quellport pumps"), ("Vantorel pump", "Quellport pumps"),
+                        ("Drain the sump", "Quellport pumps"), ("Quuxlift crane rails", "Dock guide"),
+                        ("Marrowgate crane layout", "Dock guide"), ("Blimbar mooring posts", "Berth guide")):
         response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
-        assert [r["title"] for r in response["results"]] == ["Quellport pumps"], term
+        assert [r["title"] for r in response["results"]] == [title], term
     response = await rest_search(router, "automatically generated", mode="keyword", limit=3, collections=[collection])
     assert response["results"] == []  # Office's guessed alt text is not the document's
+
+
+def test_images_alt_text_in_rst_and_asciidoc_is_kept_as_markdown_images(tmp_path: Path) -> None:
+    """As a Markdown page keeps ``![alt](src)``: an image's alt text is what the image says; a figure's
+    title is its caption. Alt text that describes nothing ("logo", a file name) is left out."""
+    rst = tmp_path / "guide.rst"
+    rst.write_text("Guide\n=====\n\nThe zyxquart debugger.\n\n.. image:: debugger.png\n   :class: invert-in-dark-mode\n   "
+                   ":alt: The zyxquart debugger in action\n\n.. image:: logo.png\n   :alt: logo\n\nAnd a |reel| inline.\n\n"
+                   ".. |reel| image:: reel.jpg\n   :alt: A Vantorel film reel\n")
+    assert _load(rst, "rst").text == ("# Guide\n\nThe zyxquart debugger.\n\n![The zyxquart debugger in action](debugger.png)"
+                                      "\n\nAnd a ![A Vantorel film reel](reel.jpg) inline.")
+    adoc = tmp_path / "guide.adoc"
+    adoc.write_text("= Guide\n\nIntro.\n\n.Marrowgate data access layers\nimage::layers.svg[Data Access Layers,align=center]"
+                    "\n\nimage::spacer.png[width=600]\n\nimage::sunset.jpg[alt=Sunset over Quellport,width=300]\n\nAfter.\n")
+    assert _load(adoc, "adoc").text == ("# Guide\n\nIntro.\n\nMarrowgate data access layers\n\n"
+                                        "![Data Access Layers](layers.svg)\n\n![Sunset over Quellport](sunset.jpg)\n\nAfter.\n")
 
 
 # -- Markdown as real projects write it ----------------------------------------------------------------
