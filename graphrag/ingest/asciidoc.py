@@ -92,6 +92,9 @@ _ESCAPED = re.compile(r"\\(<<[^<>\n]{0,200}>>|[a-z][\w-]{0,30}:[^\s\[]{0,500}\[[
 _ROLE = re.compile(r"\[\.[\w.-]{1,100}\](?=[_*`#])")
 _INDEX_TERMS = re.compile(r"\({3}[^()]*\){3}")
 _INDEX_TERM = re.compile(r"\({2}([^()]+)\){2}")
+# A bibliography entry's anchor, shown as its label: "[[[gof,Gang of Four]]] Design Patterns" reads
+# "[Gang of Four] Design Patterns" (an inline anchor's "[[id]]" shows nothing).
+_BIBLIOGRAPHY_ANCHOR = re.compile(r"\[\[\[([\w:.-]{1,200}+)(?:,([^\[\]\n]{1,200}))?\]\]\]")
 _INLINE_ANCHOR = re.compile(r"\[\[[\w:.-]{1,200}+(?:,[^\[\]\n]{0,200})?\]\]|\[#[\w:.-]{1,200}+\]")
 _MARKED = re.compile(r"(?:\[[^\[\]\n]{0,100}+\])?##([^\n]{1,1000}?)##"
                      r"|(?<![\w#])(?:\[[^\[\]\n]{0,100}+\])?#(?=\S)([^#\n]{0,1000}?\S)#(?![\w#])")
@@ -309,6 +312,7 @@ class _Converter:
         self.out = out
         self.pending = _Block()
         self.stack: list[str] = []  # delimiters of open example, sidebar, quote and open blocks
+        self.closing: list[str] = []  # what each open block shows after its content (a quote's attribution)
         self.stash: list[str] = []
         self.term_open = False  # the last line was a description term waiting for its text
         self.markers: list[str] = []  # the list markers open, outermost first
@@ -376,6 +380,7 @@ class _Converter:
         text = self.macros(self.substitute(text))
         text = _INDEX_TERMS.sub("", text)
         text = _INDEX_TERM.sub(r"\1", text)
+        text = _BIBLIOGRAPHY_ANCHOR.sub(lambda m: f"[{(m.group(2) or m.group(1)).strip()}]", text)
         text = _INLINE_ANCHOR.sub("", text)
         text = _MARKED.sub(lambda m: m.group(1) or m.group(2), text)
         text = _HARD_BREAK.sub("", text)
@@ -537,8 +542,22 @@ class _Converter:
                 return end
             return self.verbatim(i, None, end)  # an indented paragraph is literal
         end = self.paragraph_end(i)
+        attribution = self.attribution()
         self.paragraph(self.lines[i:end], style)
+        if attribution:
+            self.emit("", attribution)
         return end
+
+    def attribution(self) -> str:
+        """Who a quote or verse block is by, and where from, as Asciidoctor shows it under the block:
+        ``[quote,Carl Sandburg,Fog]`` -> "— Carl Sandburg, Fog"; "" for other blocks."""
+        block = self.pending
+        if block.style not in ("quote", "verse"):
+            return ""
+        by = block.named.get("attribution") or (block.positional[1] if len(block.positional) > 1 else "")
+        cite = block.named.get("citetitle") or (block.positional[2] if len(block.positional) > 2 else "")
+        parts = [self.inline(p.strip().strip("\"'")) for p in (by, cite) if p.strip().strip("\"'")]
+        return "— " + ", ".join(parts) if parts else ""
 
     def paragraph_end(self, i: int) -> int:
         """Where the paragraph opening at line ``i`` ends: a blank line, a delimiter, a list continuation."""
@@ -662,7 +681,8 @@ class _Converter:
     def delimited(self, i: int, delimiter: str) -> int:
         if self.stack and delimiter == self.stack[-1]:
             self.stack.pop()
-            self.emit("")
+            closing = self.closing.pop()
+            self.emit("", *([closing, ""] if closing else []))
             return i + 1
         kind = delimiter[0]
         style = self.pending.style
@@ -681,6 +701,7 @@ class _Converter:
             return i + 1
         # Example, sidebar, quote and open blocks hold ordinary content; an admonition style names it.
         self.stack.append(delimiter)
+        self.closing.append(self.attribution())
         title = self.pending.title
         self.pending = _Block()
         self.emit("")

@@ -195,6 +195,14 @@ def test_asciidoc_page_reads_as_its_rendered_text() -> None:
     ("#notatag here\n\n> quoted\n", "\\#notatag here\n\n> quoted\n"),
     # Windows line endings
     ("= T\r\n\r\n== S\r\n\r\nBody.\r\n", "# T\n\n## S\n\nBody.\n"),
+    # a quote's attribution and citation under it, as Asciidoctor shows them (a paragraph and a block)
+    ("[quote,Captain Kirk,Star Trek IV]\nRemember where we parked.\n\n[verse,attribution=Carl Sandburg]\n____\n"
+     "The fog comes\non little cat feet.\n____\n\n____\nUnattributed.\n____\n",
+     "Remember where we parked.\n\n— Captain Kirk, Star Trek IV\n\nThe fog comes\non little cat feet.\n\n"
+     "— Carl Sandburg\n\nUnattributed.\n"),
+    # a bibliography entry's anchor shows as its label, and so does a reference to it
+    ("* [[[gof,Gang of Four]]] Design Patterns.\n* [[[taoup]]] The Art of Unix Programming.\n\nSee <<taoup>>.\n",
+     "- [Gang of Four] Design Patterns.\n- [taoup] The Art of Unix Programming.\n\nSee [taoup].\n"),
     # AsciiDoc cells: a code block as code (its braces, brackets and colons as written), a nested table in a
     # row; cells that look like attribute lists kept; a cell of site attributes named
     ('|===\n|Query |Rows\n\na|\n[source, cypher]\n----\nMATCH (a {foo:1})-[:T]->(b) [WHERE x]\n----\n|["Peter","Tim"]\n\n'
