@@ -311,8 +311,9 @@ class _Converter:
         self.state = state
         self.out = out
         self.pending = _Block()
-        self.stack: list[str] = []  # delimiters of open example, sidebar, quote and open blocks
-        self.closing: list[str] = []  # what each open block shows after its content (a quote's attribution)
+        # Open example, sidebar, quote and open blocks: each one's delimiter and what it shows after its
+        # content (a quote's attribution).
+        self.stack: list[tuple[str, str]] = []
         self.stash: list[str] = []
         self.term_open = False  # the last line was a description term waiting for its text
         self.markers: list[str] = []  # the list markers open, outermost first
@@ -679,9 +680,8 @@ class _Converter:
         return after
 
     def delimited(self, i: int, delimiter: str) -> int:
-        if self.stack and delimiter == self.stack[-1]:
-            self.stack.pop()
-            closing = self.closing.pop()
+        if self.stack and delimiter == self.stack[-1][0]:
+            closing = self.stack.pop()[1]
             self.emit("", *([closing, ""] if closing else []))
             return i + 1
         kind = delimiter[0]
@@ -700,8 +700,7 @@ class _Converter:
             self.emit(self.inline(delimiter))
             return i + 1
         # Example, sidebar, quote and open blocks hold ordinary content; an admonition style names it.
-        self.stack.append(delimiter)
-        self.closing.append(self.attribution())
+        self.stack.append((delimiter, self.attribution()))
         title = self.pending.title
         self.pending = _Block()
         self.emit("")

@@ -289,7 +289,7 @@ class _DocxReader:
         """A picture's alt text as a Markdown image (``![A heart that has leaked out](media/image2.jpg)``),
         or "" when it has none worth reading (:func:`~graphrag.ingest.load_base.image_text`)."""
         alt = doc_pr.get("descr") or doc_pr.get("title") or ""
-        if not image_text(alt):
+        if not alt:
             return ""
         target = ""
         graphic = doc_pr.getparent()

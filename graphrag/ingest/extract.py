@@ -127,6 +127,10 @@ _TRIM = " \t\n,;:"
 # Labels of names English always capitalises: a word in lower case under one is a common word or code.
 _CAPITALISED_LABELS = frozenset({"PERSON", "GPE", "NORP", "LOC", "FAC"})
 # RFC 2119's requirement keywords, which specifications (RFCs, PEPs, standards) write in capitals.
+_REQUIREMENT_WORDS = frozenset({"must", "must not", "required", "shall", "shall not", "should", "should not",
+                                "recommended", "not recommended", "may", "optional"})
+
+
 @functools.cache
 def section_titles() -> frozenset[str]:
     """The shipped list of section titles that name a part of a document, not a thing
@@ -135,8 +139,6 @@ def section_titles() -> frozenset[str]:
     return frozenset(normalise_name(line) for line in text.splitlines() if line.strip() and not line.startswith("#"))
 
 
-_REQUIREMENT_WORDS = frozenset({"must", "must not", "required", "shall", "shall not", "should", "should not",
-                                "recommended", "not recommended", "may", "optional"})
 # The model's labels under which it tags a list of names as one ("Uvicorn, Starlette and Sanic" ORG).
 _LIST_LABELS = frozenset({"ORG", "PERSON", "PRODUCT", "WORK_OF_ART", "NORP"})
 # How a name found earlier makes a side of "A and B" a name by itself (not a noun phrase's candidate).

@@ -182,11 +182,13 @@ def _skip_html(node: Any, landmark: bool, in_article: bool) -> bool:
     attrs = node.attrs
     if not attrs:
         return name in ("header", "aside") and not (landmark or in_article)
-    if attrs.get("role") in _HTML_SKIP_ROLES:
-        # Sphinx's "toc-backref": a heading's own text as a link back to the contents, not a footnote's "↩"
-        return not (attrs.get("role") == "doc-backlink" and node.parent is not None and node.parent.name in _HEADINGS)
+    role = attrs.get("role")
+    # Sphinx's "toc-backref" is a heading's own text as a link back to the contents, not a footnote's "↩".
+    if role in _HTML_SKIP_ROLES and not (role == "doc-backlink" and node.parent is not None
+                                         and node.parent.name in _HEADINGS):
+        return True
     # A tab's panel is hidden until its tab is chosen (sphinx-tabs, Docusaurus): the text is the page's.
-    if attrs.get("role") != "tabpanel":
+    if role != "tabpanel":
         if "hidden" in attrs or attrs.get("aria-hidden") == "true":
             return True
         style = attrs.get("style")
@@ -232,10 +234,8 @@ _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 def _opens_with_heading(node: Any) -> bool:
     """Whether an element's first child element, past empty anchors (``<span id="x"></span>``), is a heading."""
-    from bs4.element import Tag
-
     for child in node.children:
-        if not isinstance(child, Tag):
+        if child.name is None:  # text
             if str(child).strip():
                 return False
             continue

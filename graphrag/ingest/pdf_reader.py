@@ -352,7 +352,7 @@ def _typeset_lines(runs: list[_Run]) -> list[tuple[float, bool, str]]:
     """A page's lines with their type: ``(size, bold, text)`` where every run of the line with text
     is in that size and weight, else ``(0, False, text)`` (a line in mixed type is no heading)."""
     lines: list[tuple[float, bool, str]] = []
-    size, bold, mixed = 0.0, True, False
+    size, bold, mixed, started = 0.0, True, False, False  # started: the line has text yet
     parts: list[str] = []
 
     def close() -> None:
@@ -361,14 +361,14 @@ def _typeset_lines(runs: list[_Run]) -> list[tuple[float, bool, str]]:
             lines.append((0.0, False, text) if mixed else (size, bold, text))
 
     for run_size, run_bold, text in runs:
-        pieces = text.split("\n")
-        for i, piece in enumerate(pieces):
+        for i, piece in enumerate(text.split("\n")):
             if i:
                 close()
-                size, bold, parts, mixed = 0.0, True, [], False
+                size, bold, mixed, started = 0.0, True, False, False
+                parts = []
             if piece.strip():
-                if not parts or not "".join(parts).strip():
-                    size, bold = run_size, run_bold
+                if not started:
+                    size, bold, started = run_size, run_bold, True
                 elif abs(run_size - size) > 0.3 or run_bold != bold:
                     mixed = True
             parts.append(piece)
@@ -382,10 +382,11 @@ def type_outline(pages: list[list[_Run]]) -> list[tuple[int, str, int]]:
     characters are set in or below; a line set wholly in a larger size (by 8% at least: LaTeX sets
     a section in 12 pt over 10.95) is a heading, one or two such lines in a row one title, each
     larger size a level above the next; a numbered line ("2.1 Scope") set wholly in bold of the
-    body's size is a heading below them. Not headings: lines in large type that read as text (more
-    than 16 words, or ending in a comma), a big-type block of more than two lines, a line on more
-    than a third of the pages (a running header), page numbers, and the largest type where it is
-    only on the first page (the document's title)."""
+    body's size is a heading below them. Not headings: lines that do not read as a title
+    (:func:`_reads_as_heading`), a big-type block of more than two lines, a line on more than a
+    third of the pages (a running header), a size whose text is mostly not in headings (body text
+    set in two sizes), and, in a document of several pages, a size found on the first page only and
+    larger than every heading after it (the title block)."""
     typed = [_typeset_lines(runs) for runs in pages]
     weights: dict[float, int] = {}
     for lines in typed:
@@ -438,8 +439,9 @@ def type_outline(pages: list[list[_Run]]) -> list[tuple[int, str, int]]:
 
 
 def _reads_as_heading(title: str) -> bool:
-    """Whether a line in heading type reads as a title: a few words with letters, not a sentence's
-    part (a trailing comma or hyphen) nor a page or figure number alone."""
+    """Whether a line in heading type reads as a title: up to 16 words with letters; not a sentence
+    or its part (a trailing comma or hyphen, a period after 8 words, CJK sentence punctuation), code
+    or a printer's mark (``* { } ; = \\``), a contents line ("2 Tides 14"), nor a number alone."""
     words = title.split()
     return (0 < len(words) <= 16 and len(title) <= 150 and sum(c.isalpha() for c in title) >= 2
             and not title.endswith((",", ";", "-", "*", "，", "、", "；")) and not _CODE_MARKS.search(title)
