@@ -44,8 +44,9 @@ _HTML_SKIP = frozenset({"head", "script", "style", "noscript", "template", "svg"
                         "canvas", "nav", "footer", "button", "select", "input", "textarea", "option", "dialog"})
 
 
+# A tab list's labels are read over each tab's panel instead (see _tab_label).
 _HTML_SKIP_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search", "dialog",
-                              "alertdialog", "menu", "menubar", "toolbar", "tooltip", "doc-backlink"})
+                              "alertdialog", "menu", "menubar", "toolbar", "tooltip", "doc-backlink", "tablist"})
 
 
 # class/id words that name page furniture (a readability-style rule, applied to containers only: an inline
@@ -248,11 +249,16 @@ def _opens_with_heading(node: Any) -> bool:
 
 
 def _tab_label(panel: Any) -> str:
-    """The label of a tab's panel: the text of the tab that ``aria-labelledby`` names ("Fish"), or ""."""
+    """The label of a tab's panel: the text of the tab that ``aria-labelledby`` names ("Fish"), else
+    of the tab at the panel's place in the tab list before it (Docusaurus names none), or ""."""
     labelled = panel.get("aria-labelledby")
-    if not isinstance(labelled, str) or not labelled.strip():
-        return ""
-    tab = panel.find_previous(attrs={"id": labelled.split()[0]})
+    if isinstance(labelled, str) and labelled.strip():
+        tab = panel.find_previous(attrs={"id": labelled.split()[0]})
+    else:
+        tablist = panel.find_previous(attrs={"role": "tablist"})
+        tabs = tablist.find_all(attrs={"role": "tab"}) if tablist is not None else []
+        place = len(panel.find_previous_siblings(attrs={"role": "tabpanel"}))
+        tab = tabs[place] if place < len(tabs) else None
     return " ".join(tab.get_text(" ").split())[:100] if tab is not None else ""
 
 

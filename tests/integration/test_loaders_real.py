@@ -279,6 +279,20 @@ def test_html_sections_named_like_furniture_and_hidden_tabs_are_kept(tmp_path: P
         "```\n$ export QUELLPORT_PORT=8000\n```\n\n**Fish**\n\n```\n$ set -x MARROWGATE_PORT 8000\n```"), doc.text
 
 
+def test_docusaurus_tabs_are_read_under_their_labels(tmp_path: Path) -> None:
+    """Docusaurus names no tab for its panels: the panel's place in the tab list does."""
+    path = tmp_path / "install.html"
+    path.write_text(
+        '<html><head><title>Install</title></head><body><main><article><h1>Install</h1><p>Add the package.</p>'
+        '<div class="tabs-container"><ul role="tablist" class="tabs"><li role="tab" aria-selected="true">npm</li>'
+        '<li role="tab" aria-selected="false">Yarn</li></ul><div class="margin-top--md">'
+        '<div role="tabpanel"><pre><code>npm install zyxquart</code></pre></div>'
+        '<div role="tabpanel" hidden=""><pre><code>yarn add zyxquart</code></pre></div></div></div>'
+        '<p>Then import it.</p></article></main></body></html>')
+    assert _load(path, "html").text == ("# Install\n\nAdd the package.\n\n**npm**\n\n```\nnpm install zyxquart\n```\n\n"
+                                        "**Yarn**\n\n```\nyarn add zyxquart\n```\n\nThen import it.")
+
+
 async def test_html_sections_named_like_furniture_and_hidden_tabs_are_searchable(
         tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
     (tmp_path / "security.html").write_text(SPHINX_PAGE)
