@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from graphrag.ingest.encoding import has_bom
-from graphrag.ingest.load_base import LIST_INDENT_LEVELS, LoadError, file_title, join_blocks, render_block, small_count
+from graphrag.ingest.load_base import (LIST_INDENT_LEVELS, LoadError, file_title, image_text, join_blocks,
+                                       render_block, small_count)
 from graphrag.ingest.textprep import markdown_title, pipe_table, reads_as_bold_title
 from graphrag.models import Document
 
@@ -336,6 +337,17 @@ def _html_blocks(root: Any, landmark: bool, cell: bool = False) -> list[tuple[st
             last.sealed = True
         out.append(block)
 
+    def add_text(text: str, current: _Block | None) -> None:
+        """Inline text into the open block, or into a block of loose text."""
+        if current is not None:
+            target(current).parts.append(text)
+        elif loose[0] is not None:  # white space between inline elements still separates words
+            loose[0].parts.append(text)
+        elif text.strip():
+            opened = loose[0] = _Block("p")
+            out.append(opened)
+            opened.parts.append(text)
+
     stack = [_Frame(iter(root.contents), None, False, False, False, None, "")]
     while stack:
         frame = stack[-1]
@@ -367,6 +379,12 @@ def _html_blocks(root: Any, landmark: bool, cell: bool = False) -> list[tuple[st
                     start(_Block("table"), current)
                     out[-1].parts.append(rows)
                     continue
+            if name == "img" and not in_pre:  # its alt text, as the page's Markdown source keeps it
+                alt = node.get("alt")
+                shown = image_text(alt, str(node.get("src") or "")) if isinstance(alt, str) else ""
+                if shown:
+                    add_text(shown, current)
+                continue
             if not in_pre and node.get("role") == "tabpanel" and (label := _tab_label(node)):
                 start(_Block("title"), current)  # each tab's text under its tab's label
                 out[-1].parts.append(label)
@@ -407,15 +425,7 @@ def _html_blocks(root: Any, landmark: bool, cell: bool = False) -> list[tuple[st
                     child.closing = "]"
             stack.append(child)
         elif type(node) is NavigableString or isinstance(node, CData):
-            text = str(node).translate(_INVISIBLE)
-            if current is not None:
-                target(current).parts.append(text)
-            elif loose[0] is not None:  # white space between inline elements still separates words
-                loose[0].parts.append(text)
-            elif text.strip():
-                opened = loose[0] = _Block("p")
-                out.append(opened)
-                opened.parts.append(text)
+            add_text(str(node).translate(_INVISIBLE), current)
     blocks: list[tuple[str, str]] = []
     for block in out:
         kind, parts = block.kind, block.parts

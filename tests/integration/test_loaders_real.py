@@ -279,6 +279,18 @@ def test_html_sections_named_like_furniture_and_hidden_tabs_are_kept(tmp_path: P
         "```\n$ export QUELLPORT_PORT=8000\n```\n\n**Fish**\n\n```\n$ set -x MARROWGATE_PORT 8000\n```"), doc.text
 
 
+def test_html_images_alt_text_is_kept_and_emoji_and_logos_are_not(tmp_path: Path) -> None:
+    path = tmp_path / "page.html"
+    path.write_text(
+        '<html><head><title>Pipeline</title></head><body><header><img src="logo.svg" alt="Quellport Docs"></header>'
+        '<main><h1>Pipeline</h1><p>The stages <img src="fire.svg" alt="\U0001f525" class="twemoji"> run in order.</p>'
+        '<figure><img src="stages.png" alt="Diagram of the zyxquart ingest stages"><figcaption>Figure 1: stages'
+        '</figcaption></figure><p><img src="logo.png" alt="logo"> <img src="x.png"> The end.</p></main></body></html>')
+    assert _load(path, "html").text == (
+        "# Pipeline\n\nThe stages run in order.\n\n![Diagram of the zyxquart ingest stages](stages.png)\n\n"
+        "Figure 1: stages\n\nThe end.")
+
+
 def test_docusaurus_tabs_are_read_under_their_labels(tmp_path: Path) -> None:
     """Docusaurus names no tab for its panels: the panel's place in the tab list does."""
     path = tmp_path / "install.html"
@@ -1036,11 +1048,14 @@ async def test_images_alt_text_and_diagram_steps_are_searchable(
     _docx_with_pictures_diagram_and_drop_cap(tmp_path / "pumps.docx")
     (tmp_path / "dock.adoc").write_text("= Dock guide\n\n.Marrowgate crane layout\nimage::crane.svg[Quuxlift crane rails]\n")
     (tmp_path / "berth.rst").write_text("Berth guide\n===========\n\n.. image:: berth.png\n   :alt: Blimbar mooring posts\n")
+    (tmp_path / "quay.html").write_text('<html><head><title>Quay guide</title></head><body><main><h1>Quay guide</h1>'
+                                        '<p><img src="q.png" alt="Glorbar tide gauge on the quay"></p></main></body></html>')
     report = await ingestor.ingest_paths([tmp_path], collection=collection)
-    assert (report.ingested, report.failed) == (3, [])
+    assert (report.ingested, report.failed) == (4, [])
     for term, title in (("zyxquart impeller", "Quellport pumps"), ("Vantorel pump", "Quellport pumps"),
                         ("Drain the sump", "Quellport pumps"), ("Quuxlift crane rails", "Dock guide"),
-                        ("Marrowgate crane layout", "Dock guide"), ("Blimbar mooring posts", "Berth guide")):
+                        ("Marrowgate crane layout", "Dock guide"), ("Blimbar mooring posts", "Berth guide"),
+                        ("Glorbar tide gauge", "Quay guide")):
         response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
         assert [r["title"] for r in response["results"]] == [title], term
     response = await rest_search(router, "automatically generated", mode="keyword", limit=3, collections=[collection])
