@@ -1055,7 +1055,7 @@ async def test_images_alt_text_and_diagram_steps_are_searchable(
     for term, title in (("zyxquart impeller", "Quellport pumps"), ("Vantorel pump", "Quellport pumps"),
                         ("Drain the sump", "Quellport pumps"), ("Quuxlift crane rails", "Dock guide"),
                         ("Marrowgate crane layout", "Dock guide"), ("Blimbar mooring posts", "Berth guide"),
-                        ("Glorbar tide gauge", "Quay guide")):
+                        ("Glorbar", "Quay guide")):
         response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
         assert [r["title"] for r in response["results"]] == [title], term
     response = await rest_search(router, "automatically generated", mode="keyword", limit=3, collections=[collection])
