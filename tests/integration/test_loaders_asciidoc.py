@@ -317,3 +317,16 @@ async def test_asciidoc_page_is_searchable_with_its_tables_and_code(
     names = {r["name"] for r in rows}
     assert {"BrokerClient", "Frost Vale"} <= names, sorted(names)
     assert not any("xref" in n or "{" in n or "<<" in n or "kbd" in n for n in names), sorted(names)
+
+
+async def test_quote_attributions_and_bibliography_labels_reach_the_stores(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    (tmp_path / "sayings.adoc").write_text(
+        "= Harbour sayings\n\n[quote,Olga Zyxquart,The Tide Almanac]\n____\nNever moor at ebb.\n____\n\n"
+        "[bibliography]\n== References\n\n* [[[vantorel,Vantorel Charts]]] Charts of the northern quays.\n")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, []), report
+    [quote] = (await rest_search(router, "Zyxquart", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert "— Olga Zyxquart, The Tide Almanac" in quote["content"], quote
+    [entry] = (await rest_search(router, "Vantorel", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert "[Vantorel Charts] Charts of the northern quays." in entry["content"], entry

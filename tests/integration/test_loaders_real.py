@@ -291,30 +291,36 @@ def test_html_images_alt_text_is_kept_and_emoji_and_logos_are_not(tmp_path: Path
         "Figure 1: stages\n\nThe end.")
 
 
+DOCUSAURUS_PAGE = (
+    '<html><head><title>Install</title></head><body><main><article><h1>Install</h1><p>Add the package.</p>'
+    '<div class="tabs-container"><ul role="tablist" class="tabs"><li role="tab" aria-selected="true">npm</li>'
+    '<li role="tab" aria-selected="false">Yarn</li></ul><div class="margin-top--md">'
+    '<div role="tabpanel"><pre><code>npm install blimbar</code></pre></div>'
+    '<div role="tabpanel" hidden=""><pre><code>yarn add blimbar</code></pre></div></div></div>'
+    '<p>Then import it.</p></article></main></body></html>')
+
+
 def test_docusaurus_tabs_are_read_under_their_labels(tmp_path: Path) -> None:
     """Docusaurus names no tab for its panels: the panel's place in the tab list does."""
     path = tmp_path / "install.html"
-    path.write_text(
-        '<html><head><title>Install</title></head><body><main><article><h1>Install</h1><p>Add the package.</p>'
-        '<div class="tabs-container"><ul role="tablist" class="tabs"><li role="tab" aria-selected="true">npm</li>'
-        '<li role="tab" aria-selected="false">Yarn</li></ul><div class="margin-top--md">'
-        '<div role="tabpanel"><pre><code>npm install zyxquart</code></pre></div>'
-        '<div role="tabpanel" hidden=""><pre><code>yarn add zyxquart</code></pre></div></div></div>'
-        '<p>Then import it.</p></article></main></body></html>')
-    assert _load(path, "html").text == ("# Install\n\nAdd the package.\n\n**npm**\n\n```\nnpm install zyxquart\n```\n\n"
-                                        "**Yarn**\n\n```\nyarn add zyxquart\n```\n\nThen import it.")
+    path.write_text(DOCUSAURUS_PAGE)
+    assert _load(path, "html").text == ("# Install\n\nAdd the package.\n\n**npm**\n\n```\nnpm install blimbar\n```\n\n"
+                                        "**Yarn**\n\n```\nyarn add blimbar\n```\n\nThen import it.")
 
 
 async def test_html_sections_named_like_furniture_and_hidden_tabs_are_searchable(
         tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
     (tmp_path / "security.html").write_text(SPHINX_PAGE)
+    (tmp_path / "install.html").write_text(DOCUSAURUS_PAGE)
     report = await ingestor.ingest_paths([tmp_path], collection=collection)
-    assert (report.ingested, report.failed) == (1, [])
+    assert (report.ingested, report.failed) == (2, [])
     for term in ("zyxquart menu", "Vantorel session cookie", "MARROWGATE_PORT"):
         response = await rest_search(router, term, mode="keyword", limit=3, collections=[collection])
         assert [r["title"] for r in response["results"]] == ["Security Considerations"], term
     response = await rest_search(router, "improve your visit", mode="keyword", limit=3, collections=[collection])
     assert response["results"] == []  # the cookie banner is still furniture
+    [yarn] = (await rest_search(router, "yarn add blimbar", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert yarn["title"] == "Install" and "**Yarn**" in yarn["content"], yarn  # a hidden Docusaurus tab, labelled
 
 
 def test_html_page_with_an_empty_main_has_no_text(tmp_path: Path) -> None:
