@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from graphrag.ingest.encoding import has_bom
+from graphrag.ingest.html_content import NO_PROSE, Prose, find_prose, is_hidden, opens_with_heading
 from graphrag.ingest.load_base import (LIST_INDENT_LEVELS, LoadError, file_title, image_text, join_blocks,
                                        render_block, small_count)
 from graphrag.ingest.textprep import markdown_title, pipe_table, reads_as_bold_title
@@ -125,11 +126,14 @@ def load_html(path: Path, data: bytes) -> list[Document]:
     soup = BeautifulSoup(data, "lxml")
     title_tag = soup.find("title")
     page_title = title_tag.get_text(" ", strip=True).translate(_INVISIBLE) if title_tag else ""
-    root, landmark = _main_content(soup)
+    # The element holding the page's prose and its ancestors are the article whatever their class names
+    # say ("l-sidebar-fixed l-article-body", "article-body pagination-first").
+    prose = find_prose(soup)
+    root, landmark = _main_content(soup, prose)
     _split_bold_lead_ins(root)
-    blocks = _html_blocks(root, landmark)
+    blocks = _html_blocks(root, landmark, prose=prose)
     if not blocks and root is not soup and root.name == "article":  # an empty article: read the landmark around it
-        blocks = _html_blocks(soup, False)
+        blocks = _html_blocks(soup, False, prose=prose)
     body = join_blocks([render_block(kind, text) for kind, text in blocks])
     if not body.strip() and not landmark:
         body = soup.get_text("\n", strip=True)
@@ -154,21 +158,37 @@ def _html_title(page_title: str, blocks: list[tuple[str, str]]) -> str:
     return page_title
 
 
-def _main_content(soup: Any) -> tuple[Any, bool]:
-    """The element holding the page's article, and whether it is a main landmark (else the whole page)."""
+def _main_content(soup: Any, prose: Prose) -> tuple[Any, bool]:
+    """The element holding the page's article, and whether it is a main landmark (else the whole page).
+
+    The main landmark (the narrowest, where one is inside another), or the page's one ``<article>``;
+    where the page's prose (:func:`~graphrag.ingest.html_content.prose_core`) lies in another
+    of several landmarks, that one, and an article that does not hold the prose (a photo box, a teaser)
+    is not the page's article.
+    """
     from bs4.element import Tag
 
     def is_main(tag: Any) -> bool:
         return isinstance(tag, Tag) and (tag.name == "main" or tag.get("role") == "main")
 
-    root = soup.find(is_main)
+    def holds_core(node: Any) -> bool:
+        return prose.core is None or prose.holds(node)
+
+    def article_in(node: Any, landmark: bool) -> tuple[Any, bool]:
+        articles = node.find_all("article", limit=2)
+        if len(articles) == 1 and holds_core(articles[0]):
+            return articles[0], True
+        return node, landmark
+
+    mains = soup.find_all(is_main)
+    if not mains:
+        return article_in(soup, False)
+    root = next((m for m in reversed(mains) if prose.core is not None and holds_core(m)), None)
     if root is None:
-        articles = soup.find_all("article", limit=2)
-        return (articles[0], True) if len(articles) == 1 else (soup, False)
-    while (inner := root.find(is_main)) is not None:  # a role="main" article inside <main>: the narrower one
-        root = inner
-    articles = root.find_all("article", limit=2)
-    return (articles[0] if len(articles) == 1 else root), True
+        root = mains[0]
+        while (inner := root.find(is_main)) is not None:  # a role="main" article inside <main>: the narrower one
+            root = inner
+    return article_in(root, True)
 
 
 def _classes(node: Any) -> list[str]:
@@ -176,27 +196,26 @@ def _classes(node: Any) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def _skip_html(node: Any, landmark: bool, in_article: bool) -> bool:
-    """Whether an element is page furniture rather than article text (its whole subtree is dropped)."""
+def _skip_html(node: Any, landmark: bool, in_article: bool, prose: Prose = NO_PROSE) -> bool:
+    """Whether an element is page furniture rather than article text (its whole subtree is dropped).
+
+    The elements that hold the page's ``prose`` are never furniture by their tag or class names; a
+    block of links beside the prose is (:meth:`~graphrag.ingest.html_content.Prose.beside`).
+    """
     name = node.name
     if name in _HTML_SKIP:
         return True
     attrs = node.attrs
     if not attrs:
-        return name in ("header", "aside") and not (landmark or in_article)
+        return name in ("header", "aside") and not (landmark or in_article) and not prose.holds(node)
     role = attrs.get("role")
     # Sphinx's "toc-backref" is a heading's own text as a link back to the contents, not a footnote's "↩".
     if role in _HTML_SKIP_ROLES and not (role == "doc-backlink" and node.parent is not None
                                          and node.parent.name in _HEADINGS):
         return True
-    # A tab's panel is hidden until its tab is chosen (sphinx-tabs, Docusaurus): the text is the page's.
-    if role != "tabpanel":
-        if "hidden" in attrs or attrs.get("aria-hidden") == "true":
-            return True
-        style = attrs.get("style")
-        if isinstance(style, str) and "display:none" in style.replace(" ", "").lower():
-            return True
-    if name in ("header", "aside") and not (landmark or in_article):
+    if is_hidden(node):
+        return True
+    if name in ("header", "aside") and not (landmark or in_article) and not prose.holds(node):
         return True
     classes = _classes(node)
     if not _HTML_FURNITURE_CLASSES.isdisjoint(classes):
@@ -220,11 +239,13 @@ def _skip_html(node: Any, landmark: bool, in_article: bool) -> bool:
             return True
         text = node.get_text().translate(_INVISIBLE).strip() if len(node.contents) <= 1 else None
         return text is not None and (text in _HEADING_LINK_MARKS or (not text and "anchor" in classes))
-    if name in _HTML_CONTAINERS:
+    if name in _HTML_CONTAINERS and not prose.holds(node):
+        if prose.beside(node):
+            return True
         words: set[str] = set()
         # A section's id is its heading's slug ("set-cookie-options", "navigation"): it says nothing
         # about furniture.
-        for item in [*classes, "" if _opens_with_heading(node) else str(attrs.get("id") or "")]:
+        for item in [*classes, "" if opens_with_heading(node) else str(attrs.get("id") or "")]:
             words.update(re.split(r"[-_\s]+", item.lower()))
         if words & _HTML_CHROME or (not landmark and not in_article and words & _HTML_CHROME_OUTSIDE_MAIN):
             return True
@@ -232,21 +253,6 @@ def _skip_html(node: Any, landmark: bool, in_article: bool) -> bool:
 
 
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
-
-
-def _opens_with_heading(node: Any) -> bool:
-    """Whether an element's first child element, past empty anchors (``<span id="x"></span>``), is a heading."""
-    for child in node.children:
-        if child.name is None:  # text
-            if str(child).strip():
-                return False
-            continue
-        if child.name in _HEADINGS:
-            return True
-        if child.name in ("span", "a") and not child.get_text(strip=True):
-            continue
-        return False
-    return False
 
 
 def _tab_label(panel: Any) -> str:
@@ -299,7 +305,7 @@ class _Frame:
         self.indent = indent  # where a list inside this element is indented to
 
 
-def _html_blocks(root: Any, landmark: bool, cell: bool = False) -> list[tuple[str, str]]:
+def _html_blocks(root: Any, landmark: bool, cell: bool = False, prose: Prose = NO_PROSE) -> list[tuple[str, str]]:
     """``(kind, text)`` of each block of ``root``, in document order, in one pass over the tree.
 
     Kinds are the block tags (``h2``, ``p``, ``pre python``...), ``table`` (already a pipe table) and
@@ -363,7 +369,7 @@ def _html_blocks(root: Any, landmark: bool, cell: bool = False) -> list[tuple[st
         current, in_pre = frame.block, frame.in_pre
         if isinstance(node, Tag):
             name = node.name
-            if _skip_html(node, landmark, frame.in_article):
+            if _skip_html(node, landmark, frame.in_article, prose):
                 continue
             if name in _HTML_BREAKS:
                 loose[0] = None
