@@ -30,12 +30,26 @@ _NOT_PROSE = frozenset({"nav", "footer", "header", "aside", "form", "button", "s
 _NOT_PROSE_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search", "dialog", "menu"})
 
 
+# Class or id names (parts of them: "commentlist", "m-privacy-consent") of what is not the article, and
+# names that say it is (a Vox story's body is "l-sidebar-fixed l-article-body"): an element with the first
+# and none of the second does not vote.
+_UNLIKELY = ("comment", "disqus", "respond", "replies", "related", "recirc", "sponsor", "promo", "advert",
+             "banner", "breadcrumb", "footer", "sidebar", "social", "share", "popup", "modal", "consent", "gdpr",
+             "cookie", "newsletter", "subscribe", "signup", "pagination", "pager", "menu", "widget",
+             "outbrain", "taboola", "trending", "popular", "most-read")
+_LIKELY = ("article", "body", "content", "main", "column", "entry", "post", "story", "prose")
+
+
 # Text nobody reads on the page.
 _NO_TEXT = frozenset({"head", "script", "style", "noscript", "template", "svg", "iframe", "object", "canvas"})
 
 
 # Shorter text (in characters other than white space) is a label, a caption or a byline, not a paragraph.
 _MIN_PROSE_CHARS = 20
+
+
+# An article found with the names counted must have this much prose (characters other than white space), else they are not counted.
+_ENOUGH_PROSE = 250
 
 
 # How many of the best-scored candidates are weighed by their link density.
@@ -111,13 +125,14 @@ def find_prose(root: Any) -> Prose:
     """
     from bs4.element import CData, NavigableString, Tag
 
-    # Pre-order: each element before its children, with whether it can vote.
-    order: list[tuple[Any, bool]] = []
+    # Pre-order: each element before its children, with whether it can vote (not in navigation, a
+    # footer, a form or a hidden element), and whether it can when names count too (not in comments...).
+    order: list[tuple[Any, bool, bool]] = []
     own: dict[int, list[int]] = {}  # id -> [characters, commas, link characters] of its own text
-    stack: list[tuple[Any, bool, bool]] = [(root, True, False)]
+    stack: list[tuple[Any, bool, bool, bool]] = [(root, True, True, False)]
     while stack:
-        node, votes, in_link = stack.pop()
-        order.append((node, votes))
+        node, votes, strict, in_link = stack.pop()
+        order.append((node, votes, strict))
         acc = own[id(node)] = [0, 0, 0]
         for child in node.contents:
             if isinstance(child, Tag):
@@ -125,7 +140,7 @@ def find_prose(root: Any) -> Prose:
                     continue
                 can = votes and child.name not in _NOT_PROSE and child.get("role") not in _NOT_PROSE_ROLES \
                     and not is_hidden(child)
-                stack.append((child, can, in_link or child.name == "a"))
+                stack.append((child, can, can and strict and not _unlikely(child), in_link or child.name == "a"))
             elif type(child) is NavigableString or isinstance(child, CData):
                 text = str(child)
                 n = len(text) - sum(text.count(c) for c in " \n\t\r\xa0")
@@ -134,47 +149,63 @@ def find_prose(root: Any) -> Prose:
                 if in_link:
                     acc[2] += n
     total = {key: list(value) for key, value in own.items()}
-    for node, _ in reversed(order):  # children's text into their parents'
+    for node, _, _ in reversed(order):  # children's text into their parents'
         up = node.parent
         if node is not root and up is not None and id(up) in total:
             mine, theirs = total[id(node)], total[id(up)]
             for i in range(3):
                 theirs[i] += mine[i]
-    scores: dict[int, float] = {}
-    nodes: dict[int, Any] = {}
-    voted: dict[int, int] = {}
-    for node, votes in order:
-        if not votes:
-            continue
-        if node.name in _PROSE_TAGS:
-            n, commas, _ = total[id(node)]
-        elif node.name in _LOOSE_TEXT_TAGS:
-            n, commas, _ = own[id(node)]
-        else:
-            continue
-        if n < _MIN_PROSE_CHARS:
-            continue
-        voted[id(node)] = n
-        score = 1 + commas + min(n // 100, 3)
-        for share, up in ((1.0, node.parent), (0.5, node.parent.parent if node.parent is not None else None)):
-            if isinstance(up, Tag) and up.name not in ("html", "[document]"):
-                scores[id(up)] = scores.get(id(up), 0.0) + score * share
-                nodes[id(up)] = up
     chars = {key: value[0] for key, value in total.items()}
     link_chars = {key: value[2] for key, value in total.items()}
-    if not scores:
-        return Prose(chars=chars, link_chars=link_chars)
     density = Prose(chars=chars, link_chars=link_chars).link_density
-    best = sorted(scores, key=scores.__getitem__, reverse=True)[:_TOP]
-    core = nodes[max(best, key=lambda key: scores[key] * (1 - density(nodes[key])))]
-    under = dict(voted)  # the voting paragraphs' characters under each element
-    for node, _ in reversed(order):
-        up = node.parent
-        if node is not root and up is not None and id(node) in under:
-            under[id(up)] = under.get(id(up), 0) + under[id(node)]
-    share = under.get(id(core), 0) / under[id(root)] if under.get(id(root)) else 0.0
-    chain = frozenset(id(n) for n in [core, *core.parents])
-    return Prose(core, chain, share >= _ONE_ARTICLE, chars, link_chars)
+    # Scored with the names first; where that leaves under 500 characters of prose (the article sits in
+    # a layout named "theiaStickySidebar"), without them (readability retries the same way).
+    for strict in (True, False):
+        scores: dict[int, float] = {}
+        nodes: dict[int, Any] = {}
+        voted: dict[int, int] = {}
+        for node, votes, named in order:
+            if not (named if strict else votes):
+                continue
+            if node.name in _PROSE_TAGS:
+                n, commas, _ = total[id(node)]
+            elif node.name in _LOOSE_TEXT_TAGS:
+                n, commas, _ = own[id(node)]
+            else:
+                continue
+            if n < _MIN_PROSE_CHARS:
+                continue
+            voted[id(node)] = n
+            score = 1 + commas + min(n // 100, 3)
+            for share, up in ((1.0, node.parent), (0.5, node.parent.parent if node.parent is not None else None)):
+                if isinstance(up, Tag) and up.name not in ("html", "[document]"):
+                    scores[id(up)] = scores.get(id(up), 0.0) + score * share
+                    nodes[id(up)] = up
+        if not scores:
+            continue
+        best = sorted(scores, key=scores.__getitem__, reverse=True)[:_TOP]
+        core = nodes[max(best, key=lambda key: scores[key] * (1 - density(nodes[key])))]
+        under = dict(voted)  # the voting paragraphs' characters under each element
+        for node, _, _ in reversed(order):
+            up = node.parent
+            if node is not root and up is not None and id(node) in under:
+                under[id(up)] = under.get(id(up), 0) + under[id(node)]
+        if strict and under.get(id(core), 0) < _ENOUGH_PROSE:
+            continue
+        share = under.get(id(core), 0) / under[id(root)] if under.get(id(root)) else 0.0
+        chain = frozenset(id(n) for n in [core, *core.parents])
+        return Prose(core, chain, share >= _ONE_ARTICLE, chars, link_chars)
+    return Prose(chars=chars, link_chars=link_chars)
+
+
+def _unlikely(node: Any) -> bool:
+    """Whether an element's class or id names what is not the article (comments, a consent popup)."""
+    value = node.attrs.get("class") or ""
+    names = (value if isinstance(value, str) else " ".join(value)) + " " + str(node.attrs.get("id") or "")
+    if not names.strip():
+        return False
+    names = names.lower()
+    return any(word in names for word in _UNLIKELY) and not any(word in names for word in _LIKELY)
 
 
 def opens_with_heading(node: Any) -> bool:

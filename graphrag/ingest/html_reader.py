@@ -56,7 +56,9 @@ _HTML_SKIP_ROLES = frozenset({"navigation", "banner", "contentinfo", "complement
 # "header" is the site's banner rather than the article's own title block.
 _HTML_CHROME = frozenset({"nav", "navbar", "navigation", "menu", "menubar", "sidebar", "sidenav", "breadcrumb",
                           "breadcrumbs", "toc", "pagination", "pager", "cookie", "cookies", "share", "sharing",
-                          "social", "skip", "topbar", "bottombar"})
+                          "social", "skip", "topbar", "bottombar", "comment", "comments", "disqus", "consent",
+                          "gdpr", "related", "sponsored", "advertisement", "newsletter", "outbrain", "taboola",
+                          "promo"})
 
 
 _HTML_CHROME_OUTSIDE_MAIN = frozenset({"header", "footer", "banner", "masthead", "copyright"})
@@ -130,6 +132,8 @@ def load_html(path: Path, data: bytes) -> list[Document]:
     # say ("l-sidebar-fixed l-article-body", "article-body pagination-first").
     prose = find_prose(soup)
     root, landmark = _main_content(soup, prose)
+    if prose.core is not None and not prose.holds(root):  # the densest prose is outside the landmark (a popup)
+        prose = find_prose(root)
     _split_bold_lead_ins(root)
     blocks = _html_blocks(root, landmark, prose=prose)
     if not blocks and root is not soup and root.name == "article":  # an empty article: read the landmark around it

@@ -97,7 +97,8 @@ def escape_markdown(text: str) -> str:
 
 
 # Alt text that describes nothing: Office's own guess ("A picture containing text. Description
-# automatically generated"), a default name ("Picture 3", "Grafik 1", "image") or a file name.
+# automatically generated"), a default name ("Picture 3", "Grafik 1", "image"), a file name or an address
+# (a CMS writes the image's URL as its alt: "[https://m.wsj.net/.../clip_167x94.jpg]").
 _EMPTY_ALT = re.compile(r"(?i)automatically generated|^(?:picture|image|img|graphic|chart|diagram|figure|photo|"
                         r"screenshot|logo|icon|grafik|bild|imagen|imagem|immagine|afbeelding|obraz|圖片|图片)"
                         r"[\s_-]*\d*$|\.\w{3,4}$")
@@ -108,7 +109,8 @@ def image_text(alt: str, target: str = "") -> str:
     image, as Markdown pages keep theirs (``![Data access layers](layers.svg)``); "" when the alt
     text describes nothing (:data:`_EMPTY_ALT`)."""
     alt = " ".join(alt.split())
-    if not alt or _EMPTY_ALT.search(alt) or not any(c.isalpha() for c in alt):
+    bare = alt.strip("[](){}<>\"'")
+    if not alt or _EMPTY_ALT.search(bare) or not any(c.isalpha() for c in alt) or (" " not in bare and "://" in bare):
         return ""
     alt = alt.replace("[", "(").replace("]", ")")
     return f"![{alt}]({' '.join(target.split())})"
