@@ -22,6 +22,13 @@ _PROSE_TAGS = frozenset({"p", "pre", "td", "blockquote", "dd"})
 _LOOSE_TEXT_TAGS = frozenset({"div", "section", "article"})
 
 
+# Block-level elements: a div holding none of them is a paragraph written in a div (a story's text in
+# <div><span>...</span></div>, as readability reads it).
+_BLOCK_TAGS = frozenset({"p", "div", "section", "article", "main", "ul", "ol", "dl", "table", "pre", "blockquote",
+                         "h1", "h2", "h3", "h4", "h5", "h6", "figure", "header", "footer", "nav", "aside", "form",
+                         "hr", "details", "fieldset", "address"})
+
+
 # Never the article: its paragraphs do not vote (a footer's "About us", a form's help text).
 _NOT_PROSE = frozenset({"nav", "footer", "header", "aside", "form", "button", "select", "textarea", "dialog"})
 
@@ -52,6 +59,10 @@ _MIN_PROSE_CHARS = 20
 _ENOUGH_PROSE = 250
 
 
+# A div with no block in it is a paragraph when it is this long: shorter, it is a headline in a list of them.
+_MIN_DIV_PROSE_CHARS = 80
+
+
 # How many of the best-scored candidates are weighed by their link density.
 _TOP = 8
 
@@ -75,6 +86,12 @@ class Prose:
     one_article: bool = False
     chars: dict[int, int] = field(default_factory=dict)
     link_chars: dict[int, int] = field(default_factory=dict)
+    under: dict[int, int] = field(default_factory=dict)  # the voting paragraphs' characters under each element
+    everything: int = 0
+
+    def share(self, node: Any) -> float:
+        """The share of the page's prose under ``node``."""
+        return self.under.get(id(node), 0) / self.everything if self.everything else 0.0
 
     def holds(self, node: Any) -> bool:
         """Whether ``node`` is the prose's element or one of its ancestors."""
@@ -116,8 +133,8 @@ def is_hidden(node: Any) -> bool:
 def find_prose(root: Any) -> Prose:
     """Where the prose under ``root`` is: the element that holds it, by a readability-style score.
 
-    Each paragraph (``p``, ``pre``, ``td``, ``blockquote``, ``dd``, or text written straight into a
-    ``div``) of at least 20 characters scores 1, plus one per comma, plus one per 100 characters (at
+    Each paragraph (``p``, ``pre``, ``td``, ``blockquote``, ``dd``, a ``div`` with no block in it, or
+    text written straight into a ``div`` beside blocks) of at least 20 characters scores 1, plus one per comma, plus one per 100 characters (at
     most 3); its parent gets the score, its grandparent half. Paragraphs in navigation, headers,
     footers, forms and hidden elements do not vote. The best candidates' scores are scaled by the share
     of their text that is not link text, so a list of headlines or a menu loses to a story. One pass
@@ -129,6 +146,7 @@ def find_prose(root: Any) -> Prose:
     # footer, a form or a hidden element), and whether it can when names count too (not in comments...).
     order: list[tuple[Any, bool, bool]] = []
     own: dict[int, list[int]] = {}  # id -> [characters, commas, link characters] of its own text
+    blocks: set[int] = set()  # the elements with a block-level child
     stack: list[tuple[Any, bool, bool, bool]] = [(root, True, True, False)]
     while stack:
         node, votes, strict, in_link = stack.pop()
@@ -136,6 +154,8 @@ def find_prose(root: Any) -> Prose:
         acc = own[id(node)] = [0, 0, 0]
         for child in node.contents:
             if isinstance(child, Tag):
+                if child.name in _BLOCK_TAGS:
+                    blocks.add(id(node))
                 if child.name in _NO_TEXT:
                     continue
                 can = votes and child.name not in _NOT_PROSE and child.get("role") not in _NOT_PROSE_ROLES \
@@ -169,15 +189,22 @@ def find_prose(root: Any) -> Prose:
                 continue
             if node.name in _PROSE_TAGS:
                 n, commas, _ = total[id(node)]
-            elif node.name in _LOOSE_TEXT_TAGS:
+            elif node.name in _LOOSE_TEXT_TAGS and id(node) in blocks:
                 n, commas, _ = own[id(node)]
+            elif node.name in _LOOSE_TEXT_TAGS:  # a paragraph in a div, if long enough not to be a headline
+                n, commas, _ = total[id(node)]
+                if n < _MIN_DIV_PROSE_CHARS:
+                    continue
             else:
                 continue
             if n < _MIN_PROSE_CHARS:
                 continue
             voted[id(node)] = n
             score = 1 + commas + min(n // 100, 3)
-            for share, up in ((1.0, node.parent), (0.5, node.parent.parent if node.parent is not None else None)):
+            # an <article> is a unit: a list of teasers, each an article, does not add up into their list
+            parent = node.parent
+            grand = parent.parent if parent is not None and parent.name != "article" else None
+            for share, up in ((1.0, parent), (0.5, grand)):
                 if isinstance(up, Tag) and up.name not in ("html", "[document]"):
                     scores[id(up)] = scores.get(id(up), 0.0) + score * share
                     nodes[id(up)] = up
@@ -192,9 +219,10 @@ def find_prose(root: Any) -> Prose:
                 under[id(up)] = under.get(id(up), 0) + under[id(node)]
         if strict and under.get(id(core), 0) < _ENOUGH_PROSE:
             continue
-        share = under.get(id(core), 0) / under[id(root)] if under.get(id(root)) else 0.0
+        everything = under.get(id(root), 0)
+        share = under.get(id(core), 0) / everything if everything else 0.0
         chain = frozenset(id(n) for n in [core, *core.parents])
-        return Prose(core, chain, share >= _ONE_ARTICLE, chars, link_chars)
+        return Prose(core, chain, share >= _ONE_ARTICLE, chars, link_chars, under, everything)
     return Prose(chars=chars, link_chars=link_chars)
 
 

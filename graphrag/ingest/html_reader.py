@@ -64,6 +64,10 @@ _HTML_CHROME = frozenset({"nav", "navbar", "navigation", "menu", "menubar", "sid
 _HTML_CHROME_OUTSIDE_MAIN = frozenset({"header", "footer", "banner", "masthead", "copyright"})
 
 
+# A page without a landmark is read from the element holding this share of its prose (its story).
+_PAGE_PROSE = 0.8
+
+
 _HTML_CONTAINERS = frozenset({"div", "section", "ul", "ol", "dl", "aside", "header", "table"})
 
 
@@ -165,10 +169,12 @@ def _html_title(page_title: str, blocks: list[tuple[str, str]]) -> str:
 def _main_content(soup: Any, prose: Prose) -> tuple[Any, bool]:
     """The element holding the page's article, and whether it is a main landmark (else the whole page).
 
-    The main landmark (the narrowest, where one is inside another), or the page's one ``<article>``;
-    where the page's prose (:func:`~graphrag.ingest.html_content.prose_core`) lies in another
-    of several landmarks, that one, and an article that does not hold the prose (a photo box, a teaser)
-    is not the page's article.
+    The main landmark (the narrowest, where one is inside another); where the page's prose
+    (:func:`~graphrag.ingest.html_content.find_prose`) lies in another of several landmarks, that one.
+    Inside it (or the page), the article: the one ``<article>``, or the outermost that holds the prose
+    and half the page's prose at least and no article of its own (an article that holds none, a photo
+    box or a teaser, is not the page's; one that holds articles is a list of them). A page with neither reads from the element that holds four fifths of its prose, if one
+    below the body does (a news page's story without the site's lists around it).
     """
     from bs4.element import Tag
 
@@ -179,9 +185,19 @@ def _main_content(soup: Any, prose: Prose) -> tuple[Any, bool]:
         return prose.core is None or prose.holds(node)
 
     def article_in(node: Any, landmark: bool) -> tuple[Any, bool]:
-        articles = node.find_all("article", limit=2)
+        articles = node.find_all("article")
         if len(articles) == 1 and holds_core(articles[0]):
             return articles[0], True
+        # in document order, the outermost first; one holding articles of its own is a list of teasers
+        holding = [a for a in articles if prose.core is not None and prose.holds(a) and a.find("article") is None]
+        if holding and prose.share(holding[0]) >= 0.5:
+            return holding[0], True
+        if not landmark and prose.core is not None:
+            up = next((e for e in [prose.core, *prose.core.parents] if prose.share(e) >= _PAGE_PROSE), None)
+            while up is not None and up.name == "section" and opens_with_heading(up):
+                up = up.parent  # a section of a document: its sections beside it are the document too
+            if up is not None and up.name not in ("body", "html", "[document]"):
+                return up, False
         return node, landmark
 
     mains = soup.find_all(is_main)
