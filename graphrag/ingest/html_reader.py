@@ -75,14 +75,16 @@ _HTML_CONTAINERS = frozenset({"div", "section", "ul", "ol", "dl", "aside", "head
 # get, line-number gutters of highlighted code, heading self-links, footnote back-links, "skip to content"
 # and "back to top" links, copy buttons, rustdoc's version-and-source corner and its "Expand description",
 # pdoc's "View Source" toggle (the source it shows stays), mdBook's hidden lines of a code example
-# ("boring": the `fn main() {` around it, shown only on request).
+# ("boring": the `fn main() {` around it, shown only on request), MediaWiki's "[edit]" links and "Retrieved
+# from" line, and what a page marks as not to be printed (MediaWiki's navigation boxes, Bootstrap's bars).
 _HTML_FURNITURE_CLASSES = frozenset({
     "sr-only", "visually-hidden", "visuallyhidden", "screen-reader-text", "screen-reader-only",
     "linenos", "linenodiv", "lineno", "linenumber", "line-number", "line-numbers", "rouge-gutter",
     "headerlink", "hash-link", "anchor-link", "anchorjs-link", "header-anchor", "heading-anchor",
     "footnote-backref", "fn-backref", "skip-link", "skip-to-content", "skip-to-main", "back-to-top",
     "copybtn", "copy-button", "md-clipboard", "rightside", "hideme", "since", "view-source-button",
-    "boring", "popup-hidden", "is-hidden"})
+    "boring", "popup-hidden", "is-hidden", "mw-editsection", "printfooter", "mw-jump-link", "noprint", "no-print",
+    "d-print-none", "hidden-print"})
 
 
 _HEADING_LINK_MARKS = frozenset({"¶", "#", "§", "🔗", "∞", "link"})
@@ -129,7 +131,7 @@ def load_html(path: Path, data: bytes) -> list[Document]:
     # lxml, not the stdlib "html.parser": on Python < 3.13.4 html.parser is quadratic on crafted input
     # (60 KB of "<a " took ~50 s), and it nests every unclosed <p>/<li>, where lxml closes them as
     # browsers do. lxml is always installed (python-docx needs it).
-    soup = BeautifulSoup(data, "lxml")
+    soup = BeautifulSoup(data, "lxml", from_encoding=_utf8_or_none(data))
     title_tag = soup.find("title")
     page_title = title_tag.get_text(" ", strip=True).translate(_INVISIBLE) if title_tag else ""
     # The element holding the page's prose and its ancestors are the article whatever their class names
@@ -152,6 +154,20 @@ def load_html(path: Path, data: bytes) -> list[Document]:
         if name in ("author", "description", "keywords") and content:
             meta[name] = content
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
+
+
+def _utf8_or_none(data: bytes) -> str | None:
+    """"utf-8" for a page whose bytes are UTF-8 (without a byte-order mark), whatever its ``<meta charset>``
+    says; None leaves the choice to the page's declaration. A page saved or converted to UTF-8 often
+    keeps its old declaration (``charset=gb2312``), and read as that it decodes to nothing; bytes in a
+    legacy encoding are almost never valid UTF-8 beyond ASCII, where both read the same."""
+    if has_bom(data):
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return "utf-8"
 
 
 def _html_title(page_title: str, blocks: list[tuple[str, str]]) -> str:
