@@ -226,6 +226,23 @@ def find_prose(root: Any) -> Prose:
     return Prose(chars=chars, link_chars=link_chars)
 
 
+def story_article(prose: Prose, articles: list[Any]) -> Any | None:
+    """Of a page's several ``<article>`` elements, the page's story: the outermost that holds the prose
+    and no article that does not (a list of teasers, each an article, is not a story, nor is a teaser
+    in it), and half the prose at least that is not in the other articles (a news page's story beside
+    fifty teasers, each an article with its summary). None: no such one."""
+    if prose.core is None:
+        return None
+    tops = [a for a in articles if a.find_parent("article") is None]
+    holding = [a for a in tops if prose.holds(a) and all(prose.holds(b) for b in a.find_all("article"))]
+    if not holding:
+        return None
+    story = holding[0]
+    mine = prose.under.get(id(story), 0)
+    free = prose.everything - sum(prose.under.get(id(a), 0) for a in tops)  # prose in no article
+    return story if mine and mine / (mine + free) >= 0.5 else None
+
+
 def _unlikely(node: Any) -> bool:
     """Whether an element's class or id names what is not the article (comments, a consent popup)."""
     value = node.attrs.get("class") or ""

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from graphrag.ingest.encoding import has_bom
-from graphrag.ingest.html_content import NO_PROSE, Prose, find_prose, is_hidden, opens_with_heading
+from graphrag.ingest.html_content import NO_PROSE, Prose, find_prose, is_hidden, opens_with_heading, story_article
 from graphrag.ingest.load_base import (LIST_INDENT_LEVELS, LoadError, file_title, image_text, join_blocks,
                                        render_block, small_count)
 from graphrag.ingest.textprep import markdown_title, pipe_table, reads_as_bold_title
@@ -187,9 +187,9 @@ def _main_content(soup: Any, prose: Prose) -> tuple[Any, bool]:
 
     The main landmark (the narrowest, where one is inside another); where the page's prose
     (:func:`~graphrag.ingest.html_content.find_prose`) lies in another of several landmarks, that one.
-    Inside it (or the page), the article: the one ``<article>``, or the outermost that holds the prose
-    and half the page's prose at least and no article of its own (an article that holds none, a photo
-    box or a teaser, is not the page's; one that holds articles is a list of them). A page with neither reads from the element that holds four fifths of its prose, if one
+    Inside it (or the page), the article: the one ``<article>``, or of several the one that holds the
+    prose (:func:`~graphrag.ingest.html_content.story_article`; an article that holds none, a photo box
+    or a teaser, is not the page's). A page with neither reads from the element that holds four fifths of its prose, if one
     below the body does (a news page's story without the site's lists around it).
     """
     from bs4.element import Tag
@@ -204,10 +204,9 @@ def _main_content(soup: Any, prose: Prose) -> tuple[Any, bool]:
         articles = node.find_all("article")
         if len(articles) == 1 and holds_core(articles[0]):
             return articles[0], True
-        # in document order, the outermost first; one holding articles of its own is a list of teasers
-        holding = [a for a in articles if prose.core is not None and prose.holds(a) and a.find("article") is None]
-        if holding and prose.share(holding[0]) >= 0.5:
-            return holding[0], True
+        story = story_article(prose, articles)
+        if story is not None:
+            return story, True
         if not landmark and prose.core is not None:
             up = next((e for e in [prose.core, *prose.core.parents] if prose.share(e) >= _PAGE_PROSE), None)
             while up is not None and up.name == "section" and opens_with_heading(up):
