@@ -106,12 +106,12 @@ class Prose:
         """Whether ``node`` is a block of links beside the article's prose, a child of one of the prose's
         ancestors ("Most popular", "Related stories", a share bar, a tag cloud): three links or more,
         over half its text. Only on a page that is one article (on a page of sections, a manual's
-        index, a list of links beside the densest section is the page's content), and not a section
-        of the document (a heading and its links: "Prior releases") or a block inside one."""
+        index, a list of links beside the densest section is the page's content), and not a
+        ``<section>`` of the document (a heading and its links: "Prior releases") or a block inside one."""
         up = node.parent
         return (self.one_article and up is not None and up is not self.core and id(up) in self.chain
                 and id(node) not in self.chain and not (up.name == "section" and opens_with_heading(up))
-                and not opens_with_heading(node) and self.link_density(node) > 0.5
+                and not (node.name == "section" and opens_with_heading(node)) and self.link_density(node) > 0.5
                 and len(node.find_all("a", limit=3)) == 3)
 
 
