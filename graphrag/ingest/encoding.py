@@ -5,7 +5,8 @@ often in a legacy encoding: Windows-1252 ("These smart quotes" in ``\\x93...\\x9
 Cyrillic code pages, Shift JIS, or UTF-16 with a byte-order mark. Those were refused before ("not valid
 UTF-8 text"), so their text was lost. :func:`decode_text` reads them:
 
-1. UTF-8 (with or without a byte-order mark) as it is;
+1. UTF-8 (with or without a byte-order mark) as it is, and UTF-16 without its byte-order mark (NUL
+   bytes on one side of every code unit that has one);
 2. otherwise, the encoding ``charset-normalizer`` finds most plausible, when it also recognises a
    language in the text or the file has a byte-order mark; among encodings it finds equally good,
    Windows-1252 first (a Western file's "espa\\xf1ol" is "español" in both Windows-1252 and Windows-1250,
@@ -43,7 +44,10 @@ def decode_text(data: bytes, legacy: bool = True) -> tuple[str, str]:
     """The text of ``data`` and its encoding (``"utf-8"`` for most files); :class:`NotText` when it is
     binary or in no encoding that decodes it to text (UTF-8 alone where ``legacy`` is False)."""
     if b"\x00" in data and not has_bom(data):
-        raise NotText("binary content (NUL bytes) in a text file")
+        utf16 = _utf16_without_bom(data)
+        if utf16 is None:
+            raise NotText("binary content (NUL bytes) in a text file")
+        return utf16
     try:
         return data.decode("utf-8-sig"), "utf-8"
     except UnicodeDecodeError as exc:
@@ -61,6 +65,25 @@ def decode_text(data: bytes, legacy: bool = True) -> tuple[str, str]:
     if len(_CONTROL.findall(text)) > _MAX_CONTROL_SHARE * max(len(text), 1):
         raise NotText(f"not valid UTF-8 text (byte {utf8_error}), and binary in any other encoding")
     return text, encoding
+
+
+def _utf16_without_bom(data: bytes) -> tuple[str, str] | None:
+    """UTF-16 written without its byte-order mark (some Windows tools and exports): every NUL byte on
+    one side of its code unit (the high byte of ASCII), in a fifth of the units at least, and text
+    once decoded. None: binary after all."""
+    if len(data) % 2:
+        return None
+    units = len(data) // 2
+    for encoding, zeros, others in (("utf-16-le", data[1::2], data[0::2]), ("utf-16-be", data[0::2], data[1::2])):
+        if b"\x00" in others or zeros.count(0) < units / 5:
+            continue
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            return None
+        if len(_CONTROL.findall(text)) <= _MAX_CONTROL_SHARE * max(len(text), 1):
+            return text, encoding
+    return None
 
 
 def _detected(data: bytes) -> tuple[str, str, bool] | None:

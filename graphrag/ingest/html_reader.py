@@ -4,6 +4,7 @@ left out), headings, lists, code blocks with their language, and tables as pipe 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -121,7 +122,7 @@ def load_html(path: Path, data: bytes) -> list[Document]:
     navigation, banners, footers, sidebars, hidden help popups and scripts are dropped. A page whose
     landmark holds no text (a search page filled in by script) has no text content.
     """
-    from bs4 import BeautifulSoup
+    from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning
 
     if b"\x00" in data and not has_bom(data):  # UTF-16 with its byte-order mark is text (the parser reads the mark)
         raise LoadError(f"{path.name}: binary content (NUL bytes) in an HTML file")
@@ -131,7 +132,10 @@ def load_html(path: Path, data: bytes) -> list[Document]:
     # lxml, not the stdlib "html.parser": on Python < 3.13.4 html.parser is quadratic on crafted input
     # (60 KB of "<a " took ~50 s), and it nests every unclosed <p>/<li>, where lxml closes them as
     # browsers do. lxml is always installed (python-docx needs it).
-    soup = BeautifulSoup(data, "lxml", from_encoding=_utf8_or_none(data))
+    with warnings.catch_warnings():
+        # XHTML (an SEC filing's inline XBRL) read as HTML is what we want; the warning is noise on stderr.
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        soup = BeautifulSoup(data, "lxml", from_encoding=_utf8_or_none(data))
     title_tag = soup.find("title")
     page_title = title_tag.get_text(" ", strip=True).translate(_INVISIBLE) if title_tag else ""
     # The element holding the page's prose and its ancestors are the article whatever their class names

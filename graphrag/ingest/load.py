@@ -29,7 +29,7 @@ from graphrag.ingest.ignore import IgnoreRules
 from graphrag.ingest.includes import Includes, expand_asciidoc, expand_markdown, expand_rst
 from graphrag.ingest.eval_rst import render_eval_rst
 from graphrag.ingest.headers import header_fields, header_title, markdown_meta, rst_file_fields
-from graphrag.ingest.load_base import LoadError, NoText, Unsupported, file_title
+from graphrag.ingest.load_base import LoadError, NoText, Unsupported, file_title, unligature
 from graphrag.ingest.long_urls import shorten_long_urls
 from graphrag.ingest.mdx import mdx_to_markdown, reads_as_mdx
 from graphrag.ingest.pdf_reader import load_pdf
@@ -159,7 +159,7 @@ def _decode(data: bytes, path: Path, utf8_only: bool = False) -> str:
         raise LoadError(f"{path.name}: {exc}{why}") from None
     if encoding != "utf-8":
         log.info("%s: read as %s", path.name, encoding)
-    return text
+    return unligature(text)
 
 
 def _front_matter(text: str, path: Path) -> tuple[dict[str, Any], str]:

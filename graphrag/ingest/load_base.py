@@ -104,6 +104,16 @@ _EMPTY_ALT = re.compile(r"(?i)automatically generated|^(?:picture|image|img|grap
                         r"[\s_-]*\d*$|\.\w{3,4}$")
 
 
+# Typographic ligatures (U+FB00-FB06) that PDFs, and text copied from them, carry: "ﬁrst" is not "first" to
+# keyword search, the tokenizer or the entity recogniser, and "ef-" + "ﬁcient" is no word to join.
+_LIGATURES = {0xFB00: "ff", 0xFB01: "fi", 0xFB02: "fl", 0xFB03: "ffi", 0xFB04: "ffl", 0xFB05: "st", 0xFB06: "st"}
+
+
+def unligature(text: str) -> str:
+    """``text`` with its typographic ligatures spelled out ("ﬁrst" -> "first")."""
+    return text.translate(_LIGATURES)
+
+
 def image_text(alt: str, target: str = "") -> str:
     """An image of a source document (DOCX, reStructuredText, AsciiDoc) as its alt text in a Markdown
     image, as Markdown pages keep theirs (``![Data access layers](layers.svg)``); "" when the alt

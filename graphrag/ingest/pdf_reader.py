@@ -17,7 +17,7 @@ from typing import Any
 
 from graphrag.ingest.furniture import strip_furniture, strip_leaders
 from graphrag.ingest.hyphenation import join_hyphenated
-from graphrag.ingest.load_base import LoadError
+from graphrag.ingest.load_base import LoadError, unligature
 from graphrag.ingest.textprep import pipe_table
 from graphrag.models import Document
 
@@ -88,8 +88,9 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
             raise first_error
         # Running headers, footers and page numbers out; words hyphenated across lines whole again;
         # a table of contents without its dot leaders.
-        parts = [strip_leaders(part) for part in join_hyphenated(strip_furniture(parts))]
-        parts, marks = mark_outline_headings(parts, outline or type_outline(typeset or []))
+        parts = [strip_leaders(part) for part in join_hyphenated(strip_furniture([unligature(p) for p in parts]))]
+        found = [(depth, unligature(title), page) for depth, title, page in outline or type_outline(typeset or [])]
+        parts, marks = mark_outline_headings(parts, found)
         pages: list[tuple[int, int]] = []
         headings: list[tuple[int, int, str]] = []
         offset = 0
@@ -99,7 +100,7 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
             headings += [(offset + starts[line], level, title) for line, level, title in marked]
             offset += len(text) + 2
         info = reader.metadata
-        title = _pdf_title(str(info.title) if info and info.title else "") or _first_page_title(reader)
+        title = unligature(_pdf_title(str(info.title) if info and info.title else "") or _first_page_title(reader))
         meta: dict[str, Any] = {"pages": len(pages)}
         if unreadable:
             meta["unreadable_pages"] = unreadable
