@@ -50,9 +50,9 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
         answers: list[str] = []
         candidates: set[int] = set()  # pages to read from their characters too (tables, overprinting)
         outline = _outline(reader)
-        # Without bookmarks, the headings come from the type: each page's runs of text with their size
-        # and font, read in the same pass as its text.
-        typeset: list[list[_Run]] | None = None if outline else []
+        # Without bookmarks, or with one alone (a paper's title), the headings come from the type too:
+        # each page's runs of text with their size and font, read in the same pass as its text.
+        typeset: list[list[_Run]] | None = None if len(outline) > 1 else []
         for number, page in enumerate(reader.pages):
             try:
                 if typeset is None:
@@ -89,7 +89,7 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
         # Running headers, footers and page numbers out; words hyphenated across lines whole again;
         # a table of contents without its dot leaders.
         parts = [strip_leaders(part) for part in join_hyphenated(strip_furniture([unligature(p) for p in parts]))]
-        found = [(depth, unligature(title), page) for depth, title, page in outline or type_outline(typeset or [])]
+        found = [(depth, unligature(title), page) for depth, title, page in _with_type_headings(outline, typeset)]
         parts, marks = mark_outline_headings(parts, found)
         pages: list[tuple[int, int]] = []
         headings: list[tuple[int, int, str]] = []
@@ -387,7 +387,8 @@ def type_outline(pages: list[list[_Run]]) -> list[tuple[int, str, int]]:
     (:func:`_reads_as_heading`), a big-type block of more than two lines, a line on more than a
     third of the pages (a running header), a size whose text is mostly not in headings (body text
     set in two sizes), and, in a document of several pages, a size found on the first page only and
-    larger than every heading after it (the title block)."""
+    larger than every heading after it (the title block) unless a numbered line is set in it (a
+    paper's first pages alone: "1 Introduction")."""
     typed = [_typeset_lines(runs) for runs in pages]
     weights: dict[float, int] = {}
     for lines in typed:
@@ -430,13 +431,29 @@ def type_outline(pages: list[list[_Run]]) -> list[tuple[int, str, int]]:
     for size, title, _ in found:
         in_headings[size] = in_headings.get(size, 0) + len(title)
     later = max((size for size, _, page in found if page > 0), default=0.0)
+    numbered = {size for size, title, _ in found if _NUMBERED.match(title)}  # "1 Introduction" is no title block
     sizes = sorted({size for size, _, page in found if size > 0
                     and in_headings[size] * 2 >= weights.get(size, 0)
-                    and (len(pages) == 1 or size <= later)}, reverse=True)
+                    and (len(pages) == 1 or size <= later or size in numbered)}, reverse=True)
     found = [f for f in found if f[0] in sizes or f[0] < 0]
     depth = {size: min(rank, 5) for rank, size in enumerate(sizes)}
     depth[-1.0] = min(len(sizes), 5)
     return [(depth[size], title, page) for size, title, page in found]
+
+
+def _with_type_headings(outline: list[tuple[int, str, int]], typeset: list[list[_Run]] | None
+                        ) -> list[tuple[int, str, int]]:
+    """The headings to mark: the bookmarks where there are two or more; else the type's headings
+    (:func:`type_outline`), under the one bookmark where there is one (a paper whose only bookmark is
+    its title, its sections "1 Introduction" set in bold 12 pt)."""
+    if typeset is None:
+        return outline
+    typed = type_outline(typeset)
+    if not outline:
+        return typed
+    titles = {title.lower() for _, title, _ in outline}
+    extra = [(depth + 1, title, page) for depth, title, page in typed if title.lower() not in titles]
+    return sorted(outline + extra, key=lambda heading: heading[2])  # page by page, the bookmark first on its page
 
 
 def _reads_as_heading(title: str) -> bool:
