@@ -13,7 +13,7 @@ from typing import Any
 
 
 from graphrag.ingest.load_base import (LIST_INDENT_LEVELS, LoadError, escape_markdown, file_title, image_text,
-                                       join_blocks, small_count)
+                                       join_blocks, metadata_title, small_count)
 from graphrag.ingest.textprep import markdown_title, pipe_table
 from graphrag.models import Document
 
@@ -81,7 +81,7 @@ def load_docx(path: Path, data: bytes) -> list[Document]:
     title, meta = "", {}
     try:  # metadata only: a broken docProps part does not make the document unreadable
         props = document.core_properties
-        title = (props.title or "").strip()
+        title = metadata_title(props.title or "")
         meta = {"author": props.author} if props.author else {}
     except Exception as exc:  # noqa: BLE001
         log.debug("DOCX core properties skipped: %s: %s", type(exc).__name__, exc)

@@ -104,6 +104,33 @@ _EMPTY_ALT = re.compile(r"(?i)automatically generated|^(?:picture|image|img|grap
                         r"[\s_-]*\d*$|\.\w{3,4}$")
 
 
+# Titles that authoring tools write for a document nobody titled.
+_PLACEHOLDER_TITLES = frozenset({"untitled", "untitled document", "title", "document", "model", "slide 1",
+                                 "powerpoint presentation", "microsoft word document", "word document", "no title",
+                                 "none"})
+
+
+_TITLE_TOOL_PREFIX = re.compile(r"^(?:Microsoft (?:Word|PowerPoint|Excel) - |Word - )", re.I)
+
+
+_TITLE_FILE_NAME = re.compile(r"^[\w .,()+-]*\.(?:docx?|rtf|odt|pptx?|xlsx?|pdf|txt|html?|exe|indd|ps|eps|tex|qxd|pub)$",
+                              re.I)
+
+
+def metadata_title(raw: str) -> str:
+    """A document's metadata title (a PDF's, a DOCX's core properties), or "" where it is a placeholder
+    ("Untitled", "Word Document") or a file name ("Microsoft Word - report.doc"): the text or the file's
+    name titles it then."""
+    title = " ".join(_TITLE_TOOL_PREFIX.sub("", raw.replace("\x00", "")).split())
+    if _TITLE_FILE_NAME.match(title) or title.lower() in _PLACEHOLDER_TITLES:
+        return ""
+    if len(title) < 3 and not any(ord(c) > 0x2E80 for c in title):  # "x", "1"; one CJK character is a word
+        return ""
+    if not any(c.isalpha() for c in title):  # "88300 162..177"
+        return ""
+    return title
+
+
 # Typographic ligatures (U+FB00-FB06) that PDFs, and text copied from them, carry: "ﬁrst" is not "first" to
 # keyword search, the tokenizer or the entity recogniser, and "ef-" + "ﬁcient" is no word to join.
 _LIGATURES = {0xFB00: "ff", 0xFB01: "fi", 0xFB02: "fl", 0xFB03: "ffi", 0xFB04: "ffl", 0xFB05: "st", 0xFB06: "st"}

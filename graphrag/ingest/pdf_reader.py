@@ -17,7 +17,7 @@ from typing import Any
 
 from graphrag.ingest.furniture import strip_furniture, strip_leaders
 from graphrag.ingest.hyphenation import join_hyphenated
-from graphrag.ingest.load_base import LoadError, unligature
+from graphrag.ingest.load_base import LoadError, metadata_title, unligature
 from graphrag.ingest.textprep import pipe_table
 from graphrag.models import Document
 
@@ -100,7 +100,7 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
             headings += [(offset + starts[line], level, title) for line, level, title in marked]
             offset += len(text) + 2
         info = reader.metadata
-        title = unligature(_pdf_title(str(info.title) if info and info.title else "") or _first_page_title(reader))
+        title = unligature(metadata_title(str(info.title) if info and info.title else "") or _first_page_title(reader))
         meta: dict[str, Any] = {"pages": len(pages)}
         if unreadable:
             meta["unreadable_pages"] = unreadable
@@ -241,18 +241,6 @@ def _decrypted(reader: Any) -> bytes:
         return b""
 
 
-# Titles that authoring tools write for a document nobody titled.
-_PLACEHOLDER_TITLES = frozenset({"untitled", "untitled document", "title", "document", "model", "slide 1",
-                                 "powerpoint presentation", "microsoft word document", "no title", "none"})
-
-
-_TITLE_TOOL_PREFIX = re.compile(r"^(?:Microsoft (?:Word|PowerPoint|Excel) - |Word - )", re.I)
-
-
-_TITLE_FILE_NAME = re.compile(r"^[\w .,()+-]*\.(?:docx?|rtf|odt|pptx?|xlsx?|pdf|txt|html?|exe|indd|ps|eps|tex|qxd|pub)$",
-                              re.I)
-
-
 def _first_page_title(reader: Any) -> str:
     """The title the first page sets in its largest type ("Shared MIME-info Database" at 24.8 pt over
     17.2 pt text), where the metadata has none; "" when no line stands out (1.3 times the page's usual
@@ -291,7 +279,7 @@ def _first_page_title(reader: Any) -> str:
         if not lines or text != lines[-1]:
             lines.append(text)
     title = " ".join(" ".join(lines).split())
-    return _pdf_title(title) if len(title) <= 150 and len(title.split()) <= 16 else ""
+    return metadata_title(title) if len(title) <= 150 and len(title.split()) <= 16 else ""
 
 
 def _outline(reader: Any, limit: int = 5000) -> list[tuple[int, str, int]]:
@@ -522,18 +510,6 @@ def _heading_line(lines: list[str], start: int, want: str) -> tuple[int, int] | 
             if want_bare in (line, bare) or want in (line, bare):
                 return i, count
     return None
-
-
-def _pdf_title(raw: str) -> str:
-    """A PDF's metadata title, or "" where it is a placeholder or a file name (the file's name is used)."""
-    title = " ".join(_TITLE_TOOL_PREFIX.sub("", raw.replace("\x00", "")).split())
-    if _TITLE_FILE_NAME.match(title) or title.lower() in _PLACEHOLDER_TITLES:
-        return ""
-    if len(title) < 3 and not any(ord(c) > 0x2E80 for c in title):  # "x", "1"; one CJK character is a word
-        return ""
-    if not any(c.isalpha() for c in title):  # "88300 162..177"
-        return ""
-    return title
 
 
 # Ruling read from a content stream without parsing it: the painted path segments (a line "l" from

@@ -805,6 +805,36 @@ def test_pdf_title_placeholders_give_way_to_the_file_name(tmp_path: Path) -> Non
         assert _load(path, "pdf").title == expected, title
 
 
+def test_docx_title_placeholders_give_way_to_the_text_or_file_name(tmp_path: Path) -> None:
+    """Word's and converters' default titles ("Word Document", a file name) title nothing (stop 53)."""
+    import docx
+
+    for title, expected in [("Word Document", "Pump notes"), ("Microsoft Word - pump.docx", "Pump notes"),
+                            ("Zephyr Pump Notes", "Zephyr Pump Notes")]:
+        document = docx.Document()
+        document.core_properties.title = title
+        document.add_heading("Pump notes", level=1)
+        document.add_paragraph("The pump runs at 42 glorbars.")
+        path = tmp_path / "notes.docx"
+        document.save(str(path))
+        assert _load(path, "docx").title == expected, title
+
+
+async def test_docx_placeholder_title_is_not_the_documents_title_in_the_stores(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    import docx
+
+    document = docx.Document()
+    document.core_properties.title = "Word Document"
+    document.add_heading("Zephyr pump notes", level=1)
+    document.add_paragraph("The pump runs at 42 glorbars.")
+    document.save(str(tmp_path / "notes.docx"))
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, [])
+    [hit] = (await rest_search(router, "glorbars", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert hit["title"] == "Zephyr pump notes", hit
+
+
 def test_pdf_without_pages_and_pdf_errors_are_load_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pypdf import PdfWriter
 
