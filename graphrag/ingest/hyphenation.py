@@ -19,13 +19,15 @@ _BROKEN = re.compile(r"(?<![^\W\d_])([^\W\d_]{2,})[-\u00ad]$")  # "manip-" at a 
 _PART_OF_COMPOUND = re.compile(r"[^\W\d_]-[^\W\d_]+[-\u00ad]$")  # "of-the-"
 _REST = re.compile(r"^[ \t]*([a-zß-ÿ][^\W\d_]*)([.,;:!?)\]]*)(?:[ \t]+|$)")
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+_LINE_END_HYPHEN = re.compile(r"[-\u00ad][ \t]*\n")
 _KEEPS_HYPHEN = frozenset({"self", "well", "half", "cross"})
 
 
 def join_hyphenated(pages: Sequence[str]) -> list[str]:
     """``pages`` with words broken across lines by a hyphen joined again (see the module's notes)."""
     vocabulary = {w.casefold() for page in pages for w in _WORD.findall(page)}
-    return [_join(page, vocabulary) if "-\n" in page or "\u00ad\n" in page else page for page in pages]
+    # a line may end in spaces after its hyphen ("defi- ", a scan's text layer)
+    return [_join(page, vocabulary) if _LINE_END_HYPHEN.search(page) else page for page in pages]
 
 
 def _join(page: str, vocabulary: set[str]) -> str:

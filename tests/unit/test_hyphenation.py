@@ -15,6 +15,12 @@ def test_broken_words_are_joined_and_the_next_line_loses_the_fragment() -> None:
         "a self-contained\ntool for the pharmacology\nlab.\n\nNew paragraph."]
 
 
+def test_a_hyphen_followed_by_spaces_at_the_lines_end_still_breaks_a_word() -> None:
+    """A scan's text layer (OCR) ends lines in "defi- ": the word is joined all the same (stop 53)."""
+    assert join_hyphenated(["recursive functions without a defi- \nnition. It also"]) == [
+        "recursive functions without a definition.\nIt also"]
+
+
 def test_the_document_says_whether_the_hyphen_stays() -> None:
     # "feed-forward" is written with its hyphen elsewhere, "preprocessing" without one.
     pages = ["A feed-\nforward net needs pre-\nprocessing.", "Feed-forward nets; preprocessing first."]
