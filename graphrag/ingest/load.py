@@ -133,6 +133,21 @@ def discover(paths: Iterable[Path], file_types: set[str] | None = None,
     return found, skipped
 
 
+# The folder a browser saves a web page's resources in, beside the page ("Page.html" and "Page_files/":
+# Chrome and Firefox; "-Dateien", "_archivos", "_fichiers" in Internet Explorer's and Edge's languages).
+_SAVED_PAGE_RESOURCES = re.compile(r"(?P<page>.+)(?:_files|-Dateien|_archivos|_fichiers|_arquivos|_bestanden)$")
+
+
+def saved_page_of(folder: Path) -> Path | None:
+    """The saved web page whose resources ``folder`` holds (its scripts, styles, images and the HTML of
+    its frames: ads, widgets), or None. Its files are the page's parts, not documents."""
+    match = _SAVED_PAGE_RESOURCES.fullmatch(folder.name)
+    if match is None:
+        return None
+    return next((page for suffix in (".html", ".htm", ".xhtml")
+                 if (page := folder.with_name(match["page"] + suffix)).is_file()), None)
+
+
 def _walk(root: Path, rules: IgnoreRules | None, skipped: list[dict[str, str]]) -> Iterator[Path]:
     for child in sorted(root.iterdir()):
         if child.name.startswith(".") or child.name in IGNORED_DIRS:
@@ -141,7 +156,10 @@ def _walk(root: Path, rules: IgnoreRules | None, skipped: list[dict[str, str]]) 
         if not folder and not child.is_file():
             continue
         source = rules.ignored_by(child, folder) if rules is not None else None
-        if source is not None:
+        page = saved_page_of(child) if folder and source is None else None
+        if page is not None:
+            skipped.append({"path": str(child), "reason": f"the resources of the saved web page {page.name}"})
+        elif source is not None:
             skipped.append({"path": str(child), "reason": f"ignored by {source}"})
         elif folder:
             yield from _walk(child, rules, skipped)

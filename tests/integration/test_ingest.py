@@ -428,6 +428,26 @@ async def test_build_outputs_the_gitignore_names_stay_out_of_a_folders_ingest(
     assert built.ingested == 1, built
 
 
+async def test_a_saved_web_pages_resources_are_not_documents(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, collection: str) -> None:
+    """A browser saves "Page.html" beside "Page_files/" (scripts, styles, the HTML of its ad frames)."""
+    (tmp_path / "Harbour report.html").write_text(
+        "<html><body><main><h1>Harbour report</h1><p>The Quellport harbour opens at dawn.</p></main></body></html>")
+    (tmp_path / "Harbour report_files").mkdir()
+    (tmp_path / "Harbour report_files" / "ad-frame.html").write_text(
+        "<html><body><p>Buy zyxquart tickets now, the best offers of the season!</p></body></html>")
+    (tmp_path / "Harbour report_files" / "notes.md").write_text("# Widget\n\nA frame's text.\n")
+    (tmp_path / "field_files").mkdir()  # no page beside it: a folder of the user's own
+    (tmp_path / "field_files" / "tides.md").write_text("# Tides\n\nThe Marrowgate tide tables.\n")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (2, []), report
+    assert [(Path(s["path"]).name, s["reason"]) for s in report.skipped] == [
+        ("Harbour report_files", "the resources of the saved web page Harbour report.html")]
+    rows = await runtime.postgres.pool.fetch("SELECT source FROM documents WHERE collection = $1 ORDER BY source",
+                                             collection)
+    assert [Path(r["source"]).name for r in rows] == ["Harbour report.html", "tides.md"]
+
+
 async def test_the_users_global_git_excludes_stay_out_of_a_repositorys_ingest(
         tmp_path: Path, ingestor: Ingestor, runtime: Runtime, collection: str, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
