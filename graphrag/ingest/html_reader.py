@@ -588,7 +588,8 @@ _CODE_TABLES = frozenset({"highlighttable", "rouge-table", "linenotable"})
 
 
 def _html_table(table: Any) -> tuple[str, str] | None:
-    """``(caption, pipe table)`` for a data table; None for a layout table (read as ordinary blocks).
+    """``(caption, pipe table)`` for a data table; None for a layout table (read as ordinary blocks): one
+    marked so, holding a table, a cell too long for a table, or a single column.
 
     A cell spanning rows (``rowspan``) is repeated in each of them, so every row reads whole; one
     spanning columns adds empty cells.
@@ -618,8 +619,8 @@ def _html_table(table: Any) -> tuple[str, str] | None:
         _fill_spanned(cells, spanned)
         if cells:
             rows.append(cells)
-    if not rows:
-        return None
+    if not rows or max(len(row) for row in rows) < 2:
+        return None  # one column: a box around text (an essay laid out in a table cell), or a list
     caption_tag = table.find("caption")
     caption = _cell_text(caption_tag).replace("\\|", "|") if caption_tag is not None else ""
     return caption, pipe_table(rows)

@@ -168,6 +168,20 @@ def test_a_story_in_divs_of_spans_is_found(tmp_path: Path) -> None:
     assert "first gate rose out" in _read(tmp_path, "chapter.html", page)
 
 
+def test_an_essay_laid_out_in_a_one_cell_table_reads_as_paragraphs(tmp_path: Path) -> None:
+    """Paul Graham's essays sit in a one-cell table inside a layout table, paragraphs split by <br><br>;
+    they read as one pipe-table cell holding the whole essay before (stop 53)."""
+    page = ("<html><head><title>Tides</title></head><body><table><tr><td><img src='nav.gif'></td><td>"
+            "<table width=435><tr><td><font size=2>January 2023<br><br>The tide comes in twice a day, "
+            "which every harbour master knows.<br><br>The Quellmouth barrier closes at four metres.</font>"
+            "</td></tr></table></td></tr></table></body></html>")
+    text = _read(tmp_path, "essay.html", page)
+    assert text == ("January 2023\n\nThe tide comes in twice a day, which every harbour master knows.\n\n"
+                    "The Quellmouth barrier closes at four metres.")
+    one_column = "<html><body><main><table><tr><th>Berths</th></tr><tr><td>North</td></tr></table></main></body></html>"
+    assert _read(tmp_path, "list.html", one_column) == "Berths\n\nNorth"
+
+
 def test_an_images_address_as_its_alt_text_is_not_a_description(tmp_path: Path) -> None:
     page = ("<html><body><main><p>The gauge.</p><img alt='[https://img.example/clip_167x94.jpg]' "
             "src='https://img.example/clip_167x94.jpg'><img alt='A gauge reading four metres' src='g.png'></main></body></html>")
@@ -180,8 +194,13 @@ async def test_web_pages_store_their_story_and_not_their_surroundings(
     (tmp_path / "story.html").write_text(SIDEBAR_LAYOUT)
     (tmp_path / "teasers.html").write_text(TEASERS_PAGE)
     (tmp_path / "thread.html").write_text(COMMENTS_PAGE)
+    (tmp_path / "essay.html").write_text(
+        "<html><head><title>Tides</title></head><body><table width=435><tr><td><font>The tide comes in twice a "
+        "day.<br><br>The Marrowgate gauge reads it hourly.</font></td></tr></table></body></html>")
     report = await ingestor.ingest_paths([tmp_path], collection=collection)
-    assert (report.ingested, report.failed) == (3, [])
+    assert (report.ingested, report.failed) == (4, [])
+    [essay] = (await rest_search(router, "Marrowgate gauge", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert essay["content"] == "The tide comes in twice a day.\n\nThe Marrowgate gauge reads it hourly.", essay
     response = await rest_search(router, "slack water fishermen", mode="keyword", limit=5, collections=[collection])
     assert sorted(r["title"] for r in response["results"]) == [
         "Barrier approved", "Open thread", "Quellmouth approves tidal barrier"]
