@@ -258,6 +258,11 @@ class _DocxReader:
                 pending.pop()
             elif node.tag == _W + "p":
                 self._paragraph(node, lines)
+            elif node.tag == _W + "tbl" and not flat and self._one_column(node):
+                # a box around text (a callout, a framed note) or a list: its cells' paragraphs, headings
+                # and tables read as the document's own
+                pending.append(child for tr in self._children(node, _W + "tr")
+                               for tc in self._children(tr, _W + "tc") for child in tc)
             elif node.tag == _W + "tbl":
                 rows = self._table_rows(node)
                 if flat:
@@ -459,6 +464,10 @@ class _DocxReader:
                 yield child
             elif child.tag in (_W + "sdt", _W + "sdtContent", _W + "customXml"):
                 pending.append(iter(child))
+
+    def _one_column(self, tbl: Any) -> bool:
+        """Whether a table has one column (no row with two cells)."""
+        return all(sum(1 for _ in self._children(tr, _W + "tc")) <= 1 for tr in self._children(tbl, _W + "tr"))
 
     def _table_rows(self, tbl: Any) -> list[list[str]]:
         """Rows of cell text: a cell merged across columns once (then empty cells), one merged down

@@ -820,6 +820,41 @@ def test_docx_title_placeholders_give_way_to_the_text_or_file_name(tmp_path: Pat
         assert _load(path, "docx").title == expected, title
 
 
+def _docx_with_a_box(path: Path) -> None:
+    """A DOCX with a note framed in a one-cell table (a heading and two paragraphs in it) and a data table."""
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Pump notes", level=1)
+    box = document.add_table(rows=1, cols=1).cell(0, 0)
+    box.paragraphs[0].text = "Warning"
+    box.paragraphs[0].style = document.styles["Heading 2"]
+    box.add_paragraph("Close the zyxquart valve first.")
+    box.add_paragraph("Then drain the tank.")
+    data = document.add_table(rows=2, cols=2)
+    for row, values in zip(data.rows, [("Part", "Mass"), ("Hull", "1200 kg")], strict=True):
+        for cell, value in zip(row.cells, values, strict=True):
+            cell.text = value
+    document.save(str(path))
+
+
+def test_docx_one_column_table_is_a_box_read_as_the_documents_text(tmp_path: Path) -> None:
+    path = tmp_path / "notes.docx"
+    _docx_with_a_box(path)
+    assert _load(path, "docx").text == ("# Pump notes\n\n## Warning\n\nClose the zyxquart valve first.\n\n"
+                                        "Then drain the tank.\n\n| Part | Mass |\n| --- | --- |\n| Hull | 1200 kg |")
+
+
+async def test_docx_box_paragraphs_are_chunked_under_their_heading(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    _docx_with_a_box(tmp_path / "notes.docx")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, [])
+    [hit] = (await rest_search(router, "zyxquart valve", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert hit["heading_path"] == ["Pump notes", "Warning"], hit
+    assert "Close the zyxquart valve first.\n\nThen drain the tank." in hit["content"], hit  # not one table cell
+
+
 async def test_docx_placeholder_title_is_not_the_documents_title_in_the_stores(
         tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
     import docx
