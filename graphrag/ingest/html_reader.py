@@ -151,7 +151,7 @@ def load_html(path: Path, data: bytes) -> list[Document]:
     body = join_blocks([render_block(kind, text) for kind, text in blocks])
     if not body.strip() and not landmark:
         body = soup.get_text("\n", strip=True)
-    title = _html_title(page_title, blocks) or markdown_title(body) or file_title(path)
+    title = _html_title(page_title, blocks, soup) or markdown_title(body) or file_title(path)
     meta = {}
     for m in soup.find_all("meta"):
         name, content = m.get("name"), m.get("content")
@@ -174,16 +174,37 @@ def _utf8_or_none(data: bytes) -> str | None:
     return "utf-8"
 
 
-def _html_title(page_title: str, blocks: list[tuple[str, str]]) -> str:
-    """The article's own <h1>; else the page <title> less a site-name part when one part is the first heading."""
+def _html_title(page_title: str, blocks: list[tuple[str, str]], soup: Any) -> str:
+    """The article's own <h1>; else the page ``<title>`` less its site's name: the part of it that the
+    first heading or the page's ``og:title`` is ("Quickstart" of "Quickstart | Flask"), or all but the
+    part that is its ``og:site_name`` ("Zuckerberg offers peek at Facebook's acquisition strategies -
+    CNET"); else the whole ``<title>``. (An <h1> outside the article may be the site's banner.)"""
     headings = [text for kind, text in blocks if kind in ("h1", "h2", "h3", "h4", "h5", "h6") and text]
     h1 = next((text for kind, text in blocks if kind == "h1" and text), "")
     if h1:
         return h1
     parts = _TITLE_SEPARATORS.split(page_title)
-    if headings and len(parts) > 1 and headings[0] in parts:
+    if len(parts) < 2:
+        return page_title
+    if headings and headings[0] in parts:
         return headings[0]
+    site = _meta(soup, "og:site_name") or _meta(soup, "application-name")
+    own = _meta(soup, "og:title") or _meta(soup, "twitter:title")
+    if own and own in parts and own.casefold() != site.casefold():
+        return own
+    if site and site.casefold() in (parts[0].casefold(), parts[-1].casefold()):
+        separators = _TITLE_SEPARATORS.findall(page_title)
+        if site.casefold() == parts[-1].casefold():
+            return page_title[:page_title.rfind(separators[-1])]
+        return page_title[page_title.find(separators[0]) + len(separators[0]):]
     return page_title
+
+
+def _meta(soup: Any, name: str) -> str:
+    """The content of a ``<meta property=...>`` or ``<meta name=...>`` (Open Graph's and Twitter's), or ""."""
+    tag = soup.find("meta", attrs={"property": name}) or soup.find("meta", attrs={"name": name})
+    content = tag.get("content") if tag is not None else None
+    return " ".join(content.translate(_INVISIBLE).split()) if isinstance(content, str) else ""
 
 
 def _main_content(soup: Any, prose: Prose) -> tuple[Any, bool]:

@@ -182,6 +182,29 @@ def test_an_essay_laid_out_in_a_one_cell_table_reads_as_paragraphs(tmp_path: Pat
     assert _read(tmp_path, "list.html", one_column) == "Berths\n\nNorth"
 
 
+def _title(tmp_path: Path, page: str) -> str:
+    path = tmp_path / "page.html"
+    path.write_text(page)
+    [doc] = load_file(Found(path, "html"), 1 << 20)
+    return doc.title
+
+
+def test_a_pages_title_loses_its_sites_name(tmp_path: Path) -> None:
+    """Without an <h1> in the article: the <title>'s part that is the page's og:title, else the <title>
+    less the part that is the site's name (og:site_name); never the banner's <h1>, the site's name."""
+    story = f"<div class='story'>{STORY}</div>"
+    own = ("<html><head><title>Barrier approved for Quellmouth | The Estuary Post</title><meta property='og:title' "
+           f"content='Barrier approved for Quellmouth'></head><body><header><h1>The Estuary Post</h1></header>"
+           f"{story}</body></html>")
+    assert _title(tmp_path, own) == "Barrier approved for Quellmouth"
+    site = ("<html><head><title>Tidal barrier approved - The Estuary Post</title>"
+            f"<meta property='og:site_name' content='The Estuary Post'></head><body>{story}</body></html>")
+    assert _title(tmp_path, site) == "Tidal barrier approved"
+    banner = (f"<html><head><title>Tidal barrier approved | The Estuary Post</title></head>"
+              f"<body><div class='menu-bar'><h1>The Estuary Post</h1></div>{story}</body></html>")
+    assert _title(tmp_path, banner) == "Tidal barrier approved | The Estuary Post"  # nothing says which part
+
+
 def test_an_images_address_as_its_alt_text_is_not_a_description(tmp_path: Path) -> None:
     page = ("<html><body><main><p>The gauge.</p><img alt='[https://img.example/clip_167x94.jpg]' "
             "src='https://img.example/clip_167x94.jpg'><img alt='A gauge reading four metres' src='g.png'></main></body></html>")
@@ -197,8 +220,14 @@ async def test_web_pages_store_their_story_and_not_their_surroundings(
     (tmp_path / "essay.html").write_text(
         "<html><head><title>Tides</title></head><body><table width=435><tr><td><font>The tide comes in twice a "
         "day.<br><br>The Marrowgate gauge reads it hourly.</font></td></tr></table></body></html>")
+    (tmp_path / "ferry.html").write_text(
+        "<html><head><title>Ferry service resumes - The Estuary Post</title><meta property='og:site_name' "
+        "content='The Estuary Post'></head><body><div><p>The Vantorel ferry resumes its crossings on Friday, after "
+        "a month of repairs to its hull and engines, the operator said.</p></div></body></html>")
     report = await ingestor.ingest_paths([tmp_path], collection=collection)
-    assert (report.ingested, report.failed) == (4, [])
+    assert (report.ingested, report.failed) == (5, [])
+    [ferry] = (await rest_search(router, "Vantorel ferry", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert ferry["title"] == "Ferry service resumes", ferry  # the site's name is not the document's
     [essay] = (await rest_search(router, "Marrowgate gauge", mode="keyword", limit=3, collections=[collection]))["results"]
     assert essay["content"] == "The tide comes in twice a day.\n\nThe Marrowgate gauge reads it hourly.", essay
     response = await rest_search(router, "slack water fishermen", mode="keyword", limit=5, collections=[collection])
