@@ -434,10 +434,31 @@ _TEMPLATED = frozenset({"md", "mdx", "rst", "adoc", "txt", "html"})
 def _pages(path: Path, kind: str, docs: list[Document]) -> list[Document]:
     """The documents with text; :class:`NoText` for a template (its text mostly template tags), a
     :class:`LoadError` for a file without text."""
-    docs = [d for d in docs if d.text.strip()]
+    docs = [without_nul(d) for d in docs if d.text.strip()]
     if docs and kind in _TEMPLATED and all(is_template(d.text) for d in docs):
         raise NoText(f"{path.name}: a template (its text is mostly template tags such as {{% %}} and {{{{ }}}}), not a page")
     return docs or _empty(path)
+
+
+def without_nul(doc: Document) -> Document:
+    """``doc`` without NUL characters, which PostgreSQL's text and jsonb cannot hold (the whole
+    document failed to store: a PDF font that maps its "ffi" glyph to U+0000, a JSON record's
+    "\\u0000"). In text whose offsets are kept (pages, headings) each becomes U+FFFD, elsewhere nothing.
+    Text a client sends as such (REST, agent tools) is refused instead: the client can fix it."""
+    if "\x00" not in doc.text and "\x00" not in doc.title and "\\u0000" not in json.dumps(doc.metadata):
+        return doc
+    text = doc.text.replace("\x00", "\ufffd" if doc.pages or doc.headings else "")
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return value.replace("\x00", "")
+        if isinstance(value, dict):
+            return {clean(k): clean(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+
+    return replace(doc, text=text, title=doc.title.replace("\x00", ""), metadata=clean(doc.metadata))
 
 
 # Loaders that fill in include directives (given an :class:`Includes`).

@@ -88,7 +88,9 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
             raise first_error
         # Running headers, footers and page numbers out; words hyphenated across lines whole again;
         # a table of contents without its dot leaders.
-        parts = [strip_leaders(part) for part in join_hyphenated(strip_furniture([unligature(p) for p in parts]))]
+        # NUL: a font that maps a glyph ("ffi") to U+0000, which PostgreSQL cannot store
+        parts = [unligature(p).replace("\x00", "") for p in parts]
+        parts = [strip_leaders(part) for part in join_hyphenated(strip_furniture(parts))]
         found = [(depth, unligature(title), page) for depth, title, page in _with_type_headings(outline, typeset)]
         parts, marks = mark_outline_headings(parts, found)
         pages: list[tuple[int, int]] = []

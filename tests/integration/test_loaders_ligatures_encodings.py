@@ -1,5 +1,6 @@
 """Characters as a reader sees them: typographic ligatures spelled out, UTF-16 without its byte-order
-mark read, XHTML read without noise. Loader-level checks and a keyword search in the real stores."""
+mark read, XHTML read without noise, NUL characters (which PostgreSQL cannot store) left out.
+Loader-level checks and ingests into the real stores."""
 
 from __future__ import annotations
 
@@ -108,3 +109,43 @@ async def test_words_written_with_ligatures_are_found_by_keyword_search(
         assert [Path(r["source"]).name for r in response["results"]] == [source], term
     rows = await runtime.postgres.pool.fetch("SELECT content FROM chunks WHERE collection = $1", collection)
     assert rows and not [r for r in rows if set(LIGATURES) & set(r["content"])]
+
+
+def make_nul_glyph_pdf(path: Path) -> None:
+    """A PDF whose font maps a glyph (its "ffi", as in Unstructured's LayoutParser paper) to U+0000."""
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    writer = PdfWriter()
+    page = writer.add_blank_page(612, 792)
+    cmap = DecodedStreamObject()
+    cmap.set_data(b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /X def "
+                  b"1 begincodespacerange <00> <FF> endcodespacerange 1 beginbfrange <20> <7E> <0020> endbfrange "
+                  b"1 beginbfchar <80> <0000> endbfchar endcmap CMapName currentdict /CMap defineresource pop end end")
+    font = DictionaryObject({NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+                             NameObject("/BaseFont"): NameObject("/Helvetica"),
+                             NameObject("/ToUnicode"): writer._add_object(cmap)})
+    page[NameObject("/Resources")] = DictionaryObject(
+        {NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})})
+    content = DecodedStreamObject()
+    content.set_data(b"BT /F1 12 Tf 72 700 Td (The practical di\x80culties of the Zorbaton pump.) Tj ET")
+    page[NameObject("/Contents")] = writer._add_object(content)
+    writer.write(str(path))
+
+
+async def test_nul_characters_are_left_out_and_the_documents_stored(
+        tmp_path: Path, ingestor: Ingestor, runtime: Runtime, router: SearchRouter, collection: str) -> None:
+    """A NUL in a PDF's text or a JSON record failed the whole document ("invalid byte sequence for
+    encoding UTF8: 0x00"): three of Unstructured's example PDFs were lost so (stop 53)."""
+    make_nul_glyph_pdf(tmp_path / "pump.pdf")
+    (tmp_path / "records.jsonl").write_text('{"text": "The Marrowgate gauge\\u0000 reads hourly.", '
+                                            '"title": "Gauge\\u0000", "metadata": {"note\\u0000": "a\\u0000b"}}\n')
+    [pdf] = load_file(Found(tmp_path / "pump.pdf", "pdf"), 1 << 20)
+    assert "The practical diculties of the Zorbaton pump." in pdf.text  # the glyph's letters cannot be known
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (2, []), report
+    [hit] = (await rest_search(router, "Zorbaton pump", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert Path(hit["source"]).name == "pump.pdf"
+    [record] = (await rest_search(router, "Marrowgate gauge", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert record["title"] == "Gauge" and "\x00" not in record["content"], record
+    assert record["metadata"]["note"] == "ab", record
