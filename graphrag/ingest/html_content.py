@@ -72,7 +72,7 @@ _TOP = 8
 _ONE_ARTICLE = 0.6
 
 
-_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 
 @dataclass(frozen=True)
@@ -261,7 +261,7 @@ def opens_with_heading(node: Any) -> bool:
             if str(child).strip():
                 return False
             continue
-        if child.name in _HEADINGS:
+        if child.name in HEADINGS:
             return True
         if child.name in ("span", "a") and not child.get_text(strip=True):
             continue

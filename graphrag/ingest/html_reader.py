@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from graphrag.ingest.encoding import has_bom
-from graphrag.ingest.html_content import NO_PROSE, Prose, find_prose, is_hidden, opens_with_heading, story_article
+from graphrag.ingest.html_content import (HEADINGS, NO_PROSE, Prose, find_prose, is_hidden, opens_with_heading,
+                                          story_article)
 from graphrag.ingest.load_base import (LIST_INDENT_LEVELS, LoadError, file_title, image_text, join_blocks,
                                        render_block, small_count)
 from graphrag.ingest.textprep import markdown_title, pipe_table, reads_as_bold_title
@@ -214,8 +215,8 @@ def _main_content(soup: Any, prose: Prose) -> tuple[Any, bool]:
     (:func:`~graphrag.ingest.html_content.find_prose`) lies in another of several landmarks, that one.
     Inside it (or the page), the article: the one ``<article>``, or of several the one that holds the
     prose (:func:`~graphrag.ingest.html_content.story_article`; an article that holds none, a photo box
-    or a teaser, is not the page's). A page with neither reads from the element that holds four fifths of its prose, if one
-    below the body does (a news page's story without the site's lists around it).
+    or a teaser, is not the page's). A page with neither reads from the element that holds four fifths
+    of its prose, if one below the body does (a news page's story without the site's lists around it).
     """
     from bs4.element import Tag
 
@@ -271,7 +272,7 @@ def _skip_html(node: Any, landmark: bool, in_article: bool, prose: Prose = NO_PR
     role = attrs.get("role")
     # Sphinx's "toc-backref" is a heading's own text as a link back to the contents, not a footnote's "↩".
     if role in _HTML_SKIP_ROLES and not (role == "doc-backlink" and node.parent is not None
-                                         and node.parent.name in _HEADINGS):
+                                         and node.parent.name in HEADINGS):
         return True
     if is_hidden(node):
         return True
@@ -311,8 +312,6 @@ def _skip_html(node: Any, landmark: bool, in_article: bool, prose: Prose = NO_PR
             return True
     return False
 
-
-_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 
 def _tab_label(panel: Any) -> str:
