@@ -434,6 +434,10 @@ def _html_blocks(root: Any, landmark: bool, cell: bool = False, prose: Prose = N
                 loose[0] = None
                 if current is not None:
                     target(current).parts.append("\n" if in_pre and name == "br" else "" if in_pre else " ")
+                if (name == "br" and not in_pre and current is not None and current.kind in ("p", "blockquote")
+                        and _second_break(node)):
+                    start(_Block("p"), current)  # "<br><br>" ends a paragraph: the text after it is the next one
+                    continue
             if not in_pre and name in ("table", "div"):
                 table = _html_table(node) if name == "table" else _grid_table(node)
                 if table is not None:
@@ -508,6 +512,14 @@ def _html_blocks(root: Any, landmark: bool, cell: bool = False, prose: Prose = N
             continue
         blocks.append((kind, text))
     return blocks
+
+
+def _second_break(br: Any) -> bool:
+    """Whether a ``<br>`` follows another one with nothing but white space between them."""
+    before = br.previous_sibling
+    while before is not None and before.name is None and not str(before).strip():
+        before = before.previous_sibling
+    return before is not None and before.name == "br"
 
 
 def _block_title(node: Any) -> bool:

@@ -205,6 +205,14 @@ def test_a_pages_title_loses_its_sites_name(tmp_path: Path) -> None:
     assert _title(tmp_path, banner) == "Tidal barrier approved | The Estuary Post"  # nothing says which part
 
 
+def test_two_line_breaks_in_a_paragraph_end_it(tmp_path: Path) -> None:
+    page = ("<html><body><main><p>The gauge reads hourly.<br>\n<br>The barrier closes at four metres.<br>At "
+            "slack water it opens.</p><blockquote>One quote.<br><br>Another.</blockquote></main></body></html>")
+    assert _read(tmp_path, "breaks.html", page) == (
+        "The gauge reads hourly.\n\nThe barrier closes at four metres. At slack water it opens.\n\n"
+        "> One quote.\n\n> Another.")
+
+
 def test_an_images_address_as_its_alt_text_is_not_a_description(tmp_path: Path) -> None:
     page = ("<html><body><main><p>The gauge.</p><img alt='[https://img.example/clip_167x94.jpg]' "
             "src='https://img.example/clip_167x94.jpg'><img alt='A gauge reading four metres' src='g.png'></main></body></html>")
@@ -223,11 +231,13 @@ async def test_web_pages_store_their_story_and_not_their_surroundings(
     (tmp_path / "ferry.html").write_text(
         "<html><head><title>Ferry service resumes - The Estuary Post</title><meta property='og:site_name' "
         "content='The Estuary Post'></head><body><div><p>The Vantorel ferry resumes its crossings on Friday, after "
-        "a month of repairs to its hull and engines, the operator said.</p></div></body></html>")
+        "a month of repairs to its hull and engines, the operator said.<br><br>Tickets go on sale on Monday."
+        "</p></div></body></html>")
     report = await ingestor.ingest_paths([tmp_path], collection=collection)
     assert (report.ingested, report.failed) == (5, [])
     [ferry] = (await rest_search(router, "Vantorel ferry", mode="keyword", limit=3, collections=[collection]))["results"]
     assert ferry["title"] == "Ferry service resumes", ferry  # the site's name is not the document's
+    assert "the operator said.\n\nTickets go on sale" in ferry["content"], ferry  # <br><br> ends a paragraph
     [essay] = (await rest_search(router, "Marrowgate gauge", mode="keyword", limit=3, collections=[collection]))["results"]
     assert essay["content"] == "The tide comes in twice a day.\n\nThe Marrowgate gauge reads it hourly.", essay
     response = await rest_search(router, "slack water fishermen", mode="keyword", limit=5, collections=[collection])
