@@ -91,6 +91,7 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
         # NUL: a font that maps a glyph ("ffi") to U+0000, which PostgreSQL cannot store
         parts = [unligature(p).replace("\x00", "") for p in parts]
         parts = [strip_leaders(part) for part in join_hyphenated(strip_furniture(parts))]
+        stamp = _arxiv_stamp(parts)
         found = [(depth, unligature(title), page) for depth, title, page in _with_type_headings(outline, typeset)]
         parts, marks = mark_outline_headings(parts, found)
         pages: list[tuple[int, int]] = []
@@ -106,6 +107,8 @@ def load_pdf(path: Path, data: bytes) -> list[Document]:
         meta: dict[str, Any] = {"pages": len(pages)}
         if unreadable:
             meta["unreadable_pages"] = unreadable
+        if stamp:
+            meta["arxiv"] = stamp
         if info and info.author:
             meta["author"] = str(info.author).replace("\x00", "").strip()
     except LoadError:
@@ -429,6 +432,24 @@ def type_outline(pages: list[list[_Run]]) -> list[tuple[int, str, int]]:
     depth = {size: min(rank, 5) for rank, size in enumerate(sizes)}
     depth[-1.0] = min(len(sizes), 5)
     return [(depth[size], title, page) for size, title, page in found]
+
+
+# The identifier arXiv stamps down the first page's margin ("arXiv:2004.04906v3  [cs.CL]  30 Sep 2020"),
+# which the text extraction puts wherever the page's text ends: in the middle of a sentence.
+_ARXIV_STAMP = re.compile(r"^[ \t]*arXiv:((?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?)[ \t]+"
+                          r"\[[\w.-]+\][ \t]+\d{1,2}[ \t]+[A-Z][a-z]{2}[ \t]+\d{4}[ \t]*$\n?", re.M)
+
+
+def _arxiv_stamp(parts: list[str]) -> str:
+    """Take arXiv's stamp line out of the first page's text (in place); its identifier ("2004.04906v3"),
+    or "" where the page has none."""
+    if not parts:
+        return ""
+    match = _ARXIV_STAMP.search(parts[0])
+    if match is None:
+        return ""
+    parts[0] = parts[0][:match.start()] + parts[0][match.end():]
+    return match.group(1)
 
 
 def _with_type_headings(outline: list[tuple[int, str, int]], typeset: list[list[_Run]] | None

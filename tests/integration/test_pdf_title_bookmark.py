@@ -1,5 +1,6 @@
-"""A PDF whose one bookmark is its title (as some paper and report tools write them): its sections
-come from the type, under the title, in the loader and in the real stores."""
+"""Papers as PDFs: one whose one bookmark is its title (as some paper and report tools write them)
+takes its sections from the type, under the title; arXiv's margin stamp is metadata, not text. In the
+loader and in the real stores."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def _paper(path: Path) -> None:
         pdf.multi_cell(0, 5, body)
 
     section("1 Introduction", "Small harbours flood when surges meet spring tides. " * 6)
+    pdf.set_font("Helvetica", size=10)
+    pdf.cell(0, 5, "arXiv:2411.01234v2  [physics.ao-ph]  3 Nov 2024", new_x="LMARGIN", new_y="NEXT")
     section("2 Design", "The Quellmouth barrier closes zyxquart gates at four metres. " * 6)
     pdf.add_page()
     section("3 Results", "Floods fell from nine a year to one after the Marrowgate trial. " * 6)
@@ -61,3 +64,19 @@ async def test_sections_under_a_title_bookmark_are_the_chunks_heading_path(
     assert hit["heading_path"] == ["Tidal Barriers for Small Harbours", "2 Design"] and hit["metadata"]["page"] == 1, hit
     [results] = (await rest_search(router, "Marrowgate trial", mode="keyword", limit=3, collections=[collection]))["results"]
     assert results["heading_path"] == ["Tidal Barriers for Small Harbours", "3 Results"], results
+
+
+def test_arxivs_stamp_is_metadata_not_text(tmp_path: Path) -> None:
+    path = tmp_path / "paper.pdf"
+    _paper(path)
+    [doc] = load_bytes("paper.pdf", path.read_bytes(), 1 << 24)
+    assert doc.metadata["arxiv"] == "2411.01234v2" and "arXiv:" not in doc.text
+
+
+async def test_arxivs_stamp_is_the_hits_metadata(
+        tmp_path: Path, ingestor: Ingestor, router: SearchRouter, collection: str) -> None:
+    _paper(tmp_path / "paper.pdf")
+    report = await ingestor.ingest_paths([tmp_path], collection=collection)
+    assert (report.ingested, report.failed) == (1, []), report
+    [hit] = (await rest_search(router, "spring tides surges", mode="keyword", limit=3, collections=[collection]))["results"]
+    assert hit["metadata"]["arxiv"] == "2411.01234v2" and "arXiv" not in hit["content"], hit
