@@ -3,8 +3,8 @@
 Class names and landmarks say where a page's article is on most sites, and mislead on many others: a
 news site's article body sits in ``<div class="l-sidebar-fixed l-article-body">``, a second ``<main>``
 holds the story while the first holds a banner, the one ``<article>`` inside the landmark is a photo
-box. The prose says it better: paragraphs of sentences, few of them links. :func:`prose_core` scores each
-paragraph (its length and commas) into its parent and grandparent, weighs the best candidates by
+box. The prose says it better: paragraphs of sentences, few of them links. :func:`find_prose` scores
+each paragraph (its length and commas) into its parent and grandparent, weighs the best candidates by
 their link density, and returns the element that holds the most prose; the reader keeps that element
 and its ancestors whatever their names say, and picks the landmark that holds it.
 """
@@ -55,7 +55,8 @@ _NO_TEXT = frozenset({"head", "script", "style", "noscript", "template", "svg", 
 _MIN_PROSE_CHARS = 20
 
 
-# An article found with the names counted must have this much prose (characters other than white space), else they are not counted.
+# An article found with the names counted must have this much prose (characters other than white space),
+# else the names are not counted.
 _ENOUGH_PROSE = 250
 
 
@@ -134,8 +135,8 @@ def find_prose(root: Any) -> Prose:
     """Where the prose under ``root`` is: the element that holds it, by a readability-style score.
 
     Each paragraph (``p``, ``pre``, ``td``, ``blockquote``, ``dd``, a ``div`` with no block in it, or
-    text written straight into a ``div`` beside blocks) of at least 20 characters scores 1, plus one per comma, plus one per 100 characters (at
-    most 3); its parent gets the score, its grandparent half. Paragraphs in navigation, headers,
+    text written straight into a ``div`` beside blocks) of at least 20 characters scores 1, plus one per
+    comma, plus one per 100 characters (at most 3); its parent gets the score, its grandparent half. Paragraphs in navigation, headers,
     footers, forms and hidden elements do not vote. The best candidates' scores are scaled by the share
     of their text that is not link text, so a list of headlines or a menu loses to a story. One pass
     over the tree (no recursion, nothing quadratic in its depth).
@@ -178,7 +179,7 @@ def find_prose(root: Any) -> Prose:
     chars = {key: value[0] for key, value in total.items()}
     link_chars = {key: value[2] for key, value in total.items()}
     density = Prose(chars=chars, link_chars=link_chars).link_density
-    # Scored with the names first; where that leaves under 500 characters of prose (the article sits in
+    # Scored with the names first; where that leaves under 250 characters of prose (the article sits in
     # a layout named "theiaStickySidebar"), without them (readability retries the same way).
     for strict in (True, False):
         scores: dict[int, float] = {}

@@ -152,12 +152,8 @@ def load_html(path: Path, data: bytes) -> list[Document]:
     body = join_blocks([render_block(kind, text) for kind, text in blocks])
     if not body.strip() and not landmark:
         body = soup.get_text("\n", strip=True)
-    title = _html_title(page_title, blocks, soup) or markdown_title(body) or file_title(path)
-    meta = {}
-    for m in soup.find_all("meta"):
-        name, content = m.get("name"), m.get("content")
-        if name in ("author", "description", "keywords") and content:
-            meta[name] = content
+    tags, meta = _meta_tags(soup)
+    title = _html_title(page_title, blocks, tags) or markdown_title(body) or file_title(path)
     return [Document(source=str(path), title=title, text=body, kind="markdown", metadata=meta)]
 
 
@@ -175,7 +171,7 @@ def _utf8_or_none(data: bytes) -> str | None:
     return "utf-8"
 
 
-def _html_title(page_title: str, blocks: list[tuple[str, str]], soup: Any) -> str:
+def _html_title(page_title: str, blocks: list[tuple[str, str]], tags: dict[str, str]) -> str:
     """The article's own <h1>; else the page ``<title>`` less its site's name: the part of it that the
     first heading or the page's ``og:title`` is ("Quickstart" of "Quickstart | Flask"), or all but the
     part that is its ``og:site_name`` ("Zuckerberg offers peek at Facebook's acquisition strategies -
@@ -189,8 +185,8 @@ def _html_title(page_title: str, blocks: list[tuple[str, str]], soup: Any) -> st
         return page_title
     if headings and headings[0] in parts:
         return headings[0]
-    site = _meta(soup, "og:site_name") or _meta(soup, "application-name")
-    own = _meta(soup, "og:title") or _meta(soup, "twitter:title")
+    site = tags.get("og:site_name") or tags.get("application-name") or ""
+    own = tags.get("og:title") or tags.get("twitter:title") or ""
     if own and own in parts and own.casefold() != site.casefold():
         return own
     if site and site.casefold() in (parts[0].casefold(), parts[-1].casefold()):
@@ -201,11 +197,25 @@ def _html_title(page_title: str, blocks: list[tuple[str, str]], soup: Any) -> st
     return page_title
 
 
-def _meta(soup: Any, name: str) -> str:
-    """The content of a ``<meta property=...>`` or ``<meta name=...>`` (Open Graph's and Twitter's), or ""."""
-    tag = soup.find("meta", attrs={"property": name}) or soup.find("meta", attrs={"name": name})
-    content = tag.get("content") if tag is not None else None
-    return " ".join(content.translate(_INVISIBLE).split()) if isinstance(content, str) else ""
+def _meta_tags(soup: Any) -> tuple[dict[str, str], dict[str, str]]:
+    """The page's ``<meta>`` tags, read once: for the title, each ``property`` (Open Graph's) and then
+    ``name`` (Twitter's, ``application-name``) with its first content, white space collapsed; and the
+    document's metadata, its ``author``, ``description`` and ``keywords`` as written."""
+    by_property: dict[str, str] = {}
+    by_name: dict[str, str] = {}
+    meta: dict[str, str] = {}
+    for m in soup.find_all("meta"):
+        content = m.get("content")
+        if not isinstance(content, str):
+            continue
+        shown = " ".join(content.translate(_INVISIBLE).split())
+        for key, found in ((m.get("property"), by_property), (m.get("name"), by_name)):
+            if isinstance(key, str) and key not in found:
+                found[key] = shown
+        name = m.get("name")
+        if name in ("author", "description", "keywords") and content:
+            meta[name] = content
+    return {**by_name, **by_property}, meta
 
 
 def _main_content(soup: Any, prose: Prose) -> tuple[Any, bool]:
