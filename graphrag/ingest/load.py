@@ -445,10 +445,6 @@ def without_nul(doc: Document) -> Document:
     document failed to store: a PDF font that maps its "ffi" glyph to U+0000, a JSON record's
     "\\u0000"). In text whose offsets are kept (pages, headings) each becomes U+FFFD, elsewhere nothing.
     Text a client sends as such (REST, agent tools) is refused instead: the client can fix it."""
-    if "\x00" not in doc.text and "\x00" not in doc.title and "\\u0000" not in json.dumps(doc.metadata):
-        return doc
-    text = doc.text.replace("\x00", "\ufffd" if doc.pages or doc.headings else "")
-
     def clean(value: Any) -> Any:
         if isinstance(value, str):
             return value.replace("\x00", "")
@@ -458,7 +454,11 @@ def without_nul(doc: Document) -> Document:
             return [clean(v) for v in value]
         return value
 
-    return replace(doc, text=text, title=doc.title.replace("\x00", ""), metadata=clean(doc.metadata))
+    metadata = clean(doc.metadata)
+    if "\x00" not in doc.text and "\x00" not in doc.title and metadata == doc.metadata:
+        return doc
+    text = doc.text.replace("\x00", "\ufffd" if doc.pages or doc.headings else "")
+    return replace(doc, text=text, title=doc.title.replace("\x00", ""), metadata=metadata)
 
 
 # Loaders that fill in include directives (given an :class:`Includes`).
