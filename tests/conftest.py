@@ -116,6 +116,14 @@ async def ingestor(runtime: object, models: object) -> object:
 
 
 @pytest.fixture
+def router(runtime: object, models: object) -> object:
+    """A search router on the session's stores and models (test_search's warms its graph leg too)."""
+    from graphrag.search.router import SearchRouter
+
+    return SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)  # type: ignore[attr-defined]
+
+
+@pytest.fixture
 def rt(runtime: object) -> object:
     """The session's Runtime (it carries the session's models, so no test loads its own copy)."""
     return runtime

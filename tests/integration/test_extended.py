@@ -46,11 +46,6 @@ GARDEN = Document(
          "to keep mildew off the leaves.")
 
 
-@pytest.fixture
-def router(runtime: Runtime, models: Any) -> SearchRouter:
-    return SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
-
-
 async def kinds(runtime: Runtime, document_id: str) -> dict[str, int]:
     rows = await runtime.postgres.pool.fetch(
         "SELECT kind, count(*) AS n FROM representations WHERE document_id = $1 GROUP BY kind", uuid.UUID(document_id))

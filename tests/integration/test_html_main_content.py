@@ -9,9 +9,7 @@ ingested into the real PostgreSQL and Neo4j.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import pytest
 
 from graphrag.ingest.load import Found, load_file
 from graphrag.ingest.pipeline import Ingestor
@@ -56,11 +54,6 @@ COMMENTS_PAGE = (f"<html><head><title>Open thread</title></head><body><main><div
                  f"<div class='entry-content'>{STORY}</div></div>"
                  f"<div id='comments' class='comments-area'><h3>Comments</h3><ol class='commentlist'>"
                  f"{''.join(COMMENT.format(i=i) for i in range(12))}</ol></div></main></body></html>")
-
-
-@pytest.fixture
-def router(runtime: Runtime, models: Any) -> SearchRouter:
-    return SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
 
 
 def _read(tmp_path: Path, name: str, data: str | bytes) -> str:

@@ -20,11 +20,6 @@ from tests.helpers import rest_search
 # include, conditionals, cross references, a titled listing with callouts and attributes in it, lists
 # with continuations, description lists, an admonition block, a table with spans and an AsciiDoc cell,
 # a CSV table, a comment block, a passthrough, a literal paragraph and extension macros.
-@pytest.fixture
-def router(runtime: Runtime, models: Any) -> SearchRouter:
-    return SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
-
-
 PAGE = """\ufeff= Configuring the Quillstone Broker
 Mara Lindqvist <mara@example.org>
 v3.2, 2025-02-01

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -90,11 +89,6 @@ def test_xhtml_is_read_without_a_warning(tmp_path: Path) -> None:
         warnings.simplefilter("error")
         [doc] = load_file(Found(path, "html"), 1024 * 1024)
     assert "Net revenue rose to 12 million." in doc.text
-
-
-@pytest.fixture
-def router(runtime: Runtime, models: Any) -> SearchRouter:
-    return SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
 
 
 async def test_words_written_with_ligatures_are_found_by_keyword_search(

@@ -114,11 +114,6 @@ def make_table_pdf(path: Path) -> None:
     pdf.output(str(path))
 
 
-@pytest.fixture
-def router(runtime: Runtime, models: Any) -> SearchRouter:
-    return SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
-
-
 # -- pure logic ----------------------------------------------------------------------------------------
 def test_nav_heavy_page_yields_only_its_article(tmp_path: Path) -> None:
     path = tmp_path / "state.html"

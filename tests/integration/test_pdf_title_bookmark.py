@@ -5,13 +5,10 @@ loader and in the real stores."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import pytest
 
 from graphrag.ingest.load import load_bytes
 from graphrag.ingest.pipeline import Ingestor
-from graphrag.runtime import Runtime
 from graphrag.search.router import SearchRouter
 from tests.helpers import rest_search
 
@@ -48,11 +45,6 @@ def test_a_title_bookmark_alone_leaves_the_sections_to_the_type(tmp_path: Path) 
     assert [(level, title) for _, level, title in doc.headings] == [
         (1, "Tidal Barriers for Small Harbours"), (2, "1 Introduction"), (2, "2 Design"), (2, "3 Results")]
     assert all(doc.text[start:].startswith("#" * level + " " + title) for start, level, title in doc.headings)
-
-
-@pytest.fixture
-def router(runtime: Runtime, models: Any) -> SearchRouter:
-    return SearchRouter(runtime.postgres, runtime.neo4j, models.embedder, models.nlp)
 
 
 async def test_sections_under_a_title_bookmark_are_the_chunks_heading_path(
